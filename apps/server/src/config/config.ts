@@ -1,0 +1,152 @@
+import * as v from 'valibot'
+import { LOG_LEVELS } from '../log/logger'
+import { ConfigError } from './config-error'
+import { parseDuration } from './duration'
+import { parseFlags, type FlagSpec } from './flags'
+
+/** The server's settings: flags first, then environment variables, then defaults. */
+export interface Config {
+  readonly host: string
+  readonly port: number
+  readonly storage: 'fs' | 'memory' | 's3'
+  readonly dataDir: string
+  readonly authDisable: boolean
+  readonly maxStateBytes: number
+  readonly maxRequestBytes: number
+  readonly logLevel: (typeof LOG_LEVELS)[number]
+  readonly shutdownTimeoutMs: number
+}
+
+/** Each flag, its environment variable and its help line. Go style: `-flag` and `--flag` alike. */
+export const FLAGS = {
+  host: { env: 'SVC_HOST', help: 'address to listen on (default 0.0.0.0)' },
+  port: { env: 'PORT', help: 'port to listen on; 0 picks a free one (default 8080)' },
+  storage: { env: 'SVC_STORAGE', help: 'fs (default), memory (lost on exit) or s3' },
+  'data-dir': { env: 'SVC_DATA_DIR', help: 'directory of the fs store (default ./data)' },
+  'auth-disable': {
+    env: 'SVC_AUTH_DISABLE',
+    boolean: true,
+    help: 'serve without authentication (development only)',
+  },
+  'max-state-bytes': {
+    env: 'SVC_MAX_STATE_BYTES',
+    help: 'largest state accepted (default 536870912)',
+  },
+  'max-request-bytes': {
+    env: 'SVC_MAX_REQUEST_BYTES',
+    help: 'largest JSON request body accepted (default 1048576)',
+  },
+  'log-level': { env: 'SVC_LOG_LEVEL', help: 'debug, info (default), warn or error' },
+  'shutdown-timeout': {
+    env: 'SVC_SHUTDOWN_TIMEOUT',
+    help: 'how long a stop waits for requests in flight, as a Go duration (default 30s)',
+  },
+  help: { boolean: true, help: 'print this help' },
+} as const satisfies Record<string, FlagSpec>
+
+const wholeNumber = (name: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `${name} must be a whole number`),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  )
+
+const boolean = (name: string) =>
+  v.pipe(
+    v.string(),
+    v.picklist(['true', 'false', '1', '0'], `${name} must be true or false`),
+    v.transform((text) => text === 'true' || text === '1'),
+  )
+
+const ConfigSchema = v.object({
+  host: v.optional(v.pipe(v.string(), v.minLength(1, '-host must not be empty')), '0.0.0.0'),
+  port: v.optional(wholeNumber('-port (PORT)', 0, 65_535), '8080'),
+  storage: v.optional(
+    v.picklist(['fs', 'memory', 's3'], '-storage (SVC_STORAGE) must be fs, memory or s3'),
+    'fs',
+  ),
+  'data-dir': v.optional(
+    v.pipe(v.string(), v.minLength(1, '-data-dir must not be empty')),
+    './data',
+  ),
+  'auth-disable': v.optional(boolean('-auth-disable (SVC_AUTH_DISABLE)'), 'false'),
+  'max-state-bytes': v.optional(
+    wholeNumber('-max-state-bytes (SVC_MAX_STATE_BYTES)', 1, Number.MAX_SAFE_INTEGER),
+    String(512 * 1024 * 1024),
+  ),
+  'max-request-bytes': v.optional(
+    wholeNumber('-max-request-bytes (SVC_MAX_REQUEST_BYTES)', 1024, 64 * 1024 * 1024),
+    String(1024 * 1024),
+  ),
+  'log-level': v.optional(
+    v.picklist(LOG_LEVELS, '-log-level (SVC_LOG_LEVEL) must be debug, info, warn or error'),
+    'info',
+  ),
+  'shutdown-timeout': v.optional(
+    v.pipe(
+      v.string(),
+      v.rawTransform(({ dataset, addIssue, NEVER }) => {
+        try {
+          return parseDuration(dataset.value)
+        } catch (error) {
+          addIssue({
+            message: `-shutdown-timeout (SVC_SHUTDOWN_TIMEOUT): ${(error as Error).message}`,
+          })
+          return NEVER
+        }
+      }),
+    ),
+    '30s',
+  ),
+})
+
+/** What the command line asked for: a config to run with, or the help text. */
+export type Invocation = { help: string } | { config: Config }
+
+/**
+ * Reads the server's settings from its arguments and environment, once, at start.
+ *
+ * @throws ConfigError naming the first bad flag or variable.
+ */
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Invocation {
+  const flags = parseFlags(argv, FLAGS)
+  if (flags['help'] === 'true') return { help: helpText() }
+  const raw: Record<string, string> = {}
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    const fromEnv = 'env' in spec ? env[spec.env] : undefined
+    const value = flags[name] ?? (fromEnv === '' ? undefined : fromEnv)
+    if (value !== undefined) raw[name] = value
+  }
+  const result = v.safeParse(ConfigSchema, raw)
+  if (!result.success) throw new ConfigError(result.issues[0].message)
+  const out = result.output
+  return {
+    config: Object.freeze({
+      host: out.host,
+      port: out.port,
+      storage: out.storage,
+      dataDir: out['data-dir'],
+      authDisable: out['auth-disable'],
+      maxStateBytes: out['max-state-bytes'],
+      maxRequestBytes: out['max-request-bytes'],
+      logLevel: out['log-level'],
+      shutdownTimeoutMs: out['shutdown-timeout'],
+    }),
+  }
+}
+
+function helpText(): string {
+  const lines = [
+    'Usage: cairn-server [flags]',
+    '',
+    'Flags (each also -flag=value; environment in brackets):',
+  ]
+  for (const [name, spec] of Object.entries(FLAGS)) {
+    const env = 'env' in spec ? ` [${spec.env}]` : ''
+    lines.push(`  -${name}${'boolean' in spec ? '' : ' value'}${env}`, `      ${spec.help}`)
+  }
+  return `${lines.join('\n')}\n`
+}

@@ -1,0 +1,143 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
+import {
+  createMemoryStore,
+  DataDirInUseError,
+  openFsStore,
+  UnitService,
+  type FsStore,
+  type ObjectStore,
+} from '@cairn/core'
+import { createApp } from './app'
+import { loadConfig, type Config } from './config/config'
+import { ConfigError } from './config/config-error'
+import { createLogger, type Logger } from './log/logger'
+
+/** Stops the process at start with one line on stderr. */
+function refuse(message: string): never {
+  process.stderr.write(`cairn: ${message}\n`)
+  process.exit(2)
+}
+
+async function openStore(
+  config: Config,
+  log: Logger,
+): Promise<{ store: ObjectStore; close: () => Promise<void> }> {
+  switch (config.storage) {
+    case 'memory':
+      log.warn('storage is in memory: every state is lost when the server stops (development only)')
+      return { store: createMemoryStore(), close: () => Promise.resolve() }
+    case 'fs': {
+      let store: FsStore
+      try {
+        store = await openFsStore(config.dataDir)
+      } catch (error) {
+        if (error instanceof DataDirInUseError) refuse(error.message)
+        refuse(`cannot open data directory ${config.dataDir}: ${(error as Error).message}`)
+      }
+      return { store, close: () => store.close() }
+    }
+    case 's3':
+      refuse(
+        '-storage s3 needs the S3 driver, which this build does not include yet; use fs or memory',
+      )
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Config
+  try {
+    const invocation = loadConfig(process.argv.slice(2), process.env)
+    if ('help' in invocation) {
+      process.stdout.write(invocation.help)
+      return
+    }
+    config = invocation.config
+  } catch (error) {
+    if (error instanceof ConfigError) refuse(error.message)
+    throw error
+  }
+  if (!config.authDisable) {
+    refuse(
+      'authentication is not built yet, so the server will not start without it turned off: pass -auth-disable (development only)',
+    )
+  }
+
+  const log = createLogger(config.logLevel)
+  log.warn(
+    'authentication is disabled: every caller may read and change every unit (development only)',
+  )
+  const { store, close } = await openStore(config, log)
+  const units = new UnitService({ store, maxStateBytes: config.maxStateBytes })
+  const app = createApp({
+    store,
+    units,
+    log,
+    maxStateBytes: config.maxStateBytes,
+    maxRequestBytes: config.maxRequestBytes,
+  })
+
+  const listener = getRequestListener(app.fetch)
+  const server = createServer((request, response) => {
+    void listener(request, response)
+  })
+  // Large states take a while to stream; Node's default 5-minute request timeout stays, headers
+  // must arrive within a minute.
+  server.headersTimeout = 60_000
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => {
+      resolve()
+    })
+  }).catch((error: unknown) =>
+    refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
+  )
+  const address = server.address() as AddressInfo
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  log.info('listening', {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    storage: config.storage,
+    ...(config.storage === 'fs' ? { data_dir: config.dataDir } : {}),
+  })
+  stopOnSignals(server, config, log, close)
+}
+
+/**
+ * On SIGTERM or SIGINT: stop accepting connections, let requests in flight finish (up to the
+ * shutdown timeout), release storage, exit. A second signal exits at once.
+ */
+function stopOnSignals(
+  server: Server,
+  config: Config,
+  log: Logger,
+  close: () => Promise<void>,
+): void {
+  let stopping = false
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) {
+      log.warn('second signal: exiting now', { signal })
+      process.exit(1)
+    }
+    stopping = true
+    log.info('stopping: finishing requests in flight', { signal })
+    const deadline = setTimeout(() => {
+      log.warn('requests still in flight at the shutdown timeout: closing them')
+      server.closeAllConnections()
+    }, config.shutdownTimeoutMs)
+    deadline.unref()
+    server.close(() => {
+      clearTimeout(deadline)
+      void close().finally(() => {
+        log.info('stopped')
+        process.exit(0)
+      })
+    })
+    server.closeIdleConnections()
+  }
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+}
+
+await main()

@@ -1,0 +1,125 @@
+import {
+  InvalidRequestError,
+  LockConflictError,
+  parseLockRequest,
+  StateNotFoundError,
+  UnitNotFoundError,
+  unitIdFromPath,
+  type UnitService,
+} from '@cairn/core'
+import { Hono, type Context } from 'hono'
+import type { AppEnv } from '../http/app-env'
+import { checkStateLength, readJsonBody, requestStream } from '../http/body'
+import { queryText } from '../http/query'
+import { toWebStream } from '../http/stream'
+import { rawPathOf } from '../http/unit-path'
+import { stateHeaders } from './units'
+
+export interface BackendRoutesDeps {
+  units: UnitService
+  maxStateBytes: number
+  maxRequestBytes: number
+}
+
+const PREFIX = '/v1/backend/'
+
+/**
+ * Terraform's `http` backend at `/v1/backend/{id}` (terraform-wire.md part C). GET reads the
+ * state (404 means none yet), POST writes it (`?ID=` once Terraform holds the lock), LOCK and
+ * UNLOCK carry LockInfo, and an UNLOCK with no body is `terraform force-unlock`, which never sends
+ * the ID. The first write or lock creates the unit.
+ */
+export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
+  const { units } = deps
+  const app = new Hono<AppEnv>()
+  const idOf = (c: Context<AppEnv>) => unitIdFromPath(rawPathOf(c.req.url).slice(PREFIX.length))
+
+  app.get(`${PREFIX}*`, async (c) => {
+    try {
+      const { version, body } = await units.download(c.var.principal, idOf(c))
+      return c.body(toWebStream(body), 200, stateHeaders(version))
+    } catch (error) {
+      if (error instanceof UnitNotFoundError || error instanceof StateNotFoundError) {
+        return c.body(null, 404)
+      }
+      throw error
+    }
+  })
+
+  const write = async (c: Context<AppEnv>) => {
+    checkStateLength(c, deps.maxStateBytes)
+    const lockId = queryText(c, 'ID')
+    const md5 = contentMd5(c)
+    const version = await units.write(c.var.principal, idOf(c), requestStream(c), {
+      source: 'http',
+      create: true,
+      ...(lockId === undefined ? {} : { lockId }),
+      ...(md5 === undefined ? {} : { expectedMd5: md5 }),
+    })
+    return c.json(version)
+  }
+  app.post(`${PREFIX}*`, write)
+  app.put(`${PREFIX}*`, write)
+
+  app.on('LOCK', `${PREFIX}*`, async (c) => {
+    const request = parseLockRequest((await readJsonBody(c, deps.maxRequestBytes)) ?? {})
+    try {
+      const lock = await units.lock(c.var.principal, idOf(c), request, {
+        source: 'http',
+        create: true,
+      })
+      return c.json(lock)
+    } catch (error) {
+      // 423 with the holder's LockInfo is what makes Terraform say who holds it and retry.
+      if (error instanceof LockConflictError && error.lock !== null) return c.json(error.lock, 423)
+      throw error
+    }
+  })
+
+  app.on('UNLOCK', `${PREFIX}*`, async (c) => {
+    const body = await readJsonBody(c, deps.maxRequestBytes)
+    const force = body === undefined
+    let lockId: string | undefined
+    if (!force) {
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        !('ID' in body) ||
+        typeof body.ID !== 'string'
+      ) {
+        throw new InvalidRequestError(
+          'UNLOCK needs a LockInfo body with its ID, or no body to force',
+        )
+      }
+      lockId = body.ID
+    }
+    try {
+      const released = await units.unlock(c.var.principal, idOf(c), {
+        source: 'http',
+        force,
+        ...(lockId === undefined ? {} : { lockId }),
+      })
+      return c.json(released ?? {})
+    } catch (error) {
+      if (error instanceof LockConflictError && error.lock !== null) return c.json(error.lock, 409)
+      throw error
+    }
+  })
+
+  app.delete(`${PREFIX}*`, async (c) => {
+    await units.delete(c.var.principal, idOf(c))
+    return c.json({})
+  })
+
+  return app
+}
+
+/** The hex MD5 a request declares in `Content-MD5` (base64, RFC 1864), if it sends one. */
+function contentMd5(c: Context<AppEnv>): string | undefined {
+  const header = c.req.header('content-md5')
+  if (header === undefined) return undefined
+  const bytes = Buffer.from(header, 'base64')
+  if (bytes.length !== 16)
+    throw new InvalidRequestError('Content-MD5 must be the base64 of 16 bytes')
+  return bytes.toString('hex')
+}

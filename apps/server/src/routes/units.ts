@@ -1,0 +1,169 @@
+import {
+  CreateUnitRequestSchema,
+  parseLockRequest,
+  parseUnitId,
+  RestoreRequestSchema,
+  UnlockRequestSchema,
+  type UnitId,
+  type UnitService,
+} from '@cairn/core'
+import { Hono, type Context } from 'hono'
+import type { AppEnv } from '../http/app-env'
+import { checkStateLength, readJsonObject, requestStream } from '../http/body'
+import { HttpError } from '../http/errors'
+import { queryFlag, queryInt, queryText } from '../http/query'
+import { toWebStream } from '../http/stream'
+import { parseUnitPath, rawPathOf } from '../http/unit-path'
+import { validate } from '../http/validate'
+
+export interface UnitRoutesDeps {
+  units: UnitService
+  maxStateBytes: number
+  maxRequestBytes: number
+}
+
+type Handler = (c: Context<AppEnv>, id: UnitId) => Promise<Response>
+
+const PREFIX = '/v1/units/'
+
+/**
+ * The `/v1/units` API (service spec, Management API; bodies and codes from DESIGN section 6). IDs
+ * may be natural paths, so the routes after `/v1/units/` are told apart by their last segment.
+ */
+export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
+  const { units } = deps
+  const app = new Hono<AppEnv>()
+  const json = (c: Context<AppEnv>) => readJsonObject(c, deps.maxRequestBytes)
+
+  app.post('/v1/units', async (c) => {
+    const body = validate(CreateUnitRequestSchema, await json(c))
+    const unit = await units.create(c.var.principal, parseUnitId(body.id), { tags: body.tags })
+    return c.json(unit, 201)
+  })
+
+  app.get('/v1/units', async (c) => {
+    const page = await units.list(c.var.principal, pageQuery(c, { prefix: queryText(c, 'prefix') }))
+    return c.json({ units: page.items, next_cursor: page.nextCursor })
+  })
+
+  // Each route word with the methods it answers; `undefined` is the unit itself.
+  const routes: Record<string, Partial<Record<string, Handler>>> = {
+    '': {
+      GET: async (c, id) => c.json(await units.get(c.var.principal, id)),
+      DELETE: async (c, id) => {
+        await units.delete(c.var.principal, id, { force: queryFlag(c, 'force') })
+        return c.body(null, 204)
+      },
+    },
+    download: {
+      GET: async (c, id) => {
+        const { version, body } = await units.download(c.var.principal, id)
+        return c.body(toWebStream(body), 200, stateHeaders(version))
+      },
+    },
+    upload: {
+      POST: async (c, id) => {
+        checkStateLength(c, deps.maxStateBytes)
+        const lockId = queryText(c, 'if_locked_by')
+        const version = await units.write(c.var.principal, id, requestStream(c), {
+          source: 'api',
+          force: queryFlag(c, 'force'),
+          ...(lockId === undefined ? {} : { lockId }),
+        })
+        return c.json(version)
+      },
+    },
+    lock: {
+      POST: async (c, id) => {
+        const request = parseLockRequest(await json(c))
+        return c.json(await units.lock(c.var.principal, id, request, { source: 'api' }))
+      },
+    },
+    unlock: {
+      DELETE: async (c, id) => {
+        const body = validate(UnlockRequestSchema, await json(c))
+        const lockId = body.ID ?? queryText(c, 'lock_id')
+        const released = await units.unlock(c.var.principal, id, {
+          source: 'api',
+          force: queryFlag(c, 'force'),
+          ...(lockId === undefined ? {} : { lockId }),
+        })
+        return c.json({ unlocked: released !== null, lock: released })
+      },
+    },
+    versions: {
+      GET: async (c, id) => {
+        const page = await units.versions(c.var.principal, id, pageQuery(c, {}))
+        return c.json({ versions: page.items, next_cursor: page.nextCursor })
+      },
+    },
+    restore: {
+      POST: async (c, id) => {
+        const body = validate(RestoreRequestSchema, await json(c))
+        const options = {
+          timestamp: body.timestamp,
+          ...(body.lock_id === undefined ? {} : { lockId: body.lock_id }),
+        }
+        return c.json(await units.restore(c.var.principal, id, options))
+      },
+    },
+    history: {
+      GET: async (c, id) => {
+        const page = await units.history(c.var.principal, id, pageQuery(c, {}))
+        return c.json({ events: page.items, next_cursor: page.nextCursor })
+      },
+    },
+    status: {
+      // Dependencies arrive with their own API; until a unit can have any, every unit is green.
+      GET: async (c, id) => {
+        await units.get(c.var.principal, id)
+        return c.json({ id, status: 'green', edges: [], red_upstream: [] })
+      },
+    },
+  }
+
+  app.all(`${PREFIX}*`, async (c) => {
+    const { id, action } = parseUnitPath(rawPathOf(c.req.url), PREFIX)
+    const methods = routes[action ?? '']
+    if (methods === undefined) {
+      throw new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`)
+    }
+    const handler = methods[c.req.method]
+    if (handler === undefined) {
+      const allow = Object.keys(methods).join(', ')
+      throw new HttpError('method_not_allowed', `${c.req.path} answers ${allow}`, { Allow: allow })
+    }
+    return handler(c, id)
+  })
+
+  return app
+}
+
+function pageQuery<T extends object>(c: Context<AppEnv>, extra: T) {
+  const limit = queryInt(c, 'limit')
+  const cursor = queryText(c, 'cursor')
+  const picked = Object.fromEntries(
+    Object.entries(extra).filter(([, value]) => value !== undefined),
+  )
+  return {
+    ...(picked as { [K in keyof T]: Exclude<T[K], undefined> }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(cursor === undefined ? {} : { cursor }),
+  }
+}
+
+/** Headers that describe a state body: its type, length and the hashes of its version. */
+export function stateHeaders(version: {
+  size: number
+  md5: string
+  sha256: string
+  timestamp: string
+}) {
+  return {
+    'Content-Type': 'application/json',
+    'Content-Length': String(version.size),
+    'Content-MD5': Buffer.from(version.md5, 'hex').toString('base64'),
+    ETag: `"${version.sha256}"`,
+    'X-Cairn-Version': version.timestamp,
+  }
+}

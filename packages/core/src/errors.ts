@@ -1,0 +1,178 @@
+import type { LockInfo } from './locks/lock-info'
+
+/**
+ * Every failure core reports, by stable code. The codes are also the `error` values of the `/v1`
+ * API, so a client can branch on them.
+ */
+export type CoreErrorCode =
+  | 'invalid_request'
+  | 'invalid_unit_id'
+  | 'invalid_lock_info'
+  | 'invalid_state'
+  | 'checksum_mismatch'
+  | 'forbidden'
+  | 'unit_not_found'
+  | 'state_not_found'
+  | 'version_not_found'
+  | 'unit_exists'
+  | 'lock_conflict'
+  | 'serial_conflict'
+  | 'state_too_large'
+  | 'write_contention'
+  | 'storage_unavailable'
+
+/** The base of every error core throws on purpose. */
+export class CoreError extends Error {
+  readonly code: CoreErrorCode
+
+  constructor(code: CoreErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'CoreError'
+    this.code = code
+  }
+
+  /** Fields a client can act on, added to the error body beside `error` and `message`. */
+  details(): Record<string, unknown> {
+    return {}
+  }
+}
+
+/** A request that is malformed in a way no more specific error describes. */
+export class InvalidRequestError extends CoreError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('invalid_request', message, options)
+    this.name = 'InvalidRequestError'
+  }
+}
+
+export class InvalidUnitIdError extends CoreError {
+  readonly id: string
+
+  constructor(id: string, reason: string) {
+    super('invalid_unit_id', `invalid unit ID ${JSON.stringify(id.slice(0, 600))}: ${reason}`)
+    this.name = 'InvalidUnitIdError'
+    this.id = id
+  }
+}
+
+export class InvalidLockInfoError extends CoreError {
+  constructor(reason: string) {
+    super('invalid_lock_info', `invalid lock info: ${reason}`)
+    this.name = 'InvalidLockInfoError'
+  }
+}
+
+/** The body is not JSON, or claims to be a Terraform state and breaks its rules. */
+export class InvalidStateError extends CoreError {
+  constructor(reason: string) {
+    super('invalid_state', `invalid state: ${reason}`)
+    this.name = 'InvalidStateError'
+  }
+}
+
+/** The body's bytes do not hash to the checksum the client declared for them. */
+export class ChecksumMismatchError extends CoreError {
+  constructor(algorithm: string, declared: string, actual: string) {
+    super(
+      'checksum_mismatch',
+      `the body's ${algorithm} is ${actual}, not the ${declared} declared for it`,
+    )
+    this.name = 'ChecksumMismatchError'
+  }
+}
+
+export class ForbiddenError extends CoreError {
+  constructor(message: string) {
+    super('forbidden', message)
+    this.name = 'ForbiddenError'
+  }
+}
+
+export class UnitNotFoundError extends CoreError {
+  constructor(id: string) {
+    super('unit_not_found', `unit ${id} does not exist`)
+    this.name = 'UnitNotFoundError'
+  }
+}
+
+export class StateNotFoundError extends CoreError {
+  constructor(id: string) {
+    super('state_not_found', `unit ${id} has no state yet`)
+    this.name = 'StateNotFoundError'
+  }
+}
+
+export class VersionNotFoundError extends CoreError {
+  constructor(id: string, timestamp: string) {
+    super('version_not_found', `unit ${id} has no version at ${timestamp}`)
+    this.name = 'VersionNotFoundError'
+  }
+}
+
+export class UnitExistsError extends CoreError {
+  constructor(id: string) {
+    super('unit_exists', `unit ${id} already exists`)
+    this.name = 'UnitExistsError'
+  }
+}
+
+/** The unit is locked by someone else, or the caller names a lock that is not the one held. */
+export class LockConflictError extends CoreError {
+  /** The lock currently held, or null when the caller named a lock and the unit is unlocked. */
+  readonly lock: LockInfo | null
+
+  constructor(message: string, lock: LockInfo | null) {
+    super('lock_conflict', message)
+    this.name = 'LockConflictError'
+    this.lock = lock
+  }
+
+  override details(): Record<string, unknown> {
+    return { lock: this.lock }
+  }
+}
+
+/** A Terraform state that would go backwards: a lower serial, or the same serial with other bytes. */
+export class SerialConflictError extends CoreError {
+  readonly current: { serial: number; lineage: string }
+
+  constructor(message: string, current: { serial: number; lineage: string }) {
+    super('serial_conflict', message)
+    this.name = 'SerialConflictError'
+    this.current = current
+  }
+
+  override details(): Record<string, unknown> {
+    return { current: this.current }
+  }
+}
+
+export class StateTooLargeError extends CoreError {
+  readonly limit: number
+
+  constructor(limit: number) {
+    super('state_too_large', `state is larger than the limit of ${limit} bytes`)
+    this.name = 'StateTooLargeError'
+    this.limit = limit
+  }
+
+  override details(): Record<string, unknown> {
+    return { limit: this.limit }
+  }
+}
+
+/** Other writers kept winning the conditional write; the caller may retry. */
+export class WriteContentionError extends CoreError {
+  constructor(id: string) {
+    super('write_contention', `unit ${id} is changing too fast to write; retry`)
+    this.name = 'WriteContentionError'
+  }
+}
+
+/** The object store failed or holds something core cannot read. */
+export class StorageUnavailableError extends CoreError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('storage_unavailable', message, options)
+    this.name = 'StorageUnavailableError'
+  }
+}

@@ -1,0 +1,66 @@
+export type { Authorizer, Permission } from './access/authorizer'
+export { allowAll } from './access/authorizer'
+export type { Principal } from './access/principal'
+export type { CoreErrorCode } from './errors'
+export {
+  ChecksumMismatchError,
+  CoreError,
+  ForbiddenError,
+  InvalidLockInfoError,
+  InvalidRequestError,
+  InvalidStateError,
+  InvalidUnitIdError,
+  LockConflictError,
+  SerialConflictError,
+  StateNotFoundError,
+  StateTooLargeError,
+  StorageUnavailableError,
+  UnitExistsError,
+  UnitNotFoundError,
+  VersionNotFoundError,
+  WriteContentionError,
+} from './errors'
+export type { LockInfo, LockRequest } from './locks/lock-info'
+export { LockInfoSchema, LockRequestSchema, parseLockRequest } from './locks/lock-info'
+export type { Clock } from './runtime/clock'
+export { iso, systemClock } from './runtime/clock'
+export type { IdSource } from './runtime/id-source'
+export { randomIds } from './runtime/id-source'
+export type { FsStore } from './storage/fs-store'
+export { DataDirInUseError, openFsStore } from './storage/fs-store'
+export { createMemoryStore } from './storage/memory-store'
+export type {
+  Body,
+  ListOptions,
+  ListPage,
+  ObjectInfo,
+  ObjectStore,
+  PutCondition,
+  PutOptions,
+  StoredObject,
+} from './storage/object-store'
+export { bodyOf, collectBytes, PreconditionFailedError } from './storage/object-store'
+export type { UnitId } from './units/unit-id'
+export {
+  MAX_UNIT_ID_LENGTH,
+  parseUnitId,
+  ROUTE_WORDS,
+  unitIdFromPath,
+  unitIdToSegment,
+} from './units/unit-id'
+export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
+export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
+export type {
+  Page,
+  PageOptions,
+  StateDownload,
+  UnitServiceOptions,
+  WriteOptions,
+} from './units/unit-service'
+export { DEFAULT_MAX_STATE_BYTES, parseTimestamp, UnitService } from './units/unit-service'
+export type { CreateUnitRequest, RestoreRequest, UnlockRequest } from './units/requests'
+export {
+  CreateUnitRequestSchema,
+  RestoreRequestSchema,
+  UnlockRequestSchema,
+} from './units/requests'

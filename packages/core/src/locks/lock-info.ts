@@ -1,0 +1,48 @@
+import * as v from 'valibot'
+import { InvalidLockInfoError } from '../errors'
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
+// RFC 3339 date-time; Terraform writes nanoseconds, Go's time.RFC3339Nano.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/
+const MAX_FIELD_LENGTH = 4096
+
+const text = v.pipe(v.string(), v.maxLength(MAX_FIELD_LENGTH, 'is longer than 4096 characters'))
+
+/**
+ * Terraform's LockInfo, with Go's field names and casing (`internal/states/statemgr/locker.go`).
+ * Every protocol stores and returns this same object.
+ */
+export const LockInfoSchema = v.object({
+  ID: v.pipe(v.string(), v.regex(UUID, 'must be a UUID')),
+  Operation: text,
+  Info: text,
+  Who: text,
+  Version: text,
+  Created: v.pipe(v.string(), v.regex(RFC3339, 'must be an RFC 3339 time')),
+  Path: text,
+})
+
+export type LockInfo = v.InferOutput<typeof LockInfoSchema>
+
+/** A lock request: LockInfo with every field optional (the ID is generated when absent). */
+export const LockRequestSchema = v.partial(LockInfoSchema)
+
+export type LockRequest = v.InferOutput<typeof LockRequestSchema>
+
+/**
+ * Validates an untrusted lock body.
+ *
+ * @throws InvalidLockInfoError (`invalid_lock_info`) naming the first bad field.
+ */
+export function parseLockRequest(input: unknown): LockRequest {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new InvalidLockInfoError('expected a JSON object')
+  }
+  const result = v.safeParse(LockRequestSchema, input)
+  if (!result.success) {
+    const issue = result.issues[0]
+    const field = issue.path?.map((item) => String(item.key)).join('.') ?? 'body'
+    throw new InvalidLockInfoError(`${field}: ${issue.message}`)
+  }
+  return result.output
+}

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest'
+import { InvalidStateError } from '../errors'
+import { terraformState } from '../testing/fixtures'
+import { StateScanner } from './state-scanner'
+
+function scan(text: string, chunk = 3) {
+  const scanner = new StateScanner()
+  const bytes = new TextEncoder().encode(text)
+  for (let at = 0; at < bytes.length; at += chunk) scanner.write(bytes.subarray(at, at + chunk))
+  return scanner.end()
+}
+
+const valid = [
+  '{}',
+  '[]',
+  '0',
+  '-0.5e+3',
+  '1E9',
+  '"x"',
+  'true',
+  'false',
+  ' null ',
+  '{"a":[1,2,{"b":"c\\n\\u00e9\\"\\\\"}],"c":{}}',
+  '[[[]],[{}]]',
+  '"\u00e9\u4e2d"',
+]
+const invalid = [
+  '',
+  '   ',
+  '{',
+  '{"a"}',
+  '{"a":}',
+  '[1,]',
+  '{"a":1,}',
+  '01',
+  '1.',
+  '-',
+  '1e',
+  '1e+',
+  '.5',
+  '"\u0001"',
+  '"a\nb"',
+  'tru',
+  'nul',
+  '{"a":1}x',
+  '[1 2]',
+  '{,}',
+  '"\\x"',
+  '"\\u12g4"',
+  "{'a':1}",
+  '[1]]',
+  '}',
+]
+
+describe('the state scanner', () => {
+  it.each(valid)('accepts the JSON %j in chunks of any size', (text) => {
+    for (const chunk of [1, 2, 5, 1000]) expect(() => scan(text, chunk)).not.toThrow()
+  })
+
+  it.each(invalid)('refuses the non-JSON %j in chunks of any size', (text) => {
+    for (const chunk of [1, 2, 5, 1000]) expect(() => scan(text, chunk)).toThrow(InvalidStateError)
+  })
+
+  it('agrees with JSON.parse on every case', () => {
+    for (const text of [...valid, ...invalid]) {
+      let parses = true
+      try {
+        JSON.parse(text)
+      } catch {
+        parses = false
+      }
+      let scans = true
+      try {
+        scan(text)
+      } catch {
+        scans = false
+      }
+      expect(scans, text).toBe(parses)
+    }
+  })
+
+  it('names the byte where the JSON breaks', () => {
+    expect(() => scan('{"a": x}')).toThrow('at byte 6')
+  })
+
+  it('reads the Terraform header, outputs and where the serial sits', () => {
+    const text = terraformState({ serial: 42, lineage: 'line', outputs: { greeting: 'hello' } })
+    for (const chunk of [1, 7, 100_000]) {
+      const result = scan(text, chunk)
+      expect(result.terraform).toEqual({
+        version: 4,
+        serial: 42,
+        lineage: 'line',
+        terraformVersion: '1.11.4',
+      })
+      expect(JSON.parse(new TextDecoder().decode(result.outputs))).toEqual({
+        greeting: { value: 'hello', type: 'string' },
+      })
+      const span = result.serialSpan ?? { start: 0, end: 0 }
+      expect(text.slice(span.start, span.end)).toBe('42')
+    }
+  })
+
+  it('does not take nested fields for the header', () => {
+    expect(scan('{"x":{"version":4,"serial":1,"lineage":"l"}}').terraform).toBeUndefined()
+    expect(scan('[{"version":4,"serial":1,"lineage":"l"}]').terraform).toBeUndefined()
+  })
+
+  it('treats JSON without all three header fields as other JSON', () => {
+    expect(scan('{"serial":1,"lineage":"l","encrypted_data":"x"}').terraform).toBeUndefined()
+  })
+
+  it('refuses a duplicated header field', () => {
+    expect(() => scan('{"version":4,"serial":1,"serial":2,"lineage":"l"}')).toThrow(
+      'duplicate top-level key',
+    )
+  })
+
+  it('refuses a Terraform header with the wrong types', () => {
+    expect(() => scan('{"version":"4","serial":1,"lineage":"l"}')).toThrow(
+      '"version" must be a number',
+    )
+    expect(() => scan('{"version":4,"serial":-1,"lineage":"l"}')).toThrow(
+      '"serial" must be a whole number',
+    )
+    expect(() => scan('{"version":4,"serial":1,"lineage":""}')).toThrow(
+      '"lineage" must be a non-empty string',
+    )
+  })
+
+  it('keeps no outputs larger than the cap, but still validates them', () => {
+    const big = `{"outputs":{"x":"${'y'.repeat(17 * 1024 * 1024)}"}}`
+    const result = scan(big, 1 << 20)
+    expect(result.outputs).toBeUndefined()
+    expect(result.outputsTooLarge).toBe(true)
+  })
+})

@@ -1,0 +1,381 @@
+import { randomBytes } from 'node:crypto'
+import { constants, type Dirent } from 'node:fs'
+import {
+  link,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rmdir,
+  stat,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises'
+import { dirname, join, sep } from 'node:path'
+import { KeyedMutex } from '../concurrency/keyed-mutex'
+import { collectPage } from './list-page'
+import {
+  bodyOf,
+  PreconditionFailedError,
+  type Body,
+  type ListOptions,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type StoredObject,
+} from './object-store'
+
+/** Bodies up to this size are read at once by `get`; larger ones stream from the open file. */
+const INLINE_READ_LIMIT = 64 * 1024
+/** Writes are gathered into batches of about this size before they reach the file. */
+const WRITE_BATCH = 1024 * 1024
+const READ_CHUNK = 1024 * 1024
+const TMP_DIR = '.tmp'
+const LOCK_FILE = '.lock'
+const RESERVED = new Set([TMP_DIR, LOCK_FILE])
+
+export interface FsStore extends ObjectStore {
+  /** Releases the data directory for another process. */
+  close(): Promise<void>
+}
+
+/** The data directory is held by another live process. */
+export class DataDirInUseError extends Error {
+  constructor(root: string, pid: number) {
+    super(
+      `data directory ${root} is in use by process ${pid}; stop it, or remove ${join(root, LOCK_FILE)} if that process is not a Cairn server`,
+    )
+    this.name = 'DataDirInUseError'
+  }
+}
+
+/**
+ * Opens an object store over a local directory, for one server process.
+ *
+ * Each object is a file at its key's path. A write goes to a temporary file that is fsynced and
+ * then renamed (or hard-linked, for create-if-absent) over the target, and the directory is
+ * fsynced, so a crash at any moment leaves the old object or the new one. Conditional writes are
+ * serialized per key inside the process; `<root>/.lock` keeps a second process out.
+ */
+export async function openFsStore(root: string): Promise<FsStore> {
+  await mkdir(join(root, TMP_DIR), { recursive: true, mode: 0o700 })
+  await claimDataDir(root)
+  const mutex = new KeyedMutex()
+  const tmpDir = join(root, TMP_DIR)
+
+  const pathOf = (key: string): string => {
+    const segments = key.split('/')
+    for (const segment of segments) {
+      if (segment === '' || segment === '.' || segment === '..' || segment.includes('\0')) {
+        throw new TypeError(`invalid object key ${JSON.stringify(key)}`)
+      }
+    }
+    if (RESERVED.has(segments[0] ?? '')) throw new TypeError(`reserved object key ${key}`)
+    return join(root, ...segments)
+  }
+
+  const infoOf = async (key: string): Promise<ObjectInfo | undefined> => {
+    try {
+      const stats = await stat(pathOf(key), { bigint: true })
+      if (!stats.isFile()) return undefined
+      return { key, etag: etagOf(stats), size: Number(stats.size) }
+    } catch (error) {
+      if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return undefined
+      throw error
+    }
+  }
+
+  const checkCondition = async (key: string, options?: PutOptions): Promise<void> => {
+    const condition = options?.condition
+    if (condition === undefined) return
+    const current = await infoOf(key)
+    const holds =
+      'ifNoneMatch' in condition ? current === undefined : current?.etag === condition.ifMatch
+    if (!holds) throw new PreconditionFailedError(key)
+  }
+
+  return {
+    async get(key): Promise<StoredObject | undefined> {
+      let handle: FileHandle
+      try {
+        handle = await open(pathOf(key), constants.O_RDONLY)
+      } catch (error) {
+        if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR') || isCode(error, 'EISDIR')) {
+          return undefined
+        }
+        throw error
+      }
+      try {
+        const stats = await handle.stat({ bigint: true })
+        const info = { key, etag: etagOf(stats), size: Number(stats.size) }
+        if (info.size <= INLINE_READ_LIMIT) {
+          const bytes = await handle.readFile()
+          await handle.close()
+          return { ...info, body: bodyOf(bytes) }
+        }
+        return { ...info, body: readChunks(handle) }
+      } catch (error) {
+        await handle.close()
+        throw error
+      }
+    },
+
+    head: infoOf,
+
+    async put(key: string, body: Body, options?: PutOptions): Promise<ObjectInfo> {
+      const target = pathOf(key)
+      const tmp = join(tmpDir, `${randomBytes(12).toString('hex')}.tmp`)
+      try {
+        await writeDurably(tmp, body)
+        return await mutex.run(key, async () => {
+          await checkCondition(key, options)
+          await placeFile(
+            tmp,
+            target,
+            options?.condition !== undefined && 'ifNoneMatch' in options.condition,
+            key,
+          )
+          await syncDir(dirname(target))
+          const info = await infoOf(key)
+          if (info === undefined) throw new Error(`object ${key} vanished after its write`)
+          return info
+        })
+      } finally {
+        await unlink(tmp).catch(() => undefined)
+      }
+    },
+
+    async delete(key, options) {
+      const target = pathOf(key)
+      await mutex.run(key, async () => {
+        if (options?.ifMatch !== undefined) {
+          const current = await infoOf(key)
+          if (current?.etag !== options.ifMatch) throw new PreconditionFailedError(key)
+        }
+        try {
+          await unlink(target)
+        } catch (error) {
+          if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return
+          throw error
+        }
+        await syncDir(dirname(target))
+        await pruneEmptyDirs(root, dirname(target))
+      })
+    },
+
+    list(options: ListOptions) {
+      return collectPage(walk(root, '', options), options)
+    },
+
+    async ping() {
+      const probe = join(tmpDir, `ping-${randomBytes(6).toString('hex')}`)
+      await writeFile(probe, '')
+      await unlink(probe)
+    },
+
+    async close() {
+      await unlink(join(root, LOCK_FILE)).catch(() => undefined)
+    },
+  }
+}
+
+async function claimDataDir(root: string): Promise<void> {
+  const lockPath = join(root, LOCK_FILE)
+  for (;;) {
+    try {
+      await writeFile(lockPath, `${process.pid}\n`, { flag: 'wx', mode: 0o600 })
+      return
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error
+    }
+    const holder = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10)
+    if (Number.isInteger(holder) && holder !== process.pid && isAlive(holder)) {
+      throw new DataDirInUseError(root, holder)
+    }
+    // The holder is gone (a crash or SIGKILL leaves the file behind): take the directory over.
+    await unlink(lockPath).catch(() => undefined)
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return isCode(error, 'EPERM')
+  }
+}
+
+async function writeDurably(path: string, body: Body): Promise<void> {
+  const handle = await open(path, 'wx', 0o600)
+  try {
+    if (body instanceof Uint8Array) {
+      await writeAll(handle, [body])
+    } else {
+      let batch: Uint8Array[] = []
+      let batched = 0
+      for await (const chunk of body) {
+        batch.push(chunk)
+        batched += chunk.byteLength
+        if (batched >= WRITE_BATCH) {
+          await writeAll(handle, batch)
+          batch = []
+          batched = 0
+        }
+      }
+      await writeAll(handle, batch)
+    }
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+async function writeAll(handle: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  let pending = chunks.filter((chunk) => chunk.byteLength > 0)
+  while (pending.length > 0) {
+    let { bytesWritten } = await handle.writev(pending)
+    const rest: Uint8Array[] = []
+    for (const chunk of pending) {
+      if (bytesWritten >= chunk.byteLength) {
+        bytesWritten -= chunk.byteLength
+      } else {
+        rest.push(chunk.subarray(bytesWritten))
+        bytesWritten = 0
+      }
+    }
+    pending = rest
+  }
+}
+
+/**
+ * Moves a finished temporary file to its key. Create-if-absent uses link(), which fails when the
+ * target exists, so it stays safe even against a process that ignores the directory lock.
+ */
+async function placeFile(
+  tmp: string,
+  target: string,
+  exclusive: boolean,
+  key: string,
+): Promise<void> {
+  // A concurrent delete may prune the parent directory between mkdir and the move: retry then.
+  for (let attempt = 0; ; attempt += 1) {
+    await mkdirDurably(dirname(target))
+    try {
+      if (exclusive) await link(tmp, target)
+      else await rename(tmp, target)
+      return
+    } catch (error) {
+      if (isCode(error, 'EEXIST')) throw new PreconditionFailedError(key)
+      if (!isCode(error, 'ENOENT') || attempt === 3) throw error
+    }
+  }
+}
+
+/** Creates a directory and its missing parents, and makes their entries durable. */
+async function mkdirDurably(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true, mode: 0o700 })
+  if (first === undefined) return
+  // Every directory from `first` down to `dir` is new: sync each parent so the entries survive.
+  let current = dir
+  for (;;) {
+    await syncDir(dirname(current))
+    if (current === first || !current.startsWith(first)) break
+    current = dirname(current)
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, constants.O_RDONLY)
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+}
+
+async function pruneEmptyDirs(root: string, dir: string): Promise<void> {
+  let current = dir
+  while (current.length > root.length && current.startsWith(root + sep)) {
+    try {
+      await rmdir(current)
+    } catch {
+      return
+    }
+    current = dirname(current)
+  }
+}
+
+async function* readChunks(handle: FileHandle): AsyncGenerator<Uint8Array> {
+  try {
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(READ_CHUNK)
+      const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, null)
+      if (bytesRead === 0) return
+      yield buffer.subarray(0, bytesRead)
+    }
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Yields the files under `root/dir` whose keys may match the listing, in byte order of their keys.
+ * A directory sorts as its name plus `/`, which is where its keys fall among its siblings.
+ */
+async function* walk(root: string, dir: string, options: ListOptions): AsyncGenerator<ObjectInfo> {
+  let entries: Dirent[]
+  try {
+    entries = await readdir(join(root, dir), { withFileTypes: true })
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return
+    throw error
+  }
+  const items = entries
+    .filter(
+      (entry) =>
+        (entry.isFile() || entry.isDirectory()) && !(dir === '' && RESERVED.has(entry.name)),
+    )
+    .map((entry) => ({ entry, key: dir + entry.name + (entry.isDirectory() ? '/' : '') }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  for (const { entry, key } of items) {
+    if (!key.startsWith(options.prefix) && !options.prefix.startsWith(key)) continue
+    if (isBehind(key, options.startAfter) || isBehind(key, options.cursor?.slice(2))) continue
+    if (entry.isFile()) {
+      const stats = await stat(join(root, key), { bigint: true }).catch(() => undefined)
+      if (stats !== undefined) yield { key, etag: etagOf(stats), size: Number(stats.size) }
+      continue
+    }
+    const delimiter = options.delimiter
+    if (
+      delimiter !== undefined &&
+      delimiter !== '' &&
+      key.includes(delimiter, options.prefix.length)
+    ) {
+      // Every key below rolls up into the same common prefix: one file is enough to show it.
+      for await (const object of walk(root, key, { prefix: key })) {
+        yield object
+        break
+      }
+      continue
+    }
+    yield* walk(root, key, options)
+  }
+}
+
+/** True when `key` (a file, or a directory ending in `/` with all its keys) sorts at or before `mark`. */
+function isBehind(key: string, mark: string | undefined): boolean {
+  if (mark === undefined) return false
+  if (key.endsWith('/')) return key < mark && !mark.startsWith(key)
+  return key <= mark
+}
+
+function etagOf(stats: { ino: bigint; mtimeNs: bigint; size: bigint }): string {
+  return `"${stats.ino.toString(36)}-${stats.mtimeNs.toString(36)}-${stats.size.toString(36)}"`
+}
+
+function isCode(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === code
+}

@@ -1,0 +1,123 @@
+/**
+ * The object-store port: the only storage core needs. Drivers (memory, fs, S3) implement it and
+ * must pass the shared contract suite in `@cairn/core/testing`.
+ *
+ * Keys are `/`-separated ASCII strings chosen by core. Listing is in byte order of the keys. No
+ * key is ever also the folder of other keys (`a/b` beside `a/b/c`), so a driver may map keys to
+ * files and folders.
+ */
+export interface ObjectStore {
+  /** Reads an object, or returns undefined when it does not exist. */
+  get(key: string): Promise<StoredObject | undefined>
+  /** Reads an object's ETag and size, or returns undefined when it does not exist. */
+  head(key: string): Promise<ObjectInfo | undefined>
+  /**
+   * Writes an object whole: readers see the old bytes or the new ones, never a mix, and the write
+   * is durable when the promise resolves.
+   *
+   * @throws PreconditionFailedError when `condition` does not hold; nothing is written then.
+   */
+  put(key: string, body: Body, options?: PutOptions): Promise<ObjectInfo>
+  /**
+   * Deletes an object; deleting a missing object succeeds unless `ifMatch` is given.
+   *
+   * @throws PreconditionFailedError when `ifMatch` is given and does not match.
+   */
+  delete(key: string, options?: { ifMatch?: string }): Promise<void>
+  /** Lists keys under a prefix, in byte order, one page at a time. */
+  list(options: ListOptions): Promise<ListPage>
+  /** Resolves when the store can be reached and written; rejects with the reason otherwise. */
+  ping(): Promise<void>
+}
+
+/** A body to write: bytes at hand, or a stream of them. */
+export type Body = Uint8Array | AsyncIterable<Uint8Array>
+
+export interface ObjectInfo {
+  key: string
+  /** Changes whenever the object is replaced; used for conditional writes. */
+  etag: string
+  size: number
+}
+
+export interface StoredObject extends ObjectInfo {
+  /** The object's bytes. Read it once; an unread body may hold a file or socket open. */
+  body: AsyncIterable<Uint8Array>
+}
+
+/**
+ * A conditional write: create-if-absent (`ifNoneMatch: '*'`), or replace-if-unchanged
+ * (`ifMatch: <etag>`).
+ */
+export type PutCondition = { ifNoneMatch: '*' } | { ifMatch: string }
+
+export interface PutOptions {
+  condition?: PutCondition
+  contentType?: string
+}
+
+export interface ListOptions {
+  prefix: string
+  /**
+   * Rolls keys that contain the delimiter after the prefix into one common prefix each (the part up
+   * to and including the delimiter), as S3's ListObjectsV2 does.
+   */
+  delimiter?: string
+  /** Lists only keys (and common prefixes) after this one. */
+  startAfter?: string
+  /** A cursor from the previous page of the same listing. */
+  cursor?: string
+  /** The most entries (objects plus common prefixes) in a page; drivers may return fewer. */
+  limit?: number
+}
+
+export interface ListPage {
+  objects: ObjectInfo[]
+  prefixes: string[]
+  /** Set when more entries follow: pass it as `cursor` to read the next page. */
+  cursor?: string
+}
+
+/** A conditional write or delete whose condition did not hold. */
+export class PreconditionFailedError extends Error {
+  readonly key: string
+
+  constructor(key: string) {
+    super(`precondition failed for ${key}`)
+    this.name = 'PreconditionFailedError'
+    this.key = key
+  }
+}
+
+/** A body of bytes already in memory, as a stream of one chunk. */
+// eslint-disable-next-line @typescript-eslint/require-await -- nothing to wait for: one chunk at hand
+export async function* bodyOf(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes
+}
+
+/** Reads a whole stream into memory. For small records only; state bodies are streamed. */
+export async function collectBytes(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of body) {
+    chunks.push(chunk)
+    size += chunk.byteLength
+  }
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
+
+/** Every key under a prefix, all pages. */
+export async function* listAllKeys(store: ObjectStore, prefix: string): AsyncGenerator<string> {
+  let cursor: string | undefined
+  do {
+    const page = await store.list(cursor === undefined ? { prefix } : { prefix, cursor })
+    for (const object of page.objects) yield object.key
+    cursor = page.cursor
+  } while (cursor !== undefined)
+}

@@ -1,0 +1,6 @@
+export { ManualClock } from './manual-clock'
+export { objectStoreContract } from './object-store-contract'
+export type { StoreFactory } from './object-store-contract'
+export { unitServiceContract } from './unit-service-contract'
+export { createMemoryStore } from '../storage/memory-store'
+export { terraformState, bytesOf, textOf } from './fixtures'

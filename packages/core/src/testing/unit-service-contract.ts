@@ -1,0 +1,602 @@
+import { createHash } from 'node:crypto'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Authorizer } from '../access/authorizer'
+import type { Principal } from '../access/principal'
+import {
+  ForbiddenError,
+  InvalidRequestError,
+  InvalidStateError,
+  LockConflictError,
+  SerialConflictError,
+  StateNotFoundError,
+  StateTooLargeError,
+  UnitExistsError,
+  UnitNotFoundError,
+  VersionNotFoundError,
+} from '../errors'
+import type { ObjectStore } from '../storage/object-store'
+import { parseUnitId, type UnitId } from '../units/unit-id'
+import { UnitService, type UnitServiceOptions } from '../units/unit-service'
+import { bytesOf, terraformState, textOf } from './fixtures'
+import { ManualClock } from './manual-clock'
+import type { StoreFactory } from './object-store-contract'
+
+const alice: Principal = { subject: 'alice' }
+const bob: Principal = { subject: 'bob' }
+const LOCK_A = '3334c99b-bd4d-f772-89eb-ddc8a168609e'
+const LOCK_B = '11111111-2222-4333-8444-555555555555'
+
+/**
+ * Every rule of the unit service, as one vitest suite that runs against any object-store driver:
+ * `unitServiceContract('fs', factory)`.
+ */
+export function unitServiceContract(name: string, factory: StoreFactory): void {
+  describe(`unit service contract: ${name}`, () => {
+    let store: ObjectStore
+    let dispose: () => Promise<void>
+    let clock: ManualClock
+    let units: UnitService
+    const id = (text: string): UnitId => parseUnitId(text)
+    const make = (options: Partial<UnitServiceOptions> = {}) =>
+      new UnitService({ store, clock, sleep: () => Promise.resolve(), ...options })
+    const write = (
+      unit: string,
+      text: string,
+      options: Parameters<UnitService['write']>[3] = { source: 'api' },
+      who = alice,
+    ) => units.write(who, id(unit), bytesOf(text, 7), options)
+    const state = (serial: number, extra: Parameters<typeof terraformState>[0] = { serial }) =>
+      terraformState({ ...extra, serial })
+
+    beforeEach(async () => {
+      ;({ store, dispose } = await factory())
+      clock = new ManualClock()
+      units = make()
+    })
+    afterEach(async () => {
+      await dispose()
+    })
+
+    describe('units', () => {
+      it('creates a unit and shows its metadata', async () => {
+        const unit = await units.create(alice, id('team/app/prod'), {
+          tags: ['env:prod', 'env:prod', 'team'],
+        })
+        expect(unit).toEqual({
+          id: 'team/app/prod',
+          created: '2026-01-01T00:00:00.000Z',
+          updated: '2026-01-01T00:00:00.000Z',
+          size: 0,
+          serial: null,
+          lineage: null,
+          sha256: null,
+          locked: false,
+          lock: null,
+          tags: ['env:prod', 'team'],
+          version_count: 0,
+        })
+        expect(await units.get(alice, id('team/app/prod'))).toEqual(unit)
+      })
+
+      it('refuses to create a unit that exists', async () => {
+        await units.create(alice, id('a'))
+        await expect(units.create(alice, id('a'))).rejects.toBeInstanceOf(UnitExistsError)
+      })
+
+      it('refuses tags that are not a list of tag strings', async () => {
+        await expect(units.create(alice, id('a'), { tags: 'x' })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+        await expect(units.create(alice, id('a'), { tags: ['bad tag'] })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+        await expect(units.get(alice, id('a'))).rejects.toBeInstanceOf(UnitNotFoundError)
+      })
+
+      it('answers unit_not_found for every operation on a missing unit', async () => {
+        const missing = id('nope')
+        await expect(units.get(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(units.download(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(write('nope', state(1))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(units.lock(alice, missing, {}, { source: 'api' })).rejects.toBeInstanceOf(
+          UnitNotFoundError,
+        )
+        await expect(
+          units.unlock(alice, missing, { source: 'api', force: true }),
+        ).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(units.versions(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(units.delete(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(
+          units.restore(alice, missing, { timestamp: '2026-01-01T00:00:00Z' }),
+        ).rejects.toBeInstanceOf(UnitNotFoundError)
+      })
+
+      it('lists units in ID order, parents beside their children, by character prefix', async () => {
+        for (const unit of [
+          'team/app',
+          'team/app/prod',
+          'team/apple',
+          'team/app-x',
+          'other',
+          'team/App',
+        ]) {
+          await units.create(alice, id(unit))
+        }
+        const all = await units.list(alice)
+        expect(all.items.map((unit) => unit.id)).toEqual([
+          'other',
+          'team/App',
+          'team/app',
+          'team/app-x',
+          'team/app/prod',
+          'team/apple',
+        ])
+        expect(all.nextCursor).toBeNull()
+        const some = await units.list(alice, { prefix: 'team/app' })
+        expect(some.items.map((unit) => unit.id)).toEqual([
+          'team/app',
+          'team/app-x',
+          'team/app/prod',
+          'team/apple',
+        ])
+      })
+
+      it('pages through units with a cursor', async () => {
+        const names = Array.from({ length: 7 }, (_, index) => `u${index}`)
+        for (const unit of names) await units.create(alice, id(unit))
+        const seen: string[] = []
+        let cursor: string | undefined
+        do {
+          const page = await units.list(alice, {
+            limit: 3,
+            ...(cursor === undefined ? {} : { cursor }),
+          })
+          seen.push(...page.items.map((unit) => unit.id))
+          cursor = page.nextCursor ?? undefined
+        } while (cursor !== undefined)
+        expect(seen).toEqual(names)
+      })
+
+      it('refuses a malformed prefix, limit or cursor', async () => {
+        await expect(units.list(alice, { prefix: 'a b' })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+        await expect(units.list(alice, { limit: 0 })).rejects.toBeInstanceOf(InvalidRequestError)
+        await expect(units.list(alice, { cursor: '../x' })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+      })
+
+      it('deletes a unit with its versions, and a new unit of that name starts empty', async () => {
+        await units.create(alice, id('gone'))
+        await write('gone', state(1))
+        await write('gone', state(2))
+        await units.delete(alice, id('gone'))
+        await expect(units.get(alice, id('gone'))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await units.create(alice, id('gone'))
+        expect((await units.versions(alice, id('gone'))).items).toEqual([])
+        await expect(units.download(alice, id('gone'))).rejects.toBeInstanceOf(StateNotFoundError)
+      })
+
+      it('refuses to delete a locked unit unless forced', async () => {
+        await units.create(alice, id('held'))
+        await units.lock(alice, id('held'), { ID: LOCK_A }, { source: 'api' })
+        const refusal = await units.delete(alice, id('held')).catch((error: unknown) => error)
+        expect(refusal).toBeInstanceOf(LockConflictError)
+        expect((refusal as LockConflictError).lock?.ID).toBe(LOCK_A)
+        await units.delete(alice, id('held'), { force: true })
+        await expect(units.get(alice, id('held'))).rejects.toBeInstanceOf(UnitNotFoundError)
+      })
+    })
+
+    describe('writes and versions', () => {
+      beforeEach(async () => {
+        await units.create(alice, id('app'))
+      })
+
+      it('stores a state and serves the same bytes', async () => {
+        const text = state(1, { serial: 1, outputs: { greeting: 'hello' } })
+        await write('app', text)
+        const download = await units.download(alice, id('app'))
+        expect(await textOf(download.body)).toBe(text)
+      })
+
+      it('answers state_not_found before the first write', async () => {
+        await expect(units.download(alice, id('app'))).rejects.toBeInstanceOf(StateNotFoundError)
+      })
+
+      it('records each version with its hashes, size, serial, lineage, author and source', async () => {
+        const text = state(3, { serial: 3, lineage: 'line-1' })
+        clock.set(Date.parse('2026-03-04T05:06:07.089Z'))
+        const version = await write('app', text, { source: 'http' }, bob)
+        expect(version).toEqual({
+          timestamp: '2026-03-04T05:06:07.089Z',
+          sha256: createHash('sha256').update(text).digest('hex'),
+          md5: createHash('md5').update(text).digest('hex'),
+          size: Buffer.byteLength(text),
+          serial: 3,
+          lineage: 'line-1',
+          author: 'bob',
+          source: 'http',
+        })
+        const unit = await units.get(alice, id('app'))
+        expect(unit).toMatchObject({
+          serial: 3,
+          lineage: 'line-1',
+          size: version.size,
+          sha256: version.sha256,
+          version_count: 1,
+        })
+        expect(unit.updated).toBe('2026-03-04T05:06:07.089Z')
+      })
+
+      it('refuses a body that is not JSON and stores nothing', async () => {
+        await write('app', state(1))
+        for (const bad of [
+          '',
+          'not json',
+          '{"version": 4,',
+          state(2).slice(0, -3),
+          '{"a":1} {"b":2}',
+        ]) {
+          await expect(write('app', bad)).rejects.toBeInstanceOf(InvalidStateError)
+        }
+        const unit = await units.get(alice, id('app'))
+        expect(unit.version_count).toBe(1)
+        expect(unit.serial).toBe(1)
+      })
+
+      it('stores JSON that is not a Terraform state as it is, without serial or lineage', async () => {
+        const envelope =
+          '{"encrypted_data":"c2VjcmV0","encryption_version":"v0","meta":{"key_provider.pbkdf2.k":"x"}}'
+        const version = await write('app', envelope)
+        expect(version).toMatchObject({ serial: null, lineage: null })
+        expect(await textOf((await units.download(alice, id('app'))).body)).toBe(envelope)
+      })
+
+      it('refuses a Terraform state whose serial is not a whole number', async () => {
+        await expect(
+          write('app', '{"version":4,"serial":1.5,"lineage":"x"}'),
+        ).rejects.toBeInstanceOf(InvalidStateError)
+        await expect(
+          write('app', '{"version":4,"serial":"1","lineage":"x"}'),
+        ).rejects.toBeInstanceOf(InvalidStateError)
+      })
+
+      it('refuses a lower serial of the same lineage unless forced', async () => {
+        await write('app', state(5))
+        const refusal = await write('app', state(4)).catch((error: unknown) => error)
+        expect(refusal).toBeInstanceOf(SerialConflictError)
+        expect((refusal as SerialConflictError).current.serial).toBe(5)
+        const forced = await write('app', state(4), { source: 'api', force: true })
+        expect(forced.serial).toBe(4)
+      })
+
+      it('refuses the same serial with different bytes unless forced', async () => {
+        await write('app', state(5, { serial: 5, outputs: { a: '1' } }))
+        await expect(
+          write('app', state(5, { serial: 5, outputs: { a: '2' } })),
+        ).rejects.toBeInstanceOf(SerialConflictError)
+        await write('app', state(5, { serial: 5, outputs: { a: '2' } }), {
+          source: 'api',
+          force: true,
+        })
+        expect((await units.get(alice, id('app'))).version_count).toBe(2)
+      })
+
+      it('accepts a lower serial of another lineage', async () => {
+        await write('app', state(9, { serial: 9, lineage: 'one' }))
+        const version = await write('app', state(1, { serial: 1, lineage: 'two' }))
+        expect(version).toMatchObject({ serial: 1, lineage: 'two' })
+      })
+
+      it('takes the same bytes again as the current version, adding none', async () => {
+        const first = await write('app', state(1))
+        clock.advance(1000)
+        const again = await write('app', state(1))
+        expect(again).toEqual(first)
+        expect((await units.get(alice, id('app'))).version_count).toBe(1)
+      })
+
+      it('refuses a state over the size limit and stores nothing', async () => {
+        units = make({ maxStateBytes: 1000 })
+        await expect(write('app', state(1, { serial: 1, resources: 50 }))).rejects.toBeInstanceOf(
+          StateTooLargeError,
+        )
+        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        const listed = await store.list({ prefix: 'units/' })
+        expect(listed.objects.map((object) => object.key)).toEqual(['units/app!/unit.json'])
+      })
+
+      it('lists every version newest first, with strictly increasing timestamps', async () => {
+        for (let serial = 1; serial <= 4; serial += 1) await write('app', state(serial))
+        clock.advance(-60_000)
+        await write('app', state(5))
+        const { items, nextCursor } = await units.versions(alice, id('app'))
+        expect(items.map((version) => version.serial)).toEqual([5, 4, 3, 2, 1])
+        expect(nextCursor).toBeNull()
+        const times = items.map((version) => Date.parse(version.timestamp))
+        for (let index = 1; index < times.length; index += 1) {
+          expect(times[index - 1]).toBeGreaterThan(times[index] as number)
+        }
+      })
+
+      it('pages through versions with a cursor', async () => {
+        for (let serial = 1; serial <= 7; serial += 1) await write('app', state(serial))
+        const seen: (number | null)[] = []
+        let cursor: string | undefined
+        do {
+          const page = await units.versions(alice, id('app'), {
+            limit: 3,
+            ...(cursor === undefined ? {} : { cursor }),
+          })
+          seen.push(...page.items.map((version) => version.serial))
+          cursor = page.nextCursor ?? undefined
+        } while (cursor !== undefined)
+        expect(seen).toEqual([7, 6, 5, 4, 3, 2, 1])
+      })
+
+      it('loses no version when many writers write at once', async () => {
+        units = new UnitService({ store })
+        const count = 25
+        const results = await Promise.all(
+          Array.from({ length: count }, (_, index) =>
+            write('app', JSON.stringify({ writer: index })),
+          ),
+        )
+        const listed = await units.versions(alice, id('app'), { limit: 1000 })
+        expect(listed.items).toHaveLength(count)
+        expect(new Set(listed.items.map((version) => version.sha256))).toEqual(
+          new Set(results.map((version) => version.sha256)),
+        )
+        expect((await units.get(alice, id('app'))).version_count).toBe(count)
+      })
+    })
+
+    describe('locks', () => {
+      beforeEach(async () => {
+        await units.create(alice, id('app'))
+      })
+
+      const terraformLock = {
+        ID: LOCK_A,
+        Operation: 'OperationTypeApply',
+        Info: '',
+        Who: 'root@vm',
+        Version: '1.11.4',
+        Created: '2026-11-22T03:51:53.193653099Z',
+        Path: '',
+      }
+
+      it("keeps Terraform's LockInfo whole and shows it in the unit's metadata", async () => {
+        expect(await units.lock(alice, id('app'), terraformLock, { source: 'http' })).toEqual(
+          terraformLock,
+        )
+        expect(await units.get(alice, id('app'))).toMatchObject({
+          locked: true,
+          lock: terraformLock,
+        })
+      })
+
+      it('generates the ID, Who and Created a lock request leaves out', async () => {
+        const lock = await units.lock(alice, id('app'), {}, { source: 'api' })
+        expect(lock.ID).toMatch(/^[0-9a-f-]{36}$/)
+        expect(lock).toMatchObject({
+          Who: 'alice',
+          Created: '2026-01-01T00:00:00.000Z',
+          Operation: '',
+          Path: '',
+        })
+      })
+
+      it('refuses a second lock, naming the lock held', async () => {
+        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        const refusal = await units
+          .lock(bob, id('app'), { ID: LOCK_B }, { source: 'api' })
+          .catch((error: unknown) => error)
+        expect(refusal).toBeInstanceOf(LockConflictError)
+        expect((refusal as LockConflictError).lock).toEqual(terraformLock)
+      })
+
+      it('accepts the held lock ID again, as a retried request', async () => {
+        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        expect(await units.lock(alice, id('app'), { ID: LOCK_A }, { source: 'http' })).toEqual(
+          terraformLock,
+        )
+      })
+
+      it('gives the lock to exactly one of 50 concurrent requests', async () => {
+        units = new UnitService({ store })
+        const results = await Promise.allSettled(
+          Array.from({ length: 50 }, () => units.lock(alice, id('app'), {}, { source: 'api' })),
+        )
+        const won = results.filter((result) => result.status === 'fulfilled')
+        expect(won).toHaveLength(1)
+        for (const result of results) {
+          if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(LockConflictError)
+        }
+        const held = (await units.get(alice, id('app'))).lock
+        expect(held?.ID).toBe((won[0] as PromiseFulfilledResult<{ ID: string }>).value.ID)
+      })
+
+      it('unlocks with the holder ID and refuses another ID, naming the lock held', async () => {
+        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        const refusal = await units
+          .unlock(bob, id('app'), { lockId: LOCK_B, source: 'api' })
+          .catch((error: unknown) => error)
+        expect(refusal).toBeInstanceOf(LockConflictError)
+        expect((refusal as LockConflictError).lock?.ID).toBe(LOCK_A)
+        expect(await units.unlock(alice, id('app'), { lockId: LOCK_A, source: 'http' })).toEqual(
+          terraformLock,
+        )
+        expect((await units.get(alice, id('app'))).locked).toBe(false)
+      })
+
+      it('answers an unlock of an unlocked unit with no lock and no change', async () => {
+        expect(await units.unlock(alice, id('app'), { lockId: LOCK_A, source: 'api' })).toBeNull()
+      })
+
+      it('refuses an unlock that names no lock and does not force', async () => {
+        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        await expect(units.unlock(alice, id('app'), { source: 'api' })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+      })
+
+      it('force-unlocks any lock and records it in the history', async () => {
+        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        expect(await units.unlock(bob, id('app'), { force: true, source: 'http' })).toEqual(
+          terraformLock,
+        )
+        expect((await units.get(alice, id('app'))).locked).toBe(false)
+        const history = await units.history(alice, id('app'))
+        expect(history.items).toEqual([
+          {
+            timestamp: '2026-01-01T00:00:00.000Z',
+            type: 'force_unlock',
+            actor: 'bob',
+            source: 'http',
+            lock: terraformLock,
+          },
+        ])
+      })
+
+      it('refuses a write while locked unless it names the lock held', async () => {
+        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        await expect(write('app', state(1))).rejects.toBeInstanceOf(LockConflictError)
+        await expect(
+          write('app', state(1), { source: 'api', lockId: LOCK_B }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        expect((await write('app', state(1), { source: 'api', lockId: LOCK_A })).serial).toBe(1)
+      })
+
+      it('refuses a write that names a lock when the unit is not locked', async () => {
+        const refusal = await write('app', state(1), { source: 'api', lockId: LOCK_A }).catch(
+          (error: unknown) => error,
+        )
+        expect(refusal).toBeInstanceOf(LockConflictError)
+        expect((refusal as LockConflictError).lock).toBeNull()
+        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+      })
+
+      it('lets the lock holder write without a lock ID only through the protocol it locked with', async () => {
+        await units.lock(alice, id('app'), {}, { source: 'cloud' })
+        await expect(
+          write('app', state(1), { source: 'cloud', asHolder: true }, bob),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        await expect(
+          write('app', state(1), { source: 's3', asHolder: true }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        expect((await write('app', state(1), { source: 'cloud', asHolder: true })).serial).toBe(1)
+      })
+
+      it('creates a missing unit on lock when asked', async () => {
+        await units.lock(alice, id('fresh'), { ID: LOCK_A }, { source: 'http', create: true })
+        expect(await units.get(alice, id('fresh'))).toMatchObject({
+          locked: true,
+          version_count: 0,
+        })
+      })
+    })
+
+    describe('restore', () => {
+      beforeEach(async () => {
+        await units.create(alice, id('app'))
+      })
+
+      it('copies an old version forward with the serial moved past the current one', async () => {
+        const first = await write('app', state(1, { serial: 1, outputs: { v: 'one' } }))
+        clock.advance(1000)
+        await write('app', state(2, { serial: 2, outputs: { v: 'two' } }))
+        clock.advance(1000)
+        const restored = await units.restore(bob, id('app'), { timestamp: first.timestamp })
+        expect(restored).toMatchObject({ serial: 3, source: 'restore', author: 'bob' })
+        const body = JSON.parse(
+          await textOf((await units.download(alice, id('app'))).body),
+        ) as Record<string, unknown>
+        expect(body).toEqual(JSON.parse(state(3, { serial: 3, outputs: { v: 'one' } })))
+        expect(
+          (await units.versions(alice, id('app'))).items.map((version) => version.serial),
+        ).toEqual([3, 2, 1])
+        expect((await write('app', state(4, { serial: 4, outputs: { v: 'one' } }))).serial).toBe(4)
+      })
+
+      it('finds the version by any RFC 3339 spelling of its time', async () => {
+        const first = await write('app', state(1))
+        clock.advance(1000)
+        await write('app', state(2))
+        const spelled = first.timestamp.replace('Z', '+00:00')
+        expect((await units.restore(alice, id('app'), { timestamp: spelled })).serial).toBe(3)
+      })
+
+      it('answers version_not_found for a time with no version, and refuses a malformed time', async () => {
+        await write('app', state(1))
+        await expect(
+          units.restore(alice, id('app'), { timestamp: '2020-01-01T00:00:00Z' }),
+        ).rejects.toBeInstanceOf(VersionNotFoundError)
+        await expect(
+          units.restore(alice, id('app'), { timestamp: 'yesterday' }),
+        ).rejects.toBeInstanceOf(InvalidRequestError)
+      })
+
+      it('needs the lock ID while the unit is locked', async () => {
+        const first = await write('app', state(1))
+        clock.advance(1000)
+        await write('app', state(2))
+        await units.lock(alice, id('app'), { ID: LOCK_A }, { source: 'api' })
+        await expect(
+          units.restore(alice, id('app'), { timestamp: first.timestamp }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        expect(
+          (await units.restore(alice, id('app'), { timestamp: first.timestamp, lockId: LOCK_A }))
+            .serial,
+        ).toBe(3)
+      })
+    })
+
+    describe('authorization', () => {
+      it('asks the authorizer before every operation and changes nothing when refused', async () => {
+        await units.create(alice, id('app'))
+        await write('app', state(1))
+        const asked: string[] = []
+        const denyAll: Authorizer = {
+          can: (principal, permission, unit) => {
+            asked.push(`${permission} ${unit}`)
+            return false
+          },
+        }
+        const guarded = make({ authorizer: denyAll })
+        const attempts: (() => Promise<unknown>)[] = [
+          () => guarded.create(bob, id('other')),
+          () => guarded.get(bob, id('app')),
+          () => guarded.download(bob, id('app')),
+          () => guarded.write(bob, id('app'), bytesOf(state(2)), { source: 'api' }),
+          () => guarded.lock(bob, id('app'), {}, { source: 'api' }),
+          () => guarded.unlock(bob, id('app'), { source: 'api', force: true }),
+          () => guarded.versions(bob, id('app')),
+          () => guarded.restore(bob, id('app'), { timestamp: '2026-01-01T00:00:00Z' }),
+          () => guarded.delete(bob, id('app')),
+        ]
+        for (const attempt of attempts)
+          await expect(attempt()).rejects.toBeInstanceOf(ForbiddenError)
+        expect(asked).toEqual([
+          'unit:write other',
+          'unit:read app',
+          'unit:read app',
+          'unit:write app',
+          'unit:lock app',
+          'unit:manage app',
+          'unit:read app',
+          'unit:write app',
+          'unit:manage app',
+        ])
+        expect((await guarded.list(bob)).items).toEqual([])
+        expect(await units.get(alice, id('app'))).toMatchObject({
+          serial: 1,
+          locked: false,
+          version_count: 1,
+        })
+      })
+    })
+  })
+}

@@ -1,0 +1,109 @@
+import * as v from 'valibot'
+import { LockInfoSchema } from '../locks/lock-info'
+
+/** Which surface a write or lock came through. */
+export const SourceSchema = v.picklist(['api', 'cloud', 's3', 'http', 'restore'])
+export type Source = v.InferOutput<typeof SourceSchema>
+
+/** A version as every API shows it (DESIGN section 4). */
+export const VersionSchema = v.object({
+  timestamp: v.string(),
+  sha256: v.string(),
+  md5: v.string(),
+  size: v.number(),
+  serial: v.nullable(v.number()),
+  lineage: v.nullable(v.string()),
+  author: v.string(),
+  source: SourceSchema,
+})
+export type Version = v.InferOutput<typeof VersionSchema>
+
+/** A version as stored: the public fields plus where its bytes are and where its serial sits. */
+export const VersionRecordSchema = v.object({
+  ...VersionSchema.entries,
+  object: v.string(),
+  terraform_version: v.nullable(v.string()),
+  serial_span: v.nullable(v.tuple([v.number(), v.number()])),
+})
+export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
+
+/** The lock as stored: Terraform's LockInfo plus who took it, through which surface, and when. */
+export const HeldLockSchema = v.object({
+  info: LockInfoSchema,
+  subject: v.string(),
+  source: SourceSchema,
+  acquired: v.string(),
+})
+export type HeldLock = v.InferOutput<typeof HeldLockSchema>
+
+/**
+ * The one record per unit that changes with each write, lock and unlock, always by a conditional
+ * write, so the lock and the pointer to the current version can never disagree.
+ */
+export const UnitRecordSchema = v.object({
+  format: v.literal(1),
+  id: v.string(),
+  epoch: v.string(),
+  created: v.string(),
+  updated: v.string(),
+  tags: v.array(v.string()),
+  lock: v.nullable(HeldLockSchema),
+  current: v.nullable(VersionRecordSchema),
+  version_count: v.number(),
+})
+export type UnitRecord = v.InferOutput<typeof UnitRecordSchema>
+
+/** Unit metadata as every API shows it (DESIGN section 2). */
+export const UnitSchema = v.object({
+  id: v.string(),
+  created: v.string(),
+  updated: v.string(),
+  size: v.number(),
+  serial: v.nullable(v.number()),
+  lineage: v.nullable(v.string()),
+  sha256: v.nullable(v.string()),
+  locked: v.boolean(),
+  lock: v.nullable(LockInfoSchema),
+  tags: v.array(v.string()),
+  version_count: v.number(),
+})
+export type Unit = v.InferOutput<typeof UnitSchema>
+
+/** A recorded event in a unit's history. */
+export const HistoryEventSchema = v.object({
+  timestamp: v.string(),
+  type: v.picklist(['force_unlock']),
+  actor: v.string(),
+  source: SourceSchema,
+  lock: v.nullable(LockInfoSchema),
+})
+export type HistoryEvent = v.InferOutput<typeof HistoryEventSchema>
+
+export function toUnit(record: UnitRecord): Unit {
+  return {
+    id: record.id,
+    created: record.created,
+    updated: record.updated,
+    size: record.current?.size ?? 0,
+    serial: record.current?.serial ?? null,
+    lineage: record.current?.lineage ?? null,
+    sha256: record.current?.sha256 ?? null,
+    locked: record.lock !== null,
+    lock: record.lock?.info ?? null,
+    tags: record.tags,
+    version_count: record.version_count,
+  }
+}
+
+export function toVersion(record: VersionRecord): Version {
+  return {
+    timestamp: record.timestamp,
+    sha256: record.sha256,
+    md5: record.md5,
+    size: record.size,
+    serial: record.serial,
+    lineage: record.lineage,
+    author: record.author,
+    source: record.source,
+  }
+}
