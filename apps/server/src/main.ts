@@ -82,9 +82,9 @@ async function main(): Promise<void> {
   const server = createServer((request, response) => {
     void listener(request, response)
   })
-  // Large states take a while to stream; Node's default 5-minute request timeout stays, headers
-  // must arrive within a minute.
+  // Headers must arrive within a minute; a large state on a slow link may take up to an hour.
   server.headersTimeout = 60_000
+  server.requestTimeout = 3_600_000
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => {
@@ -93,6 +93,7 @@ async function main(): Promise<void> {
   }).catch((error: unknown) =>
     refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
   )
+  stopOnSignals(server, config, log, close)
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
   log.info('listening', {
@@ -101,7 +102,6 @@ async function main(): Promise<void> {
     storage: config.storage,
     ...(config.storage === 'fs' ? { data_dir: config.dataDir } : {}),
   })
-  stopOnSignals(server, config, log, close)
 }
 
 /**

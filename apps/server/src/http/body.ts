@@ -47,8 +47,9 @@ export async function readJsonObject(
   c: Context<AppEnv>,
   limit: number,
 ): Promise<Record<string, unknown>> {
-  const body = (await readJsonBody(c, limit)) ?? {}
-  if (typeof body !== 'object' || Array.isArray(body)) {
+  const read = await readJsonBody(c, limit)
+  const body = read === undefined ? {} : read
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new InvalidRequestError('the request body must be a JSON object')
   }
   return body as Record<string, unknown>

@@ -62,7 +62,8 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   app.put(`${PREFIX}*`, write)
 
   app.on('LOCK', `${PREFIX}*`, async (c) => {
-    const request = parseLockRequest((await readJsonBody(c, deps.maxRequestBytes)) ?? {})
+    const body = await readJsonBody(c, deps.maxRequestBytes)
+    const request = parseLockRequest(body === undefined ? {} : body)
     try {
       const lock = await units.lock(c.var.principal, idOf(c), request, {
         source: 'http',

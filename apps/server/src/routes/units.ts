@@ -9,7 +9,7 @@ import {
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
-import { checkStateLength, readJsonObject, requestStream } from '../http/body'
+import { checkStateLength, readJsonBody, readJsonObject, requestStream } from '../http/body'
 import { HttpError } from '../http/errors'
 import { queryFlag, queryInt, queryText } from '../http/query'
 import { toWebStream } from '../http/stream'
@@ -46,7 +46,13 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     return c.json({ units: page.items, next_cursor: page.nextCursor })
   })
 
-  // Each route word with the methods it answers; `undefined` is the unit itself.
+  app.all('/v1/units', (c) => {
+    throw new HttpError('method_not_allowed', `${c.req.path} answers GET, POST`, {
+      Allow: 'GET, POST',
+    })
+  })
+
+  // Each route word with the methods it answers; '' is the unit itself.
   const routes: Record<string, Partial<Record<string, Handler>>> = {
     '': {
       GET: async (c, id) => c.json(await units.get(c.var.principal, id)),
@@ -75,7 +81,9 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     },
     lock: {
       POST: async (c, id) => {
-        const request = parseLockRequest(await json(c))
+        // LockInfo is checked whole by its own parser, which names the field at fault.
+        const body = await readJsonBody(c, deps.maxRequestBytes)
+        const request = parseLockRequest(body === undefined ? {} : body)
         return c.json(await units.lock(c.var.principal, id, request, { source: 'api' }))
       },
     },

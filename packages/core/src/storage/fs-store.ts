@@ -214,17 +214,28 @@ async function writeDurably(path: string, body: Body): Promise<void> {
     if (body instanceof Uint8Array) {
       await writeAll(handle, [body])
     } else {
+      // One batch is written while the next is read, so the disk and the body's producer (a
+      // socket, a hash, a scanner) work at the same time; the next write waits for the last.
+      let writing: Promise<void> = Promise.resolve()
       let batch: Uint8Array[] = []
       let batched = 0
-      for await (const chunk of body) {
-        batch.push(chunk)
-        batched += chunk.byteLength
-        if (batched >= WRITE_BATCH) {
-          await writeAll(handle, batch)
-          batch = []
-          batched = 0
+      try {
+        for await (const chunk of body) {
+          batch.push(chunk)
+          batched += chunk.byteLength
+          if (batched >= WRITE_BATCH) {
+            const full = batch
+            await writing
+            writing = writeAll(handle, full)
+            batch = []
+            batched = 0
+          }
         }
+      } finally {
+        // Settle the write in flight before the handle closes, whatever happened to the body.
+        await writing.catch(() => undefined)
       }
+      await writing
       await writeAll(handle, batch)
     }
     await handle.sync()

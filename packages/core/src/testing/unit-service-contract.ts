@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import {
+  ChecksumMismatchError,
   ForbiddenError,
   InvalidRequestError,
   InvalidStateError,
@@ -296,6 +297,23 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         const again = await write('app', state(1))
         expect(again).toEqual(first)
         expect((await units.get(alice, id('app'))).version_count).toBe(1)
+      })
+
+      it('refuses a body whose MD5 is not the one declared for it, and stores nothing', async () => {
+        const text = state(1)
+        const md5 = createHash('md5').update(text).digest('hex')
+        await expect(
+          write('app', text, {
+            source: 'http',
+            expectedMd5: md5.replace(/^./, md5.startsWith('0') ? '1' : '0'),
+          }),
+        ).rejects.toBeInstanceOf(ChecksumMismatchError)
+        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        const listed = await store.list({ prefix: 'units/' })
+        expect(listed.objects.map((object) => object.key)).toEqual(['units/app!/unit.json'])
+        expect(
+          (await write('app', text, { source: 'http', expectedMd5: md5.toUpperCase() })).md5,
+        ).toBe(md5)
       })
 
       it('refuses a state over the size limit and stores nothing', async () => {

@@ -3,16 +3,15 @@ import { InvalidUnitIdError } from '../errors'
 import { parseUnitId, unitIdFromPath, unitIdToSegment } from './unit-id'
 
 describe('unit IDs', () => {
-  it.each(['a', 'team/app/prod', 'A-Z.a_z~0:9@+=', 'env:/dev/app', 'x'.repeat(512)])(
-    'accepts %s',
-    (id) => {
-      expect(parseUnitId(id)).toBe(id)
-    },
-  )
+  const longest = `${'x'.repeat(200)}/${'y'.repeat(200)}/${'z'.repeat(110)}`
+  it.each(['a', 'team/app/prod', 'A-Z.a_z~0:9@+=', 'env:/dev/app', longest])('accepts %s', (id) => {
+    expect(parseUnitId(id)).toBe(id)
+  })
 
   it.each([
     ['', 'empty'],
-    ['x'.repeat(513), 'longer than 512'],
+    [`${'x'.repeat(200)}/${'y'.repeat(200)}/${'z'.repeat(111)}`, 'longer than 512'],
+    ['x'.repeat(201), 'at most 200 characters'],
     ['/a', 'must not be empty'],
     ['a/', 'must not be empty'],
     ['a//b', 'must not be empty'],

@@ -7,6 +7,12 @@ export type UnitId = string & { readonly __unitId: unique symbol }
 export const MAX_UNIT_ID_LENGTH = 512
 
 /**
+ * The longest segment accepted. Each segment becomes a folder name in the `fs` store, and file
+ * systems cap names at 255 bytes; one limit for every driver keeps a unit portable between them.
+ */
+export const MAX_SEGMENT_LENGTH = 200
+
+/**
  * Path words that follow a unit ID in `/v1/units/{id}/<word>` routes. A unit's last segment may not
  * be one of them, so that a path always parses one way.
  */
@@ -43,6 +49,9 @@ export function parseUnitId(id: string): UnitId {
         id,
         'segments must not be empty (no leading, trailing or double /)',
       )
+    }
+    if (segment.length > MAX_SEGMENT_LENGTH) {
+      throw new InvalidUnitIdError(id, `segments must be at most ${MAX_SEGMENT_LENGTH} characters`)
     }
     if (segment === '.' || segment === '..') {
       throw new InvalidUnitIdError(id, 'segments must not be . or ..')

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest'
+import { loadConfig, type Config } from './config'
+import { ConfigError } from './config-error'
+
+/** The config for `argv` and `env`, failing the test if they ask for help instead. */
+function configOf(argv: string[], env: NodeJS.ProcessEnv = {}): Config {
+  const invocation = loadConfig(argv, env)
+  if (!('config' in invocation)) throw new Error('expected a config, got the help text')
+  return invocation.config
+}
+
+/** The message of the ConfigError that `argv` and `env` raise. */
+function errorOf(argv: string[], env: NodeJS.ProcessEnv = {}): string {
+  try {
+    loadConfig(argv, env)
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return (error as ConfigError).message
+  }
+  throw new Error(`expected ${JSON.stringify(argv)} to be refused`)
+}
+
+describe('loadConfig', () => {
+  it('uses the defaults when nothing is set', () => {
+    expect(configOf([])).toEqual({
+      host: '0.0.0.0',
+      port: 8080,
+      storage: 'fs',
+      dataDir: './data',
+      authDisable: false,
+      maxStateBytes: 512 * 1024 * 1024,
+      maxRequestBytes: 1024 * 1024,
+      logLevel: 'info',
+      shutdownTimeoutMs: 30_000,
+    })
+  })
+
+  it('returns a frozen config', () => {
+    expect(Object.isFrozen(configOf([]))).toBe(true)
+  })
+
+  it('takes every setting from its environment variable', () => {
+    const env = {
+      SVC_HOST: '127.0.0.1',
+      PORT: '9090',
+      SVC_STORAGE: 'memory',
+      SVC_DATA_DIR: '/var/lib/cairn',
+      SVC_AUTH_DISABLE: 'true',
+      SVC_MAX_STATE_BYTES: '2048',
+      SVC_MAX_REQUEST_BYTES: '4096',
+      SVC_LOG_LEVEL: 'debug',
+      SVC_SHUTDOWN_TIMEOUT: '1m30s',
+    }
+    expect(configOf([], env)).toEqual({
+      host: '127.0.0.1',
+      port: 9090,
+      storage: 'memory',
+      dataDir: '/var/lib/cairn',
+      authDisable: true,
+      maxStateBytes: 2048,
+      maxRequestBytes: 4096,
+      logLevel: 'debug',
+      shutdownTimeoutMs: 90_000,
+    })
+  })
+
+  it.each([
+    ['-port', ['-port', '9999'], { PORT: '7777' }, { port: 9999 }],
+    ['-storage', ['-storage', 'memory'], { SVC_STORAGE: 'fs' }, { storage: 'memory' }],
+    ['-data-dir', ['-data-dir', '/flag'], { SVC_DATA_DIR: '/env' }, { dataDir: '/flag' }],
+    [
+      '-auth-disable',
+      ['-auth-disable=false'],
+      { SVC_AUTH_DISABLE: 'true' },
+      { authDisable: false },
+    ],
+    ['-log-level', ['-log-level', 'warn'], { SVC_LOG_LEVEL: 'error' }, { logLevel: 'warn' }],
+    [
+      '-shutdown-timeout',
+      ['-shutdown-timeout', '5s'],
+      { SVC_SHUTDOWN_TIMEOUT: '1h' },
+      { shutdownTimeoutMs: 5000 },
+    ],
+  ])('lets the flag %s beat its environment variable', (_flag, argv, env, expected) => {
+    expect(configOf(argv, env)).toMatchObject(expected)
+  })
+
+  it('treats an empty environment variable as unset', () => {
+    expect(configOf([], { PORT: '', SVC_STORAGE: '' })).toMatchObject({ port: 8080, storage: 'fs' })
+  })
+
+  it.each([
+    ['-port 9000', ['-port', '9000']],
+    ['--port 9000', ['--port', '9000']],
+    ['-port=9000', ['-port=9000']],
+    ['--port=9000', ['--port=9000']],
+  ])('reads a flag written as %s', (_label, argv) => {
+    expect(configOf(argv).port).toBe(9000)
+  })
+
+  it('keeps an = inside a value given as -flag=value', () => {
+    expect(configOf(['-data-dir=/srv/a=b']).dataDir).toBe('/srv/a=b')
+  })
+
+  it.each([
+    [['-auth-disable'], {}, true],
+    [['--auth-disable'], {}, true],
+    [['-auth-disable=true'], {}, true],
+    [['-auth-disable=1'], {}, true],
+    [['-auth-disable=false'], {}, false],
+    [['--auth-disable=0'], {}, false],
+    [[], { SVC_AUTH_DISABLE: '1' }, true],
+    [[], { SVC_AUTH_DISABLE: 'false' }, false],
+  ])('reads the boolean %j with env %j as %s', (argv, env, expected) => {
+    expect(configOf(argv, env).authDisable).toBe(expected)
+  })
+
+  it('does not take the word after a boolean flag as its value', () => {
+    expect(errorOf(['-auth-disable', 'false'])).toContain('"false"')
+  })
+
+  it.each([['-help'], ['--help'], ['-help=true']])(
+    'answers %s with help text that lists every flag',
+    (flag) => {
+      const invocation = loadConfig([flag], {})
+      if (!('help' in invocation)) throw new Error('expected the help text')
+      for (const name of ['-host', '-port', '-storage', '-data-dir', '-auth-disable', '-help']) {
+        expect(invocation.help).toContain(name)
+      }
+      expect(invocation.help).toContain('[PORT]')
+    },
+  )
+
+  it.each([
+    ['an unknown flag', ['-nope'], {}, '-nope'],
+    ['a flag with no value', ['-port'], {}, '-port'],
+    ['a port that is not a number', ['-port', 'abc'], {}, '-port'],
+    ['a port over 65535', ['-port', '65536'], {}, '-port'],
+    ['a negative port', ['-port=-1'], {}, '-port'],
+    ['an unknown storage', ['-storage', 'nfs'], {}, '-storage'],
+    ['an empty data directory', ['-data-dir='], {}, '-data-dir'],
+    ['an empty host', ['-host='], {}, '-host'],
+    ['a boolean that is not true or false', ['-auth-disable=yes'], {}, '-auth-disable'],
+    ['a state limit of 0', ['-max-state-bytes', '0'], {}, '-max-state-bytes'],
+    ['a request limit under 1024', ['-max-request-bytes', '10'], {}, '-max-request-bytes'],
+    ['an unknown log level', ['-log-level', 'loud'], {}, '-log-level'],
+    ['a timeout without a unit', ['-shutdown-timeout', '30'], {}, '-shutdown-timeout'],
+    ['a bad PORT variable', [], { PORT: 'http' }, 'PORT'],
+    ['a bad SVC_STORAGE variable', [], { SVC_STORAGE: 'nfs' }, 'SVC_STORAGE'],
+    [
+      'a bad SVC_SHUTDOWN_TIMEOUT variable',
+      [],
+      { SVC_SHUTDOWN_TIMEOUT: '1d' },
+      'SVC_SHUTDOWN_TIMEOUT',
+    ],
+  ])('refuses %s with a ConfigError naming it', (_label, argv, env, named) => {
+    expect(errorOf(argv, env)).toContain(named)
+  })
+
+  it('refuses a stray argument, quoting it', () => {
+    expect(errorOf(['-port', '8080', 'extra'])).toContain('"extra"')
+  })
+})

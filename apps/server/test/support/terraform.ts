@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process'
+import { accessSync, constants } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+
+/** The real terraform binary: `TERRAFORM_BIN`, or the first on PATH. */
+export function terraformBinary(): string {
+  const candidates = [
+    process.env['TERRAFORM_BIN'],
+    ...(process.env['PATH'] ?? '').split(delimiter).map((dir) => join(dir, 'terraform')),
+  ].filter((path): path is string => path !== undefined && path !== '')
+  for (const path of candidates) {
+    try {
+      accessSync(path, constants.X_OK)
+      return path
+    } catch {
+      // not this one
+    }
+  }
+  throw new Error(
+    'terraform was not found on PATH or in TERRAFORM_BIN: install Terraform 1.11 (these suites drive the real binary)',
+  )
+}
+
+export interface TerraformResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/**
+ * A working directory with its own HOME and CLI config, so nothing of the machine's environment
+ * (TF_CLI_CONFIG_FILE, credentials, plugin caches) leaks into a test.
+ */
+export class TerraformWorkspace {
+  readonly dir: string
+  readonly home: string
+  readonly #binary: string
+  readonly #env: Record<string, string>
+
+  private constructor(dir: string, binary: string, env: Record<string, string>) {
+    this.dir = dir
+    this.home = join(dir, '.home')
+    this.#binary = binary
+    this.#env = env
+  }
+
+  static async create(env: Record<string, string> = {}): Promise<TerraformWorkspace> {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-tf-'))
+    const workspace = new TerraformWorkspace(dir, terraformBinary(), env)
+    await mkdir(join(workspace.home, '.terraform.d'), { recursive: true })
+    await writeFile(join(dir, '.terraformrc'), '')
+    return workspace
+  }
+
+  async write(name: string, text: string): Promise<void> {
+    await writeFile(join(this.dir, name), text)
+  }
+
+  /** Runs terraform with `args`; resolves with its exit code and output, whatever the code. */
+  run(
+    args: string[],
+    options: { timeoutMs?: number; env?: Record<string, string> } = {},
+  ): Promise<TerraformResult> {
+    const env: Record<string, string> = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: this.home,
+      CHECKPOINT_DISABLE: '1',
+      TF_IN_AUTOMATION: '1',
+      TF_INPUT: '0',
+      TF_CLI_CONFIG_FILE: join(this.dir, '.terraformrc'),
+      ...this.#env,
+      ...options.env,
+    }
+    return new Promise((resolve) => {
+      execFile(
+        this.#binary,
+        args,
+        { cwd: this.dir, env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
+          resolve({ code, stdout: plain(stdout), stderr: plain(stderr) })
+        },
+      )
+    })
+  }
+
+  async dispose(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true })
+  }
+}
+
+/** Output without terminal colour codes, which Terraform writes unless told -no-color. */
+function plain(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching the escape character is the point
+  return text.replace(/\u001b\[[0-9;]*m/g, '')
+}
