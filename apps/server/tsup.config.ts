@@ -3,7 +3,8 @@ import { base } from '../../tsup.base'
 
 export default defineConfig({
   ...base,
-  entry: ['src/main.ts'],
+  // The scan worker is a script of its own, loaded by URL beside main.js.
+  entry: { main: 'src/main.ts', 'scan-worker': 'src/scanning/scan-worker.ts' },
   // The workspace packages export TypeScript sources, so the server bundles them.
   noExternal: [/^@cairn\//],
   dts: false,

@@ -13,6 +13,7 @@ import { createApp } from './app'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
 import { createLogger, type Logger } from './log/logger'
+import { WorkerScanners } from './scanning/worker-scanners'
 
 /** Stops the process at start with one line on stderr. */
 function refuse(message: string): never {
@@ -69,7 +70,12 @@ async function main(): Promise<void> {
     'authentication is disabled: every caller may read and change every unit (development only)',
   )
   const { store, close } = await openStore(config, log)
-  const units = new UnitService({ store, maxStateBytes: config.maxStateBytes })
+  const scanners = new WorkerScanners()
+  const units = new UnitService({
+    store,
+    maxStateBytes: config.maxStateBytes,
+    scanners: scanners.source,
+  })
   const app = createApp({
     store,
     units,
@@ -93,7 +99,10 @@ async function main(): Promise<void> {
   }).catch((error: unknown) =>
     refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
   )
-  stopOnSignals(server, config, log, close)
+  stopOnSignals(server, config, log, async () => {
+    await scanners.close()
+    await close()
+  })
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
   log.info('listening', {

@@ -64,9 +64,13 @@ export class InvalidLockInfoError extends CoreError {
 
 /** The body is not JSON, or claims to be a Terraform state and breaks its rules. */
 export class InvalidStateError extends CoreError {
+  /** What is wrong, without the `invalid state:` prefix. */
+  readonly reason: string
+
   constructor(reason: string) {
     super('invalid_state', `invalid state: ${reason}`)
     this.name = 'InvalidStateError'
+    this.reason = reason
   }
 }
 

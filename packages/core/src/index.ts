@@ -64,3 +64,7 @@ export {
   RestoreRequestSchema,
   UnlockRequestSchema,
 } from './units/requests'
+export type { ChunkScanner, ScannerSource } from './state/chunk-scanner'
+export { inlineScanners } from './state/chunk-scanner'
+export type { ScannedState, TerraformHeader } from './state/state-scanner'
+export { StateScanner } from './state/state-scanner'

@@ -10,13 +10,22 @@ import { HttpError } from './errors'
 export function requestStream(c: Context<AppEnv>): AsyncIterable<Uint8Array> {
   const env = c.env as AppEnv['Bindings'] | undefined
   const incoming = env?.incoming
-  if (incoming !== undefined && !incoming.readableDidRead) return incoming
+  // A reader that stops early (a refused body) must not destroy the request: the connection
+  // stays open for the response and the next request, and the server drains what is left.
+  if (incoming !== undefined && !incoming.readableDidRead) {
+    return { [Symbol.asyncIterator]: () => incoming.iterator({ destroyOnReturn: false }) }
+  }
   return c.req.raw.body ?? bodyOf(new Uint8Array(0))
 }
 
-/** Refuses a state body whose declared length is over the limit before reading any of it. */
-export function checkStateLength(c: Context<AppEnv>, limit: number): void {
-  if (declaredLength(c) > limit) throw new StateTooLargeError(limit)
+/**
+ * Refuses a state body whose declared length is over the limit before reading any of it, and
+ * returns that length (undefined when the client did not declare one).
+ */
+export function checkStateLength(c: Context<AppEnv>, limit: number): number | undefined {
+  const length = declaredLength(c)
+  if (length !== undefined && length > limit) throw new StateTooLargeError(limit)
+  return length
 }
 
 /**
@@ -25,7 +34,7 @@ export function checkStateLength(c: Context<AppEnv>, limit: number): void {
  * @throws HttpError `request_too_large`, InvalidRequestError when it is not JSON
  */
 export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<unknown> {
-  if (declaredLength(c) > limit) throw tooLarge(limit)
+  if ((declaredLength(c) ?? 0) > limit) throw tooLarge(limit)
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of requestStream(c)) {
@@ -55,9 +64,9 @@ export async function readJsonObject(
   return body as Record<string, unknown>
 }
 
-function declaredLength(c: Context<AppEnv>): number {
+function declaredLength(c: Context<AppEnv>): number | undefined {
   const header = c.req.header('content-length')
-  return header === undefined || !/^\d+$/.test(header) ? 0 : Number(header)
+  return header === undefined || !/^\d+$/.test(header) ? undefined : Number(header)
 }
 
 function tooLarge(limit: number): HttpError {

@@ -47,11 +47,12 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   })
 
   const write = async (c: Context<AppEnv>) => {
-    checkStateLength(c, deps.maxStateBytes)
+    const sizeHint = checkStateLength(c, deps.maxStateBytes)
     const lockId = queryText(c, 'ID')
     const md5 = contentMd5(c)
     const version = await units.write(c.var.principal, idOf(c), requestStream(c), {
       source: 'http',
+      ...(sizeHint === undefined ? {} : { sizeHint }),
       create: true,
       ...(lockId === undefined ? {} : { lockId }),
       ...(md5 === undefined ? {} : { expectedMd5: md5 }),

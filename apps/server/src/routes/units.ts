@@ -69,10 +69,11 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     },
     upload: {
       POST: async (c, id) => {
-        checkStateLength(c, deps.maxStateBytes)
+        const sizeHint = checkStateLength(c, deps.maxStateBytes)
         const lockId = queryText(c, 'if_locked_by')
         const version = await units.write(c.var.principal, id, requestStream(c), {
           source: 'api',
+          ...(sizeHint === undefined ? {} : { sizeHint }),
           force: queryFlag(c, 'force'),
           ...(lockId === undefined ? {} : { lockId }),
         })

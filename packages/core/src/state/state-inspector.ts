@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { StateTooLargeError } from '../errors'
-import { StateScanner, type ScannedState } from './state-scanner'
+import type { ChunkScanner } from './chunk-scanner'
+import type { ScannedState } from './state-scanner'
 
 /** What a state body turned out to be, known once the whole body has passed. */
 export interface InspectedState {
@@ -18,29 +19,39 @@ export interface InspectedState {
 export class StateInspector {
   readonly #sha256 = createHash('sha256')
   readonly #md5 = createHash('md5')
-  readonly #scanner = new StateScanner()
+  readonly #scanner: ChunkScanner
   readonly #limit: number
   #size = 0
   #result: InspectedState | undefined
 
-  constructor(limit: number) {
+  constructor(limit: number, scanner: ChunkScanner) {
     this.#limit = limit
+    this.#scanner = scanner
   }
 
   async *pass(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-    for await (const chunk of body) {
-      this.#size += chunk.byteLength
-      if (this.#size > this.#limit) throw new StateTooLargeError(this.#limit)
-      this.#scanner.write(chunk)
-      this.#sha256.update(chunk)
-      this.#md5.update(chunk)
-      yield chunk
-    }
-    this.#result = {
-      sha256: this.#sha256.digest('hex'),
-      md5: this.#md5.digest('hex'),
-      size: this.#size,
-      scan: this.#scanner.end(),
+    let finished = false
+    try {
+      for await (const chunk of body) {
+        this.#size += chunk.byteLength
+        if (this.#size > this.#limit) throw new StateTooLargeError(this.#limit)
+        // A scanner on another thread works on this chunk while this one hashes it.
+        const scanned = this.#scanner.write(chunk)
+        this.#sha256.update(chunk)
+        this.#md5.update(chunk)
+        if (scanned !== undefined) await scanned
+        yield chunk
+      }
+      const scan = await this.#scanner.end()
+      finished = true
+      this.#result = {
+        sha256: this.#sha256.digest('hex'),
+        md5: this.#md5.digest('hex'),
+        size: this.#size,
+        scan,
+      }
+    } finally {
+      if (!finished) this.#scanner.abandon?.()
     }
   }
 

@@ -31,6 +31,8 @@ import {
 const INLINE_READ_LIMIT = 64 * 1024
 /** Writes are gathered into batches of about this size before they reach the file. */
 const WRITE_BATCH = 1024 * 1024
+/** While a large body streams in, what has been written is flushed to disk every this many bytes. */
+const FLUSH_EVERY = 8 * 1024 * 1024
 const READ_CHUNK = 1024 * 1024
 const TMP_DIR = '.tmp'
 const LOCK_FILE = '.lock'
@@ -216,9 +218,14 @@ async function writeDurably(path: string, body: Body): Promise<void> {
     } else {
       // One batch is written while the next is read, so the disk and the body's producer (a
       // socket, a hash, a scanner) work at the same time; the next write waits for the last.
+      // Every few MiB a flush to disk starts in the background, so the final fsync of a large
+      // body has little left to do.
       let writing: Promise<void> = Promise.resolve()
+      let flushing: Promise<void> = Promise.resolve()
+      let flushed = true
       let batch: Uint8Array[] = []
       let batched = 0
+      let unflushed = 0
       try {
         for await (const chunk of body) {
           batch.push(chunk)
@@ -227,15 +234,22 @@ async function writeDurably(path: string, body: Body): Promise<void> {
             const full = batch
             await writing
             writing = writeAll(handle, full)
+            unflushed += batched
             batch = []
             batched = 0
+            if (unflushed >= FLUSH_EVERY && flushed) {
+              flushed = false
+              unflushed = 0
+              flushing = writing.then(() => handle.datasync()).finally(() => (flushed = true))
+            }
           }
         }
       } finally {
-        // Settle the write in flight before the handle closes, whatever happened to the body.
-        await writing.catch(() => undefined)
+        // Settle the work in flight before the handle closes, whatever happened to the body.
+        await Promise.allSettled([writing, flushing])
       }
       await writing
+      await flushing
       await writeAll(handle, batch)
     }
     await handle.sync()

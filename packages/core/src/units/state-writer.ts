@@ -5,6 +5,7 @@ import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
 import { rewriteSerial } from '../state/serial-rewrite'
 import { checkSerial } from '../state/serial-rules'
+import type { ScannerSource } from '../state/chunk-scanner'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
 import { stateKey, versionKey } from './layout'
@@ -19,6 +20,7 @@ interface StateWriterOptions {
   clock: Clock
   ids: IdSource
   maxStateBytes: number
+  scanners: ScannerSource
 }
 
 /** A state body already in storage, waiting to become the unit's current version. */
@@ -47,6 +49,7 @@ export class StateWriter {
   readonly #clock: Clock
   readonly #ids: IdSource
   readonly #maxStateBytes: number
+  readonly #scanners: ScannerSource
 
   constructor(options: StateWriterOptions) {
     this.#store = options.store
@@ -54,6 +57,7 @@ export class StateWriter {
     this.#clock = options.clock
     this.#ids = options.ids
     this.#maxStateBytes = options.maxStateBytes
+    this.#scanners = options.scanners
   }
 
   /** A record for a unit that does not exist yet, in a new epoch. */
@@ -82,7 +86,12 @@ export class StateWriter {
     if (before === undefined && options.create !== true) throw new UnitNotFoundError(id)
     // Refuse a locked unit before reading a possibly large body.
     if (before !== undefined) checkWriteLock(before.record.lock, principal, options.source, options)
-    const staged = await this.#stage(id, before?.record.epoch ?? this.#newEpoch(), body)
+    const staged = await this.#stage(
+      id,
+      before?.record.epoch ?? this.#newEpoch(),
+      body,
+      options.sizeHint,
+    )
     const declared = options.expectedMd5?.toLowerCase()
     if (declared !== undefined && declared !== staged.inspected.md5) {
       await this.#discard([staged.object])
@@ -110,7 +119,7 @@ export class StateWriter {
       if (target.serial !== null && target.serial_span !== null && current?.serial != null) {
         body = rewriteSerial(body, target.serial_span, current.serial + 1)
       }
-      const staged = await this.#stage(id, snapshot.record.epoch, body)
+      const staged = await this.#stage(id, snapshot.record.epoch, body, target.size)
       try {
         return await this.#commit(principal, id, staged, guard, current?.timestamp ?? null)
       } catch (error) {
@@ -119,9 +128,14 @@ export class StateWriter {
     }
   }
 
-  async #stage(id: UnitId, epoch: string, body: AsyncIterable<Uint8Array>): Promise<Staged> {
+  async #stage(
+    id: UnitId,
+    epoch: string,
+    body: AsyncIterable<Uint8Array>,
+    sizeHint: number | undefined,
+  ): Promise<Staged> {
     const object = stateKey(id, epoch, this.#clock.now(), this.#ids.token())
-    const inspector = new StateInspector(this.#maxStateBytes)
+    const inspector = new StateInspector(this.#maxStateBytes, this.#scanners(sizeHint))
     await this.#store.put(object, inspector.pass(body), { contentType: 'application/json' })
     return { object, epoch, inspected: inspector.result() }
   }

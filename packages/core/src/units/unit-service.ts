@@ -13,6 +13,7 @@ import {
 } from '../errors'
 import type { LockInfo, LockRequest } from '../locks/lock-info'
 import { completeLockInfo, describe, type LockGuard } from '../locks/lock-rules'
+import { inlineScanners, type ScannerSource } from '../state/chunk-scanner'
 import { iso, systemClock, type Clock } from '../runtime/clock'
 import { randomIds, type IdSource } from '../runtime/id-source'
 import { collectBytes, listAllKeys, type ObjectStore } from '../storage/object-store'
@@ -61,6 +62,8 @@ export interface UnitServiceOptions {
   maxStateBytes?: number
   /** Waits between retries of a lost conditional write; injected so tests need not wait. */
   sleep?: (ms: number) => Promise<void>
+  /** Where state bodies are checked; inline by default, a worker thread in the server. */
+  scanners?: ScannerSource
 }
 
 /** A write of a state body on any surface. */
@@ -72,6 +75,8 @@ export interface WriteOptions extends LockGuard {
   create?: boolean
   /** The hex MD5 the client declared for the body; a body that differs is refused. */
   expectedMd5?: string
+  /** The body's declared length, if known: large bodies may be checked on another thread. */
+  sizeHint?: number
 }
 
 export interface PageOptions {
@@ -117,6 +122,7 @@ export class UnitService {
       clock: this.#clock,
       ids: this.#ids,
       maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
+      scanners: options.scanners ?? inlineScanners,
     })
   }
 

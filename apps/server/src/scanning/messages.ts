@@ -1,0 +1,20 @@
+import type { ScannedState } from '@cairn/core'
+
+/**
+ * From the server to a scan worker. Chunks travel through the shared ring given at start. Each
+ * body is a job with its own number; a message of a new job starts a new body.
+ */
+export type ToWorker =
+  /** `length` bytes of the body are in the ring at `offset`. */
+  { type: 'chunk'; job: number; offset: number; length: number } | { type: 'end'; job: number }
+
+/**
+ * From a scan worker to the server, naming the job, so that replies about a body the server has
+ * given up on are told apart from the next body's.
+ */
+export type FromWorker =
+  /** A chunk of `size` bytes has been scanned; its room in the ring is free again. */
+  | { type: 'ack'; job: number; size: number }
+  /** The body is not JSON (or breaks the Terraform header rules); its further chunks are ignored. */
+  | { type: 'error'; job: number; reason: string }
+  | { type: 'done'; job: number; scan: ScannedState }

@@ -1,0 +1,39 @@
+// A worker thread that scans state bodies for the server (see worker-scanners.ts), so that a
+// large upload's JSON check runs beside its hashing and its disk writes instead of after them.
+import { parentPort, workerData } from 'node:worker_threads'
+import { InvalidStateError, StateScanner } from '@cairn/core'
+import type { FromWorker, ToWorker } from './messages'
+
+const port = parentPort
+if (port === null) throw new Error('scan-worker.js runs only as a worker thread')
+const ring = new Uint8Array(workerData as SharedArrayBuffer)
+
+let job = -1
+let scanner = new StateScanner()
+let failed = false
+
+const reply = (message: FromWorker): void => {
+  port.postMessage(message)
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.job !== job) {
+    // A new body: whatever became of the last one (finished, refused, abandoned), start afresh.
+    job = message.job
+    scanner = new StateScanner()
+    failed = false
+  }
+  try {
+    if (message.type === 'chunk') {
+      if (!failed) scanner.write(ring.subarray(message.offset, message.offset + message.length))
+      reply({ type: 'ack', job, size: message.length })
+    } else if (!failed) {
+      reply({ type: 'done', job, scan: scanner.end() })
+    }
+  } catch (error) {
+    if (!(error instanceof InvalidStateError)) throw error
+    failed = true
+    reply({ type: 'error', job, reason: error.reason })
+    if (message.type === 'chunk') reply({ type: 'ack', job, size: message.length })
+  }
+})

@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto'
+import { Agent, request } from 'node:http'
+import { terraformState } from '@cairn/core/testing'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServer, type RunningServer } from './support/server-process'
+
+// Bodies of a megabyte or more are scanned on worker threads, which are reused between bodies.
+const LARGE = 4000
+
+describe('large states, checked on worker threads', () => {
+  let server: RunningServer
+  const upload = (unit: string, body: string) =>
+    fetch(`${server.url}/v1/units/${unit}/upload`, { method: 'POST', body })
+
+  beforeAll(async () => {
+    server = await startServer()
+    for (const id of ['large/a', 'large/b', 'large/c', 'large/d']) {
+      await fetch(`${server.url}/v1/units`, { method: 'POST', body: JSON.stringify({ id }) })
+    }
+  })
+  afterAll(async () => {
+    await server.dispose()
+  })
+
+  it('accepts one large state after another, each read whole', async () => {
+    for (let serial = 1; serial <= 4; serial += 1) {
+      const state = terraformState({ serial, resources: LARGE })
+      expect(state.length).toBeGreaterThan(1024 * 1024)
+      const response = await upload('large/a', state)
+      expect(response.status).toBe(200)
+      expect(await response.json()).toMatchObject({
+        serial,
+        sha256: createHash('sha256').update(state).digest('hex'),
+        size: Buffer.byteLength(state),
+      })
+    }
+  })
+
+  it('refuses a large body that is not JSON, then takes a good one', async () => {
+    const state = terraformState({ serial: 1, resources: LARGE })
+    const broken = await upload('large/b', state.slice(0, -10))
+    expect(broken.status).toBe(400)
+    expect(await broken.json()).toMatchObject({ error: 'invalid_state' })
+    const garbled = await upload('large/b', state.replace('"mode": "managed"', '"mode": managed'))
+    expect(garbled.status).toBe(400)
+    expect((await upload('large/b', state)).status).toBe(200)
+    const unit = (await (await fetch(`${server.url}/v1/units/large/b`)).json()) as {
+      version_count: number
+    }
+    expect(unit.version_count).toBe(1)
+  })
+
+  it('takes more large uploads at once than there are worker threads', async () => {
+    const units = ['large/c', 'large/d', 'large/c', 'large/d', 'large/c', 'large/d']
+    const states = units.map((_, index) =>
+      terraformState({ serial: 1, lineage: `l-${index}`, resources: LARGE }),
+    )
+    const answers = await Promise.all(
+      units.map((unit, index) => upload(unit, states[index] as string)),
+    )
+    expect(answers.map((answer) => answer.status)).toEqual(units.map(() => 200))
+  })
+
+  it('keeps the connection of a refused upload open for the next request', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const sockets = new Set<unknown>()
+    const send = (method: string, path: string, body?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${server.url}${path}`, { method, agent }, (res) => {
+          sockets.add(res.socket)
+          res.resume()
+          res.on('end', () => {
+            resolve(res.statusCode ?? 0)
+          })
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
+    try {
+      const broken = terraformState({ serial: 1, resources: LARGE }).replace(
+        '"version": 4',
+        '"version": x',
+      )
+      expect(await send('POST', '/v1/units/large/a/upload', broken)).toBe(400)
+      expect(await send('GET', '/v1/units/large/a')).toBe(200)
+      expect(sockets.size).toBe(1)
+    } finally {
+      agent.destroy()
+    }
+  })
+})
