@@ -64,6 +64,10 @@ export class DataDirInUseError extends Error {
 export async function openFsStore(root: string): Promise<FsStore> {
   await mkdir(join(root, TMP_DIR), { recursive: true, mode: 0o700 })
   await claimDataDir(root)
+  // Temporary files left by a process that died mid-write belong to no object: clear them.
+  for (const name of await readdir(join(root, TMP_DIR))) {
+    await unlink(join(root, TMP_DIR, name)).catch(() => undefined)
+  }
   const mutex = new KeyedMutex()
   const tmpDir = join(root, TMP_DIR)
 
