@@ -388,7 +388,7 @@ export class StateScanner {
     if (this.#captured.has(capture.key)) {
       this.#fail(i, `duplicate top-level key "${capture.key}"`)
     }
-    const bytes = capture.overflow ? undefined : concat(capture.chunks, capture.size)
+    const bytes = capture.overflow ? undefined : Buffer.concat(capture.chunks, capture.size)
     this.#captured.set(capture.key, { bytes, start: capture.start, end: this.#offset + i })
     this.#capture = undefined
     this.#topKey = undefined
@@ -470,16 +470,6 @@ function parseLineage(bytes: Uint8Array | undefined): string {
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
 }
 
 function decode(bytes: Uint8Array): string {

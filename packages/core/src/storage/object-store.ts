@@ -98,18 +98,8 @@ export async function* bodyOf(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
 /** Reads a whole stream into memory. For small records only; state bodies are streamed. */
 export async function collectBytes(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of body) {
-    chunks.push(chunk)
-    size += chunk.byteLength
-  }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
+  for await (const chunk of body) chunks.push(chunk)
+  return Buffer.concat(chunks)
 }
 
 /** Every key under a prefix, all pages. */
