@@ -5,11 +5,14 @@ import {
   createMemoryStore,
   DataDirInUseError,
   openFsStore,
+  systemClock,
   UnitService,
   type FsStore,
   type ObjectStore,
 } from '@cairn/core'
 import { createApp } from './app'
+import { setUpIdentity, type IdentitySetup } from './auth/identity-setup'
+import { ensureLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
 import { createLogger, type Logger } from './log/logger'
@@ -59,17 +62,35 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError) refuse(error.message)
     throw error
   }
-  if (!config.authDisable) {
-    refuse(
-      'authentication is not built yet, so the server will not start without it turned off: pass -auth-disable (development only)',
+  const log = createLogger(config.logLevel)
+  if (config.authDisable) {
+    log.warn(
+      'authentication is disabled: every caller may read and change every unit (development only)',
     )
   }
-
-  const log = createLogger(config.logLevel)
-  log.warn(
-    'authentication is disabled: every caller may read and change every unit (development only)',
-  )
   const { store, close } = await openStore(config, log)
+  let identity: IdentitySetup
+  try {
+    identity = await setUpIdentity({
+      config: config.auth,
+      authDisable: config.authDisable,
+      store,
+      clock: systemClock,
+      log,
+    })
+    if (identity.mode === 'local') {
+      await ensureLocalAdmin({
+        auth: identity.auth,
+        dataDir: config.dataDir,
+        log,
+        print: (text) => process.stderr.write(text),
+      })
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) refuse(error.message)
+    throw error
+  }
+  log.info('identity', { mode: identity.mode, signing_kid: identity.keys.signing.kid })
   const scanners = new WorkerScanners()
   const units = new UnitService({
     store,
@@ -79,6 +100,8 @@ async function main(): Promise<void> {
   const app = createApp({
     store,
     units,
+    identity,
+    authConfig: config.auth,
     log,
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,

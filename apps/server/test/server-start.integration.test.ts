@@ -58,11 +58,28 @@ describe('starting the server process', () => {
 
   const base = () => ['-host', '127.0.0.1', '-port', '0', '-data-dir', dataDir]
 
-  it('exits with code 2 and one stderr line saying to pass -auth-disable when auth is not disabled', async () => {
-    const exit = await runToExit(base(), { SVC_AUTH_DISABLE: '' })
+  it.each([
+    [
+      'an unreadable signing key file',
+      { SVC_TOKENS_PRIVATE_KEY_PEM_PATH: '/nonexistent/key.pem' },
+      'JWT signer not available: cannot read SVC_TOKENS_PRIVATE_KEY_PEM_PATH /nonexistent/key.pem',
+    ],
+    [
+      'a state key shorter than 32 characters',
+      { SVC_OAUTH_STATE_KEY: 'too-short' },
+      'SVC_OAUTH_STATE_KEY',
+    ],
+    ['a malformed duration', { SVC_TOKENS_ACCESS_TTL: 'an hour' }, 'SVC_TOKENS_ACCESS_TTL'],
+    [
+      'an issuer without a client ID',
+      { SVC_AUTH_ISSUER: 'http://127.0.0.1:1' },
+      'SVC_AUTH_CLIENT_ID',
+    ],
+  ])('exits with code 2 and one stderr line naming %s', async (_label, env, named) => {
+    const exit = await runToExit(base(), { SVC_AUTH_DISABLE: '', ...env })
     expect(exit.code).toBe(2)
     expect(linesOf(exit.stderr)).toHaveLength(1)
-    expect(exit.stderr).toContain('-auth-disable')
+    expect(exit.stderr).toContain(named)
   })
 
   it.each([

@@ -39,7 +39,7 @@ export type {
   PutOptions,
   StoredObject,
 } from './storage/object-store'
-export { bodyOf, collectBytes, PreconditionFailedError } from './storage/object-store'
+export { bodyOf, collectBytes, listAllKeys, PreconditionFailedError } from './storage/object-store'
 export type { UnitId } from './units/unit-id'
 export {
   MAX_UNIT_ID_LENGTH,

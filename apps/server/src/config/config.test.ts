@@ -32,6 +32,25 @@ describe('loadConfig', () => {
       maxRequestBytes: 1024 * 1024,
       logLevel: 'info',
       shutdownTimeoutMs: 30_000,
+      auth: {
+        issuer: undefined,
+        clientId: undefined,
+        clientSecret: undefined,
+        authUrl: undefined,
+        tokenUrl: undefined,
+        devSkipVerify: false,
+        redirectUris: ['http://127.0.0.1/callback', 'http://localhost/callback'],
+        scopes: 'openid profile email offline_access',
+        privateKeyPath: undefined,
+        kid: undefined,
+        previousKeyPaths: [],
+        previousKids: [],
+        accessTtlMs: 3_600_000,
+        refreshTtlMs: 720 * 3_600_000,
+        iacTokenTtlMs: 3_600_000,
+        oauthStateKey: undefined,
+        publicBaseUrl: undefined,
+      },
     })
   })
 
@@ -51,7 +70,7 @@ describe('loadConfig', () => {
       SVC_LOG_LEVEL: 'debug',
       SVC_SHUTDOWN_TIMEOUT: '1m30s',
     }
-    expect(configOf([], env)).toEqual({
+    expect(configOf([], env)).toMatchObject({
       host: '127.0.0.1',
       port: 9090,
       storage: 'memory',
@@ -62,6 +81,73 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       shutdownTimeoutMs: 90_000,
     })
+  })
+
+  it('reads the identity settings from their variables', () => {
+    const auth = configOf([], {
+      SVC_AUTH_ISSUER: 'https://id.example.test/realms/x/',
+      SVC_AUTH_CLIENT_ID: 'cairn',
+      SVC_AUTH_DEV_SKIP_VERIFY: 'true',
+      SVC_AUTH_REDIRECT_URIS: 'http://127.0.0.1:8585/callback, http://localhost:8585/callback',
+      SVC_TOKENS_PRIVATE_KEY_PEM_PATH: '/keys/current.pem',
+      SVC_TOKENS_KID: 'k2',
+      SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS: '/keys/k1.pem',
+      SVC_TOKENS_PREVIOUS_KIDS: 'k1',
+      SVC_TOKENS_ACCESS_TTL: '15m',
+      SVC_TOKENS_REFRESH_TTL: '24h',
+      SVC_OAUTH_STATE_KEY: 'x'.repeat(32),
+      SVC_PUBLIC_BASE_URL: 'https://cairn.example.test/',
+    }).auth
+    expect(auth).toMatchObject({
+      issuer: 'https://id.example.test/realms/x/',
+      clientId: 'cairn',
+      devSkipVerify: true,
+      redirectUris: ['http://127.0.0.1:8585/callback', 'http://localhost:8585/callback'],
+      privateKeyPath: '/keys/current.pem',
+      kid: 'k2',
+      previousKeyPaths: ['/keys/k1.pem'],
+      previousKids: ['k1'],
+      accessTtlMs: 900_000,
+      refreshTtlMs: 86_400_000,
+      publicBaseUrl: 'https://cairn.example.test',
+    })
+  })
+
+  it.each([
+    [
+      'an issuer without a client ID',
+      { SVC_AUTH_ISSUER: 'https://id.example.test' },
+      'SVC_AUTH_CLIENT_ID',
+    ],
+    [
+      'an issuer that is not a URL',
+      { SVC_AUTH_ISSUER: 'id.example.test', SVC_AUTH_CLIENT_ID: 'c' },
+      'SVC_AUTH_ISSUER',
+    ],
+    [
+      'a state key shorter than 32 characters',
+      { SVC_OAUTH_STATE_KEY: 'short' },
+      'SVC_OAUTH_STATE_KEY',
+    ],
+    [
+      'a malformed access token lifetime',
+      { SVC_TOKENS_ACCESS_TTL: '1 hour' },
+      'SVC_TOKENS_ACCESS_TTL',
+    ],
+    ['a zero refresh token lifetime', { SVC_TOKENS_REFRESH_TTL: '0' }, 'SVC_TOKENS_REFRESH_TTL'],
+    ['a malformed remote-backend token lifetime', { SVC_IAC_TOKEN_TTL: '1d' }, 'SVC_IAC_TOKEN_TTL'],
+    [
+      'a public URL that is not a URL',
+      { SVC_PUBLIC_BASE_URL: 'cairn.example.test' },
+      'SVC_PUBLIC_BASE_URL',
+    ],
+    [
+      'previous key IDs that do not match the paths',
+      { SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS: '/a.pem,/b.pem', SVC_TOKENS_PREVIOUS_KIDS: 'a' },
+      'SVC_TOKENS_PREVIOUS_KIDS',
+    ],
+  ])('refuses %s, naming the variable', (_label, env, named) => {
+    expect(errorOf([], env)).toContain(named)
   })
 
   it.each([

@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { LOG_LEVELS } from '../log/logger'
+import { AUTH_VARIABLES, loadAuthConfig, type AuthConfig } from './auth-config'
 import { ConfigError } from './config-error'
 import { parseDuration } from './duration'
 import { parseFlags, type FlagSpec } from './flags'
@@ -15,6 +16,7 @@ export interface Config {
   readonly maxRequestBytes: number
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly shutdownTimeoutMs: number
+  readonly auth: AuthConfig
 }
 
 /** Each flag, its environment variable and its help line. Go style: `-flag` and `--flag` alike. */
@@ -134,6 +136,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       maxRequestBytes: out['max-request-bytes'],
       logLevel: out['log-level'],
       shutdownTimeoutMs: out['shutdown-timeout'],
+      auth: loadAuthConfig(env),
     }),
   }
 }
@@ -148,5 +151,8 @@ function helpText(): string {
     const env = 'env' in spec ? ` [${spec.env}]` : ''
     lines.push(`  -${name}${'boolean' in spec ? '' : ' value'}${env}`, `      ${spec.help}`)
   }
+  lines.push('', 'Identity (environment only):')
+  for (const [name, help] of Object.entries(AUTH_VARIABLES))
+    lines.push(`  ${name}`, `      ${help}`)
   return `${lines.join('\n')}\n`
 }

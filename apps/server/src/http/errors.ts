@@ -1,3 +1,4 @@
+import { AuthError, type AuthErrorCode } from '@cairn/auth'
 import { CoreError, type CoreErrorCode } from '@cairn/core'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
@@ -7,7 +8,7 @@ import type { AppEnv } from './app-env'
 export type HttpErrorCode =
   'not_found' | 'method_not_allowed' | 'request_too_large' | 'unauthorized' | 'internal'
 
-export type ApiErrorCode = CoreErrorCode | HttpErrorCode
+export type ApiErrorCode = CoreErrorCode | AuthErrorCode | HttpErrorCode
 
 /** The HTTP status of every error code: the one table (DESIGN section 6). */
 export const STATUS = {
@@ -22,15 +23,18 @@ export const STATUS = {
   unit_not_found: 404,
   state_not_found: 404,
   version_not_found: 404,
+  token_not_found: 404,
   method_not_allowed: 405,
   unit_exists: 409,
   lock_conflict: 409,
   serial_conflict: 409,
   request_too_large: 413,
   state_too_large: 413,
+  oidc_not_configured: 422,
   internal: 500,
   write_contention: 503,
   storage_unavailable: 503,
+  oidc_unavailable: 503,
 } as const satisfies Record<ApiErrorCode, ContentfulStatusCode>
 
 /** An error raised by the HTTP layer, rendered like core's. */
@@ -57,6 +61,13 @@ export function errorBody(error: unknown): {
       status: STATUS[error.code],
       body: { error: error.code, message: error.message, ...error.details() },
       headers: error.code === 'write_contention' ? { 'Retry-After': '1' } : {},
+    }
+  }
+  if (error instanceof AuthError) {
+    return {
+      status: STATUS[error.code],
+      body: { error: error.code, message: error.message },
+      headers: {},
     }
   }
   if (error instanceof HttpError) {

@@ -11,6 +11,8 @@ export const SERVER_MAIN = fileURLToPath(new URL('../../dist/main.js', import.me
 export interface ServerOptions {
   /** Flags after the defaults (`-auth-disable -host 127.0.0.1 -port 0 -data-dir <dir>`). */
   args?: string[]
+  /** Leave authentication on: local mode, or an OpenID provider given in `env`. */
+  auth?: boolean
   /** Reuse a data directory (to restart on it); a new temporary one otherwise. */
   dataDir?: string
   env?: Record<string, string>
@@ -44,17 +46,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const ownDir = options.dataDir === undefined
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'cairn-data-')))
   const args = [
-    '-auth-disable',
-    '-host',
-    '127.0.0.1',
-    '-port',
-    '0',
-    '-data-dir',
-    dataDir,
+    ...(options.auth === true ? [] : ['-auth-disable']),
+    ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dataDir],
     ...(options.args ?? []),
   ]
   const child = spawn(process.execPath, [SERVER_MAIN, ...args], {
-    env: { ...process.env, SVC_LOG_LEVEL: 'info', ...options.env },
+    env: { ...process.env, SVC_LOG_LEVEL: 'info', SVC_AUTH_DISABLE: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

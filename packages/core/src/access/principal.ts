@@ -4,4 +4,6 @@ export interface Principal {
   subject: string
   email?: string
   groups?: readonly string[]
+  /** Roles Cairn gave the caller (`admin` for the local-mode admin token). */
+  roles?: readonly string[]
 }

@@ -1,0 +1,145 @@
+import type { AuthService, Identity } from '@cairn/auth'
+import { Hono, type Context } from 'hono'
+import * as v from 'valibot'
+import type { AuthMode } from '../auth/identity-setup'
+import type { AuthConfig } from '../config/auth-config'
+import type { AppEnv } from '../http/app-env'
+import { readJsonObject } from '../http/body'
+import { validate } from '../http/validate'
+
+export interface AuthRoutesDeps {
+  auth: AuthService
+  mode: AuthMode
+  config: AuthConfig
+  maxRequestBytes: number
+}
+
+const ExchangeSchema = v.object({
+  id_token: v.pipe(v.string('id_token must be the ID token'), v.minLength(1)),
+})
+const RefreshSchema = v.object({
+  refresh_token: v.pipe(v.string('refresh_token must be the refresh token'), v.minLength(1)),
+})
+const CreateTokenSchema = v.object({
+  name: v.pipe(
+    v.string('name must name the token'),
+    v.regex(/^[\x20-\x7e]{1,100}$/, 'name must be 1 to 100 printable characters'),
+  ),
+  expires_in: v.optional(
+    v.pipe(
+      v.number('expires_in must be a number of seconds'),
+      v.integer('expires_in must be a whole number of seconds'),
+      v.minValue(60, 'expires_in must be at least 60 seconds'),
+      v.maxValue(10 * 365 * 24 * 3600, 'expires_in must be at most ten years'),
+    ),
+  ),
+})
+
+/**
+ * Login and tokens (service spec, Management authentication endpoints; DESIGN section 8):
+ * `/v1/auth/*`, the JWKS at `/oidc/jwks.json` and `/oauth/debug`.
+ */
+export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
+  const { auth, config } = deps
+  const app = new Hono<AppEnv>()
+  const json = (c: Context<AppEnv>) => readJsonObject(c, deps.maxRequestBytes)
+  const caller = (c: Context<AppEnv>): Identity => {
+    const { subject, email, groups, roles } = c.var.principal
+    return {
+      subject,
+      ...(email === undefined ? {} : { email }),
+      groups: [...(groups ?? [])],
+      roles: [...(roles ?? [])],
+    }
+  }
+
+  app.get('/v1/auth/config', async (c) => {
+    const oidc = auth.oidc
+    if (oidc === undefined) {
+      return c.json({
+        mode: deps.mode,
+        issuer: null,
+        client_id: null,
+        redirect_uris: [],
+        scopes: [],
+      })
+    }
+    const metadata = await oidc.metadata().catch((error: unknown) => {
+      // Explicit endpoints still let a client start a login while discovery is failing.
+      if (config.authUrl !== undefined && config.tokenUrl !== undefined) return undefined
+      throw error
+    })
+    return c.json({
+      mode: deps.mode,
+      issuer: oidc.issuer,
+      client_id: oidc.clientId,
+      authorization_endpoint: metadata?.authorizationEndpoint ?? config.authUrl,
+      token_endpoint: metadata?.tokenEndpoint ?? config.tokenUrl,
+      redirect_uris: config.redirectUris,
+      scopes: config.scopes.split(' ').filter((scope) => scope !== ''),
+    })
+  })
+
+  app.post('/v1/auth/exchange', async (c) => {
+    const body = validate(ExchangeSchema, await json(c))
+    const { pair, identity } = await auth.exchange(body.id_token)
+    c.var.log.info('login', { subject: identity.subject })
+    return c.json(pair)
+  })
+
+  app.post('/v1/auth/token', async (c) => {
+    const body = validate(RefreshSchema, await json(c))
+    return c.json(await auth.refresh(body.refresh_token))
+  })
+
+  app.get('/v1/auth/me', (c) => {
+    const me = caller(c)
+    return c.json({
+      subject: me.subject,
+      email: me.email ?? null,
+      groups: me.groups,
+      roles: me.roles,
+    })
+  })
+
+  app.get('/v1/auth/tokens', async (c) => c.json({ tokens: await auth.listApiTokens(caller(c)) }))
+
+  app.post('/v1/auth/tokens', async (c) => {
+    const body = validate(CreateTokenSchema, await json(c))
+    const created = await auth.createApiToken(caller(c), body.name, body.expires_in)
+    c.var.log.info('API token created', { token_id: created.id, subject: created.subject })
+    return c.json(created, 201)
+  })
+
+  app.delete('/v1/auth/tokens/:id', async (c) => {
+    const revoked = await auth.revokeApiToken(caller(c), c.req.param('id'))
+    c.var.log.info('API token revoked', { token_id: revoked.id, by: caller(c).subject })
+    return c.body(null, 204)
+  })
+
+  app.get('/oidc/jwks.json', (c) => {
+    c.header('Cache-Control', 'public, max-age=300')
+    return c.json(auth.jwks())
+  })
+
+  // What the server believes about its identity setup, for whoever debugs a login: no secrets.
+  app.get('/oauth/debug', (c) => {
+    const oidc = auth.oidc
+    return c.json({
+      mode: deps.mode,
+      issuer: config.issuer ?? null,
+      client_id: config.clientId ?? null,
+      client_secret_set: config.clientSecret !== undefined,
+      auth_url: config.authUrl ?? null,
+      token_url: config.tokenUrl ?? null,
+      base_url: config.publicBaseUrl ?? null,
+      dev_skip_verify: config.devSkipVerify,
+      provider: oidc?.status() ?? null,
+      signing_kids: auth.jwks().keys.map((key) => (key as { kid?: string }).kid ?? null),
+      access_ttl_seconds: config.accessTtlMs / 1000,
+      refresh_ttl_seconds: config.refreshTtlMs / 1000,
+    })
+  })
+
+  return app
+}

@@ -1,0 +1,189 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startServer, type RunningServer } from './support/server-process'
+import { TerraformWorkspace } from './support/terraform'
+
+const TOKEN = /svc_tfe_[A-Za-z0-9_-]{43}/g
+
+describe('local mode: no OpenID provider, authentication on', () => {
+  let dataDir: string
+  let server: RunningServer
+  let token: string
+
+  /** A request with the admin token, another bearer, or (null) none. */
+  const call = (path: string, init: RequestInit = {}, bearer: string | null = token) => {
+    const headers = new Headers(init.headers)
+    if (bearer !== null) headers.set('Authorization', `Bearer ${bearer}`)
+    return fetch(`${server.url}${path}`, { ...init, headers })
+  }
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'cairn-local-'))
+    server = await startServer({ dataDir, auth: true })
+    token = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+  })
+  afterAll(async () => {
+    await server.dispose()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('creates an admin token on first start, prints it once and keeps it in admin.token (0600)', async () => {
+    expect(token).toMatch(/^svc_tfe_[A-Za-z0-9_-]{43}$/)
+    expect(await readFile(join(dataDir, 'admin.token'), 'utf8')).toBe(`${token}\n`)
+    expect((await stat(join(dataDir, 'admin.token'))).mode & 0o777).toBe(0o600)
+    const printed = server.output().match(TOKEN) ?? []
+    expect(printed).toEqual([token])
+    // Printed on stderr as a notice, never in the JSON log lines.
+    for (const line of server
+      .output()
+      .split('\n')
+      .filter((text) => text.startsWith('{'))) {
+      expect(line).not.toContain(token)
+    }
+  })
+
+  it('refuses /v1 without a token, with a bad one, and with a refresh-shaped one', async () => {
+    const missing = await call('/v1/units', {}, null)
+    expect(missing.status).toBe(401)
+    expect(missing.headers.get('www-authenticate')).toContain('Bearer')
+    expect(await missing.json()).toMatchObject({ error: 'unauthorized' })
+    for (const bad of [`svc_tfe_${'A'.repeat(43)}`, 'not-a-token', 'a.b.c']) {
+      const refused = await call('/v1/units', {}, bad)
+      expect(refused.status).toBe(401)
+      expect(await refused.json()).toEqual({
+        error: 'unauthorized',
+        message: 'Token verification failed',
+      })
+    }
+    expect(server.output()).not.toContain(`svc_tfe_${'A'.repeat(43)}`)
+  })
+
+  it('serves /v1 with the admin token, and names it in /v1/auth/me', async () => {
+    expect((await call('/v1/units')).status).toBe(200)
+    expect(await (await call('/v1/auth/me')).json()).toEqual({
+      subject: 'local-admin',
+      email: null,
+      groups: [],
+      roles: ['admin'],
+    })
+  })
+
+  it('leaves health checks and the login discovery open', async () => {
+    expect((await call('/healthz', {}, null)).status).toBe(200)
+    expect((await call('/readyz', {}, null)).status).toBe(200)
+    expect(await (await call('/v1/auth/config', {}, null)).json()).toMatchObject({
+      mode: 'local',
+      issuer: null,
+    })
+    const jwks = (await (await call('/oidc/jwks.json', {}, null)).json()) as {
+      keys: { kty: string }[]
+    }
+    expect(jwks.keys[0]).toMatchObject({ kty: 'OKP', crv: 'Ed25519' })
+  })
+
+  it('creates, lists and revokes named API tokens, showing each secret once', async () => {
+    const created = await call('/v1/auth/tokens', {
+      method: 'POST',
+      body: JSON.stringify({ name: 'ci', expires_in: 3600 }),
+    })
+    expect(created.status).toBe(201)
+    const body = (await created.json()) as { id: string; token: string; expires: string }
+    expect(body.token).toMatch(/^svc_tfe_/)
+    expect(Date.parse(body.expires)).toBeGreaterThan(Date.now())
+    expect((await call('/v1/units', {}, body.token)).status).toBe(200)
+
+    const listed = (await (await call('/v1/auth/tokens')).json()) as {
+      tokens: Record<string, unknown>[]
+    }
+    expect(listed.tokens.map((entry) => entry['name'])).toEqual(
+      expect.arrayContaining(['ci', 'local admin']),
+    )
+    expect(JSON.stringify(listed)).not.toContain('svc_tfe_')
+
+    expect((await call(`/v1/auth/tokens/${body.id}`, { method: 'DELETE' })).status).toBe(204)
+    expect((await call('/v1/units', {}, body.token)).status).toBe(401)
+    expect((await call(`/v1/auth/tokens/${body.id}`, { method: 'DELETE' })).status).toBe(404)
+  })
+
+  it('refuses a token request with a bad name or lifetime', async () => {
+    for (const bad of [
+      {},
+      { name: '' },
+      { name: 'x', expires_in: 5 },
+      { name: 'x', expires_in: '1h' },
+    ]) {
+      const refused = await call('/v1/auth/tokens', { method: 'POST', body: JSON.stringify(bad) })
+      expect(refused.status).toBe(400)
+    }
+  })
+
+  it('serves the http backend to Terraform with the token as its password', async () => {
+    const workspace = await TerraformWorkspace.create()
+    try {
+      const address = `${server.url}/v1/backend/local/app`
+      await workspace.write(
+        'main.tf',
+        `terraform {
+  backend "http" {
+    address        = "${address}"
+    lock_address   = "${address}"
+    unlock_address = "${address}"
+    username       = "cairn"
+  }
+}
+resource "terraform_data" "x" {
+  input = "local"
+}
+`,
+      )
+      const withPassword = { TF_HTTP_PASSWORD: token }
+      const init = await workspace.run(['init', '-input=false'], { env: withPassword })
+      expect(init.code, init.stderr).toBe(0)
+      const apply = await workspace.run(['apply', '-auto-approve', '-input=false'], {
+        env: withPassword,
+      })
+      expect(apply.code, apply.stderr).toBe(0)
+      const unit = (await (await call('/v1/units/local/app')).json()) as {
+        version_count: number
+        locked: boolean
+      }
+      expect(unit).toMatchObject({ version_count: 1, locked: false })
+
+      const wrong = await workspace.run(['plan', '-input=false'], {
+        env: { TF_HTTP_PASSWORD: `svc_tfe_${'B'.repeat(43)}` },
+      })
+      expect(wrong.code).not.toBe(0)
+      expect(wrong.stderr).toContain('HTTP remote state endpoint requires auth')
+    } finally {
+      await workspace.dispose()
+    }
+  })
+
+  it('keeps the same admin token across a restart, and prints nothing the second time', async () => {
+    await server.stop()
+    server = await startServer({ dataDir, auth: true })
+    expect(server.output().match(TOKEN)).toBeNull()
+    expect((await call('/v1/units')).status).toBe(200)
+  })
+})
+
+describe('local mode on memory storage', () => {
+  it('restores the admin token from admin.token after a restart that lost the store', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'cairn-local-mem-'))
+    let server = await startServer({ dataDir, auth: true, args: ['-storage', 'memory'] })
+    try {
+      const token = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+      await server.stop()
+      server = await startServer({ dataDir, auth: true, args: ['-storage', 'memory'] })
+      const answer = await fetch(`${server.url}/v1/units`, {
+        headers: { Authorization: `Bearer ${token}` },
+      })
+      expect(answer.status).toBe(200)
+    } finally {
+      await server.dispose()
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest'
+import { alice, setup } from '../test/fixtures'
+import { AuthError, TokenVerificationError } from './errors'
+
+describe('the auth service', () => {
+  describe('refresh tokens', () => {
+    it('rotates: each refresh returns a new access token and a new refresh token', async () => {
+      const { auth } = await setup()
+      const first = await auth.issueFor(alice)
+      const second = await auth.refresh(first.refresh_token)
+      expect(second.refresh_token).not.toBe(first.refresh_token)
+      expect(second).toMatchObject({ token_type: 'Bearer', expires_in: 3600 })
+      expect(await auth.authenticate(second.access_token)).toEqual(alice)
+    })
+
+    it('refuses a superseded refresh token and then revokes the whole family', async () => {
+      const { auth } = await setup()
+      const first = await auth.issueFor(alice)
+      const second = await auth.refresh(first.refresh_token)
+      await expect(auth.refresh(first.refresh_token)).rejects.toBeInstanceOf(TokenVerificationError)
+      // The family is gone: even the newest token of it no longer works.
+      await expect(auth.refresh(second.refresh_token)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+    })
+
+    it('keeps other families working when one is revoked', async () => {
+      const { auth } = await setup()
+      const laptop = await auth.issueFor(alice)
+      const desktop = await auth.issueFor(alice)
+      await auth.refresh(laptop.refresh_token)
+      await expect(auth.refresh(laptop.refresh_token)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+      expect((await auth.refresh(desktop.refresh_token)).token_type).toBe('Bearer')
+    })
+
+    it('lets exactly one of two concurrent uses of the same refresh token through', async () => {
+      const { auth } = await setup()
+      const first = await auth.issueFor(alice)
+      const results = await Promise.allSettled([
+        auth.refresh(first.refresh_token),
+        auth.refresh(first.refresh_token),
+      ])
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1)
+    })
+
+    it('refuses an expired refresh token', async () => {
+      const { auth, clock } = await setup()
+      const first = await auth.issueFor(alice)
+      clock.advance(721 * 3_600_000)
+      await expect(auth.refresh(first.refresh_token)).rejects.toBeInstanceOf(TokenVerificationError)
+    })
+
+    it('refuses an access token presented as a refresh token, and the reverse', async () => {
+      const { auth } = await setup()
+      const pair = await auth.issueFor(alice)
+      await expect(auth.refresh(pair.access_token)).rejects.toBeInstanceOf(TokenVerificationError)
+      await expect(auth.authenticate(pair.refresh_token)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+    })
+  })
+
+  describe('access tokens', () => {
+    it('carry the subject, email, groups and roles, and an audience of api and s3', async () => {
+      const { auth } = await setup()
+      const pair = await auth.issueFor(alice)
+      const claims = await auth.jwt.verify('access', pair.access_token, 's3')
+      expect(claims).toMatchObject({
+        sub: 'alice',
+        email: 'alice@example.test',
+        groups: ['platform'],
+        aud: ['api', 's3'],
+      })
+    })
+
+    it('expire after their lifetime, by the injected clock', async () => {
+      const { auth, clock } = await setup()
+      const pair = await auth.issueFor(alice)
+      clock.advance(3_600_000 + 10_000)
+      await expect(auth.authenticate(pair.access_token)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+    })
+  })
+
+  describe('API tokens', () => {
+    it('are shown once, stored only as a hash, and speak for their owner', async () => {
+      const { auth, store } = await setup()
+      const created = await auth.createApiToken(alice, 'ci')
+      expect(created.token).toMatch(/^svc_tfe_[A-Za-z0-9_-]{43}$/)
+      expect(created.id).toMatch(/^tok_[0-9a-f]{24}$/)
+      expect(await auth.authenticate(created.token)).toEqual(alice)
+      const listed = await store.list({ prefix: 'auth/' })
+      for (const { key } of listed.objects) {
+        const object = await store.get(key)
+        const text = new TextDecoder().decode(await collect(object?.body))
+        expect(text).not.toContain(created.token)
+      }
+    })
+
+    it('are listed for their owner without their secret, and revoked by ID', async () => {
+      const { auth } = await setup()
+      const created = await auth.createApiToken(alice, 'ci')
+      await auth.createApiToken({ ...alice, subject: 'bob' }, 'bob-ci')
+      const mine = await auth.listApiTokens(alice)
+      expect(mine).toEqual([
+        { id: created.id, name: 'ci', subject: 'alice', created: created.created, expires: null },
+      ])
+      await auth.revokeApiToken(alice, created.id)
+      await expect(auth.authenticate(created.token)).rejects.toBeInstanceOf(TokenVerificationError)
+      expect(await auth.listApiTokens(alice)).toEqual([])
+    })
+
+    it("hides another's token from a revoke, but lets an administrator revoke any", async () => {
+      const { auth } = await setup()
+      const bobs = await auth.createApiToken({ ...alice, subject: 'bob' }, 'bob-ci')
+      await expect(auth.revokeApiToken(alice, bobs.id)).rejects.toMatchObject({
+        code: 'token_not_found',
+      })
+      expect(
+        (await auth.listApiTokens({ ...alice, roles: ['admin'] })).map((token) => token.id),
+      ).toContain(bobs.id)
+      await auth.revokeApiToken({ ...alice, roles: ['admin'] }, bobs.id)
+      await expect(auth.authenticate(bobs.token)).rejects.toBeInstanceOf(TokenVerificationError)
+    })
+
+    it('stop working once their expiry passes', async () => {
+      const { auth, clock } = await setup()
+      const created = await auth.createApiToken(alice, 'short', 60)
+      expect(await auth.authenticate(created.token)).toEqual(alice)
+      clock.advance(61_000)
+      await expect(auth.authenticate(created.token)).rejects.toBeInstanceOf(TokenVerificationError)
+    })
+
+    it('refuse a token of the right shape that was never issued', async () => {
+      const { auth } = await setup()
+      await expect(auth.authenticate(`svc_tfe_${'A'.repeat(43)}`)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+      await expect(auth.authenticate('svc_tfe_short')).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+    })
+  })
+
+  it('refuses an ID token exchange when no provider is configured', async () => {
+    const { auth } = await setup()
+    await expect(auth.exchange('x.y.z')).rejects.toBeInstanceOf(AuthError)
+  })
+})
+
+async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = []
+  for await (const chunk of body ?? []) chunks.push(chunk)
+  return Buffer.concat(chunks)
+}

@@ -1,0 +1,37 @@
+/** Every failure the auth package reports, by stable code (also the `/v1` API's `error`). */
+export type AuthErrorCode =
+  | 'unauthorized'
+  | 'invalid_request'
+  | 'forbidden'
+  | 'token_not_found'
+  | 'oidc_unavailable'
+  | 'oidc_not_configured'
+
+/** The base of every error the auth package throws on purpose. */
+export class AuthError extends Error {
+  readonly code: AuthErrorCode
+
+  constructor(code: AuthErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'AuthError'
+    this.code = code
+  }
+}
+
+/**
+ * The service spec's message for a token that fails its checks ("Token verification failed":
+ * format or signing key mismatch). The reason is kept for the log, never shown to the client.
+ */
+export const TOKEN_VERIFICATION_FAILED = 'Token verification failed'
+
+/** A presented token that is not valid for what it was presented for. */
+export class TokenVerificationError extends AuthError {
+  /** Why, for the server's log (never a token or a secret). */
+  readonly reason: string
+
+  constructor(reason: string, options?: ErrorOptions) {
+    super('unauthorized', TOKEN_VERIFICATION_FAILED, options)
+    this.name = 'TokenVerificationError'
+    this.reason = reason
+  }
+}

@@ -1,0 +1,32 @@
+export { CookieJar } from './cookie-jar'
+export type {
+  ExchangeCodeOptions,
+  FollowAuthorizationOptions,
+  GetIdTokenOptions,
+  LoginResult,
+  LoginWithPkceOptions,
+  PkcePair,
+  ProviderMetadata,
+  RefreshOptions,
+  TokenResponse,
+} from './login-flow'
+export {
+  DEFAULT_SCOPES,
+  discover,
+  exchangeCode,
+  followAuthorization,
+  getIdToken,
+  loginWithPkce,
+  OAuthError,
+  pkcePair,
+  refreshTokens,
+} from './login-flow'
+export type {
+  OidcAccount,
+  OidcClient,
+  OidcTtl,
+  PrivateJwks,
+  RunningProvider,
+  StartOidcProviderOptions,
+} from './oidc-provider'
+export { generateSigningKey, SCOPES, startOidcProvider } from './oidc-provider'
