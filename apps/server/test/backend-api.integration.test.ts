@@ -11,7 +11,7 @@ import {
   type Reply,
   type VersionBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 // Terraform's `http` backend at /v1/backend/{id}, driven with fetch the way Terraform 1.11 drives
 // it (terraform-wire.md parts C and D1): Go's User-Agent, and on every request with a body

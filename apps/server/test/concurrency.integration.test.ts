@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { request } from 'node:http'
 import { terraformState } from '@cairn/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 interface Answer {
   status: number

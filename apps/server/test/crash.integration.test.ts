@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { request } from 'node:http'
 import { terraformState } from '@cairn/core/testing'
 import { afterAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 const WRITERS = 4
 const UNITS = ['crash/a', 'crash/b']

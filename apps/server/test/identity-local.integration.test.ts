@@ -2,8 +2,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from './support/server-process'
-import { TerraformWorkspace } from './support/terraform'
+import { startServer, type RunningServer, TerraformWorkspace } from '@cairn/testkit'
 
 const TOKEN = /svc_tfe_[A-Za-z0-9_-]{43}/g
 

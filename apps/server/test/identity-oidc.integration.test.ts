@@ -11,7 +11,7 @@ import {
   type RunningProvider,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 const CLIENT = 'cairn-cli'
 const REDIRECT = 'http://127.0.0.1:8585/callback'

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import { terraformState } from '@cairn/core/testing'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 // Bodies of a megabyte or more are scanned on worker threads, which are reused between bodies.
 const LARGE = 4000

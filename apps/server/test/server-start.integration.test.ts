@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, waitFor } from './support/http-client'
-import { SERVER_MAIN, startServer, type RunningServer } from './support/server-process'
+import { SERVER_MAIN, startServer, type RunningServer } from '@cairn/testkit'
 
 // The server process itself: how it refuses bad flags, its help, health endpoints, logs and
 // shutdown (DESIGN sections 1 and 13).

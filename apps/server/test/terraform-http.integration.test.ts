@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from './support/server-process'
-import { TerraformWorkspace } from './support/terraform'
+import { startServer, type RunningServer, TerraformWorkspace } from '@cairn/testkit'
 
 const UNIT = 'team/app/prod'
 

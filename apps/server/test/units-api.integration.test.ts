@@ -7,7 +7,7 @@ import {
   streamOf,
   type UnitBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 // The /v1/units API over a real socket: creating, listing and naming units, routing, request IDs
 // and request limits (DESIGN sections 2 and 6). State, version and lock routes have their own files.

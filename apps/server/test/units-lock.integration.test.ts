@@ -10,7 +10,7 @@ import {
   UUID,
   type VersionBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 // The unit's one lock through /v1 over a real socket: taking it, conflicts, writes while locked,
 // unlocking and force-unlocking (DESIGN sections 3, 4 and 6).

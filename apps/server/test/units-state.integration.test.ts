@@ -11,7 +11,7 @@ import {
   streamOf,
   type VersionBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from './support/server-process'
+import { startServer, type RunningServer } from '@cairn/testkit'
 
 // Uploads, downloads, Terraform's serial rules, versions and restore through /v1 over a real
 // socket (DESIGN sections 4 and 6).

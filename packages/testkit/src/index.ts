@@ -30,3 +30,7 @@ export type {
   StartOidcProviderOptions,
 } from './oidc-provider'
 export { generateSigningKey, SCOPES, startOidcProvider } from './oidc-provider'
+export type { RunningServer, ServerOptions } from './server-process'
+export { SERVER_MAIN, startServer } from './server-process'
+export type { TerraformResult } from './terraform'
+export { TerraformWorkspace, terraformBinary } from './terraform'

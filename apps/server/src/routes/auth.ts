@@ -1,6 +1,10 @@
 import type { AuthService, Identity } from '@cairn/auth'
 import { Hono, type Context } from 'hono'
-import * as v from 'valibot'
+import {
+  CreateApiTokenRequestSchema,
+  ExchangeRequestSchema,
+  RefreshRequestSchema,
+} from '@cairn/core/wire'
 import type { AuthMode } from '../auth/identity-setup'
 import type { AuthConfig } from '../config/auth-config'
 import type { AppEnv } from '../http/app-env'
@@ -13,27 +17,6 @@ export interface AuthRoutesDeps {
   config: AuthConfig
   maxRequestBytes: number
 }
-
-const ExchangeSchema = v.object({
-  id_token: v.pipe(v.string('id_token must be the ID token'), v.minLength(1)),
-})
-const RefreshSchema = v.object({
-  refresh_token: v.pipe(v.string('refresh_token must be the refresh token'), v.minLength(1)),
-})
-const CreateTokenSchema = v.object({
-  name: v.pipe(
-    v.string('name must name the token'),
-    v.regex(/^[\x20-\x7e]{1,100}$/, 'name must be 1 to 100 printable characters'),
-  ),
-  expires_in: v.optional(
-    v.pipe(
-      v.number('expires_in must be a number of seconds'),
-      v.integer('expires_in must be a whole number of seconds'),
-      v.minValue(60, 'expires_in must be at least 60 seconds'),
-      v.maxValue(10 * 365 * 24 * 3600, 'expires_in must be at most ten years'),
-    ),
-  ),
-})
 
 /**
  * Login and tokens (service spec, Management authentication endpoints; DESIGN section 8):
@@ -81,14 +64,14 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
   })
 
   app.post('/v1/auth/exchange', async (c) => {
-    const body = validate(ExchangeSchema, await json(c))
+    const body = validate(ExchangeRequestSchema, await json(c))
     const { pair, identity } = await auth.exchange(body.id_token)
     c.var.log.info('login', { subject: identity.subject })
     return c.json(pair)
   })
 
   app.post('/v1/auth/token', async (c) => {
-    const body = validate(RefreshSchema, await json(c))
+    const body = validate(RefreshRequestSchema, await json(c))
     return c.json(await auth.refresh(body.refresh_token))
   })
 
@@ -105,7 +88,7 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
   app.get('/v1/auth/tokens', async (c) => c.json({ tokens: await auth.listApiTokens(caller(c)) }))
 
   app.post('/v1/auth/tokens', async (c) => {
-    const body = validate(CreateTokenSchema, await json(c))
+    const body = validate(CreateApiTokenRequestSchema, await json(c))
     const created = await auth.createApiToken(caller(c), body.name, body.expires_in)
     c.var.log.info('API token created', { token_id: created.id, subject: created.subject })
     return c.json(created, 201)

@@ -1,0 +1,140 @@
+/**
+ * The `/v1` API's wire shapes, as valibot schemas: the one source the server's routes and the
+ * SDK both use. Nothing here touches Node: the SDK bundles this module for any runtime.
+ *
+ * @module
+ */
+import * as v from 'valibot'
+import { LockInfoSchema } from './locks/lock-info'
+import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
+
+export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
+export type { LockInfo, LockRequest } from './locks/lock-info'
+export { CreateUnitRequestSchema, RestoreRequestSchema, UnlockRequestSchema } from './units/requests'
+export type { CreateUnitRequest, RestoreRequest, UnlockRequest } from './units/requests'
+export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
+export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
+
+/** `GET /v1/units` */
+export const UnitListSchema = v.object({ units: v.array(UnitSchema), next_cursor: v.nullable(v.string()) })
+export type UnitList = v.InferOutput<typeof UnitListSchema>
+
+/** `GET /v1/units/{id}/versions` */
+export const VersionListSchema = v.object({
+  versions: v.array(VersionSchema),
+  next_cursor: v.nullable(v.string()),
+})
+export type VersionList = v.InferOutput<typeof VersionListSchema>
+
+/** `GET /v1/units/{id}/history` */
+export const HistoryListSchema = v.object({
+  events: v.array(HistoryEventSchema),
+  next_cursor: v.nullable(v.string()),
+})
+export type HistoryList = v.InferOutput<typeof HistoryListSchema>
+
+/** `DELETE /v1/units/{id}/unlock` */
+export const UnlockResponseSchema = v.object({ unlocked: v.boolean(), lock: v.nullable(LockInfoSchema) })
+export type UnlockResponse = v.InferOutput<typeof UnlockResponseSchema>
+
+/** `GET /v1/units/{id}/status` (DESIGN section 7) */
+export const UnitStatusSchema = v.object({
+  id: v.string(),
+  status: v.picklist(['red', 'yellow', 'green']),
+  edges: v.array(
+    v.object({
+      from: v.string(),
+      output: v.optional(v.string()),
+      state: v.picklist(['pending', 'unknown', 'ok']),
+      since: v.optional(v.object({ timestamp: v.string(), serial: v.nullable(v.number()) })),
+    }),
+  ),
+  red_upstream: v.array(v.string()),
+})
+export type UnitStatus = v.InferOutput<typeof UnitStatusSchema>
+
+/** Every error body on `/v1`: a stable code, a sentence, and fields that help. */
+export const ErrorBodySchema = v.looseObject({
+  error: v.string(),
+  message: v.string(),
+  lock: v.optional(v.nullable(LockInfoSchema)),
+  current: v.optional(v.object({ serial: v.number(), lineage: v.string() })),
+})
+export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>
+
+/** `POST /v1/auth/exchange` */
+export const ExchangeRequestSchema = v.object({
+  id_token: v.pipe(v.string('id_token must be the ID token'), v.minLength(1, 'id_token must be the ID token')),
+})
+
+/** `POST /v1/auth/token` */
+export const RefreshRequestSchema = v.object({
+  refresh_token: v.pipe(
+    v.string('refresh_token must be the refresh token'),
+    v.minLength(1, 'refresh_token must be the refresh token'),
+  ),
+})
+
+/** What `POST /v1/auth/exchange` and `POST /v1/auth/token` answer. */
+export const TokenPairSchema = v.object({
+  access_token: v.string(),
+  refresh_token: v.string(),
+  token_type: v.literal('Bearer'),
+  expires_in: v.number(),
+})
+export type TokenPair = v.InferOutput<typeof TokenPairSchema>
+
+/** `GET /v1/auth/me` */
+export const MeSchema = v.object({
+  subject: v.string(),
+  email: v.nullable(v.string()),
+  groups: v.array(v.string()),
+  roles: v.array(v.string()),
+})
+export type Me = v.InferOutput<typeof MeSchema>
+
+/** `GET /v1/auth/config` */
+export const AuthConfigSchema = v.object({
+  mode: v.picklist(['oidc', 'local', 'disabled']),
+  issuer: v.nullable(v.string()),
+  client_id: v.nullable(v.string()),
+  authorization_endpoint: v.optional(v.string()),
+  token_endpoint: v.optional(v.string()),
+  redirect_uris: v.array(v.string()),
+  scopes: v.array(v.string()),
+})
+export type AuthConfig = v.InferOutput<typeof AuthConfigSchema>
+
+/** `POST /v1/auth/tokens` */
+export const CreateApiTokenRequestSchema = v.object({
+  name: v.pipe(
+    v.string('name must name the token'),
+    v.regex(/^[\x20-\x7e]{1,100}$/, 'name must be 1 to 100 printable characters'),
+  ),
+  expires_in: v.optional(
+    v.pipe(
+      v.number('expires_in must be a number of seconds'),
+      v.integer('expires_in must be a whole number of seconds'),
+      v.minValue(60, 'expires_in must be at least 60 seconds'),
+      v.maxValue(10 * 365 * 24 * 3600, 'expires_in must be at most ten years'),
+    ),
+  ),
+})
+export type CreateApiTokenRequest = v.InferOutput<typeof CreateApiTokenRequestSchema>
+
+/** An API token as listed: never its secret. */
+export const ApiTokenSchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  subject: v.string(),
+  created: v.string(),
+  expires: v.nullable(v.string()),
+})
+export type ApiToken = v.InferOutput<typeof ApiTokenSchema>
+
+/** `POST /v1/auth/tokens` answers the token once, with its secret. */
+export const CreatedApiTokenSchema = v.object({ ...ApiTokenSchema.entries, token: v.string() })
+export type CreatedApiToken = v.InferOutput<typeof CreatedApiTokenSchema>
+
+/** `GET /v1/auth/tokens` */
+export const ApiTokenListSchema = v.object({ tokens: v.array(ApiTokenSchema) })

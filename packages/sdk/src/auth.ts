@@ -1,0 +1,76 @@
+import {
+  ApiTokenListSchema,
+  AuthConfigSchema,
+  CreatedApiTokenSchema,
+  MeSchema,
+  TokenPairSchema,
+  type ApiToken,
+  type AuthConfig,
+  type CreatedApiToken,
+  type Me,
+  type TokenPair,
+} from '@cairn/core/wire'
+import type { Transport } from './transport'
+
+/** `/v1/auth`: login discovery, exchanges and refreshes, and who you are. */
+export class AuthApi {
+  readonly #transport: Transport
+
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  /** How to log in: the OpenID provider, client ID and redirect URIs (no token needed). */
+  config(): Promise<AuthConfig> {
+    return this.#transport.json('GET', '/v1/auth/config', AuthConfigSchema, { anonymous: true })
+  }
+
+  /** Trades an ID token from the provider for Cairn's access and refresh tokens. */
+  exchange(idToken: string): Promise<TokenPair> {
+    return this.#transport.json('POST', '/v1/auth/exchange', TokenPairSchema, {
+      anonymous: true,
+      body: { json: { id_token: idToken } },
+    })
+  }
+
+  /** Spends a refresh token for a new pair; the old refresh token stops working. */
+  refresh(refreshToken: string): Promise<TokenPair> {
+    return this.#transport.json('POST', '/v1/auth/token', TokenPairSchema, {
+      anonymous: true,
+      body: { json: { refresh_token: refreshToken } },
+    })
+  }
+
+  me(): Promise<Me> {
+    return this.#transport.json('GET', '/v1/auth/me', MeSchema)
+  }
+}
+
+/** `/v1/auth/tokens`: named API tokens for CI and Terraform. */
+export class TokensApi {
+  readonly #transport: Transport
+
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  async list(): Promise<ApiToken[]> {
+    return (await this.#transport.json('GET', '/v1/auth/tokens', ApiTokenListSchema)).tokens
+  }
+
+  /** Creates a token; its secret is in the answer and nowhere else, ever. */
+  create(name: string, options: { expiresIn?: number } = {}): Promise<CreatedApiToken> {
+    return this.#transport.json('POST', '/v1/auth/tokens', CreatedApiTokenSchema, {
+      body: {
+        json: {
+          name,
+          ...(options.expiresIn === undefined ? {} : { expires_in: options.expiresIn }),
+        },
+      },
+    })
+  }
+
+  async revoke(id: string): Promise<void> {
+    await this.#transport.send('DELETE', `/v1/auth/tokens/${encodeURIComponent(id)}`)
+  }
+}

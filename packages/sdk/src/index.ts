@@ -1,0 +1,36 @@
+export { AuthApi, TokensApi } from './auth'
+export type { CairnClient, ClientOptions } from './client'
+export { createClient } from './client'
+export { CairnApiError, CairnError, LockConflictError, SerialConflictError } from './errors'
+export type { RefreshingTokensOptions, TokenProvider } from './token-provider'
+export { expiryOf, refreshingTokens, staticToken } from './token-provider'
+export type { PageQuery, StateBody, StateDownload } from './units'
+export { UnitsApi } from './units'
+export type {
+  ApiToken,
+  AuthConfig,
+  CreatedApiToken,
+  ErrorBody,
+  HistoryEvent,
+  HistoryList,
+  LockInfo,
+  LockRequest,
+  Me,
+  Source,
+  TokenPair,
+  Unit,
+  UnitList,
+  UnitStatus,
+  UnlockResponse,
+  Version,
+  VersionList,
+} from '@cairn/core/wire'
+export {
+  ApiTokenSchema,
+  AuthConfigSchema,
+  ErrorBodySchema,
+  LockInfoSchema,
+  TokenPairSchema,
+  UnitSchema,
+  VersionSchema,
+} from '@cairn/core/wire'

@@ -1,0 +1,162 @@
+import { ErrorBodySchema } from '@cairn/core/wire'
+import * as v from 'valibot'
+import { apiError, CairnError } from './errors'
+import type { TokenProvider } from './token-provider'
+
+/** A request body: JSON, bytes, text, or a stream (sent as it is read, never buffered). */
+export type RequestBody =
+  | { json: unknown }
+  | { bytes: string | Uint8Array }
+  | { stream: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> }
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>
+  body?: RequestBody
+  headers?: Record<string, string>
+  /** Send no token even if the client has one (the login endpoints). */
+  anonymous?: boolean
+}
+
+export interface TransportOptions {
+  baseUrl: string
+  tokens?: TokenProvider
+  fetch?: typeof fetch
+  userAgent?: string
+}
+
+/**
+ * The one place requests are made: the token header, the base URL, error bodies turned into typed
+ * errors, and one retry with a fresh token after a 401 when the body can be sent again.
+ */
+export class Transport {
+  readonly baseUrl: string
+  readonly #tokens: TokenProvider | undefined
+  readonly #fetch: typeof fetch
+  readonly #userAgent: string | undefined
+
+  constructor(options: TransportOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '')
+    this.#tokens = options.tokens
+    this.#fetch = options.fetch ?? fetch
+    this.#userAgent = options.userAgent
+  }
+
+  /** Sends a request and answers the response of a 2xx status. @throws CairnApiError, CairnError */
+  async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    const token = options.anonymous === true ? undefined : await this.#tokens?.token()
+    let response = await this.#attempt(method, path, options, token)
+    const replayable = options.body === undefined || !('stream' in options.body)
+    if (
+      response.status === 401 &&
+      token !== undefined &&
+      replayable &&
+      this.#tokens?.refresh !== undefined
+    ) {
+      const fresh = await this.#tokens.refresh()
+      if (fresh !== undefined) {
+        await response.body?.cancel()
+        response = await this.#attempt(method, path, options, fresh)
+      }
+    }
+    if (!response.ok) throw await this.#failure(response)
+    return response
+  }
+
+  /** Sends a request and parses its JSON answer with `schema`. */
+  async json<T>(
+    method: string,
+    path: string,
+    schema: v.GenericSchema<unknown, T>,
+    options: RequestOptions = {},
+  ): Promise<T> {
+    const response = await this.send(method, path, options)
+    const result = v.safeParse(schema, await response.json().catch(() => undefined))
+    if (!result.success) {
+      throw new CairnError(
+        `${method} ${path} answered a body this client does not understand: ${result.issues[0].message}`,
+      )
+    }
+    return result.output
+  }
+
+  async #attempt(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    token: string | undefined,
+  ): Promise<Response> {
+    const url = new URL(`${this.baseUrl}${path}`)
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value))
+    }
+    const headers = new Headers(options.headers)
+    if (token !== undefined) headers.set('Authorization', `Bearer ${token}`)
+    if (this.#userAgent !== undefined) headers.set('User-Agent', this.#userAgent)
+    const init: RequestInit & { duplex?: 'half' } = { method, headers }
+    const body = options.body
+    if (body !== undefined) {
+      if ('json' in body) {
+        headers.set('Content-Type', 'application/json')
+        init.body = JSON.stringify(body.json)
+      } else if ('bytes' in body) {
+        headers.set('Content-Type', 'application/json')
+        init.body = body.bytes
+      } else {
+        headers.set('Content-Type', 'application/json')
+        init.body = toStream(body.stream)
+        init.duplex = 'half'
+      }
+    }
+    try {
+      return await this.#fetch(url, init)
+    } catch (error) {
+      throw new CairnError(`cannot reach ${this.baseUrl}: ${causeOf(error)}`, { cause: error })
+    }
+  }
+
+  async #failure(response: Response): Promise<Error> {
+    const text = await response.text().catch(() => '')
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    const body = v.safeParse(ErrorBodySchema, parsed)
+    if (body.success) return apiError(response.status, body.output)
+    return apiError(response.status, {
+      error: response.status === 404 ? 'not_found' : 'http_error',
+      message: `HTTP ${response.status}${text === '' ? '' : `: ${text.slice(0, 200)}`}`,
+    })
+  }
+}
+
+function toStream(
+  source: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  if (source instanceof ReadableStream) return source
+  const iterator = source[Symbol.asyncIterator]()
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next: IteratorResult<Uint8Array, unknown> = await iterator.next()
+      if (next.done === true) controller.close()
+      else controller.enqueue(next.value)
+    },
+    async cancel() {
+      await iterator.return?.()
+    },
+  })
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause
+  return cause?.code ?? cause?.message ?? (error as Error).message
+}
+
+/** A unit ID in a path: each segment percent-encoded, the slashes kept. */
+export function unitPath(id: string): string {
+  return id
+    .split('/')
+    .map((segment) => encodeURIComponent(segment))
+    .join('/')
+}

@@ -1,0 +1,184 @@
+import {
+  HistoryListSchema,
+  LockInfoSchema,
+  UnitListSchema,
+  UnitSchema,
+  UnitStatusSchema,
+  UnlockResponseSchema,
+  VersionListSchema,
+  VersionSchema,
+  type HistoryList,
+  type LockInfo,
+  type LockRequest,
+  type Unit,
+  type UnitList,
+  type UnitStatus,
+  type UnlockResponse,
+  type Version,
+  type VersionList,
+} from '@cairn/core/wire'
+import { CairnError } from './errors'
+import { unitPath, type Transport } from './transport'
+
+export interface PageQuery {
+  limit?: number
+  cursor?: string
+}
+
+/** A downloaded state: the stream of its bytes and what the server says about it. */
+export interface StateDownload {
+  body: ReadableStream<Uint8Array>
+  /** The size in bytes, from Content-Length. */
+  size: number | undefined
+  /** SHA-256 of the bytes, hex. */
+  sha256: string | undefined
+  /** MD5 of the bytes, hex. */
+  md5: string | undefined
+  /** The timestamp of the version downloaded. */
+  version: string | undefined
+}
+
+/** A state to upload: text, bytes, or a stream (never buffered). */
+export type StateBody = string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>
+
+/** The `/v1/units` API. Unit IDs are natural paths such as `team/app/prod`. */
+export class UnitsApi {
+  readonly #transport: Transport
+
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  /** One page of units, in ID order. */
+  list(query: PageQuery & { prefix?: string } = {}): Promise<UnitList> {
+    return this.#transport.json('GET', '/v1/units', UnitListSchema, { query: { ...query } })
+  }
+
+  /** Every unit under a prefix, page after page. */
+  async *listAll(query: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<Unit> {
+    let cursor: string | undefined
+    do {
+      const page = await this.list({
+        ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
+        limit: query.pageSize ?? 100,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      yield* page.units
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined)
+  }
+
+  create(id: string, options: { tags?: string[] } = {}): Promise<Unit> {
+    return this.#transport.json('POST', '/v1/units', UnitSchema, {
+      body: { json: { id, ...options } },
+    })
+  }
+
+  get(id: string): Promise<Unit> {
+    return this.#transport.json('GET', `/v1/units/${unitPath(id)}`, UnitSchema)
+  }
+
+  /** Deletes a unit with its versions; a locked one needs `force`. */
+  async delete(id: string, options: { force?: boolean } = {}): Promise<void> {
+    await this.#transport.send('DELETE', `/v1/units/${unitPath(id)}`, {
+      query: flag('force', options.force),
+    })
+  }
+
+  /** The current state, as a stream. */
+  async download(id: string): Promise<StateDownload> {
+    const response = await this.#transport.send('GET', `/v1/units/${unitPath(id)}/download`)
+    if (response.body === null) throw new CairnError('the download answered no body')
+    const length = response.headers.get('content-length')
+    const md5 = response.headers.get('content-md5')
+    const etag = response.headers.get('etag')
+    return {
+      body: response.body,
+      size: length === null ? undefined : Number(length),
+      sha256: etag === null ? undefined : etag.replaceAll('"', ''),
+      md5: md5 === null ? undefined : hexOfBase64(md5),
+      version: response.headers.get('x-cairn-version') ?? undefined,
+    }
+  }
+
+  /** The current state, read whole, as text. */
+  async downloadText(id: string): Promise<string> {
+    const { body } = await this.download(id)
+    return new Response(body).text()
+  }
+
+  /**
+   * Stores a state as the unit's new version. While the unit is locked, name the lock with
+   * `ifLockedBy`; `force` accepts a state that goes back in serial.
+   */
+  upload(
+    id: string,
+    state: StateBody,
+    options: { ifLockedBy?: string; force?: boolean } = {},
+  ): Promise<Version> {
+    const body =
+      typeof state === 'string' || state instanceof Uint8Array
+        ? { bytes: state }
+        : { stream: state }
+    return this.#transport.json('POST', `/v1/units/${unitPath(id)}/upload`, VersionSchema, {
+      body,
+      query: { if_locked_by: options.ifLockedBy, ...flag('force', options.force) },
+    })
+  }
+
+  /** Takes the unit's lock; fields left out are filled in (a new ID, you as `Who`). */
+  lock(id: string, info: LockRequest = {}): Promise<LockInfo> {
+    return this.#transport.json('POST', `/v1/units/${unitPath(id)}/lock`, LockInfoSchema, {
+      body: { json: info },
+    })
+  }
+
+  /** Releases the lock with its ID, or any lock with `force`. */
+  unlock(id: string, options: { lockId?: string; force?: boolean } = {}): Promise<UnlockResponse> {
+    return this.#transport.json(
+      'DELETE',
+      `/v1/units/${unitPath(id)}/unlock`,
+      UnlockResponseSchema,
+      {
+        body: { json: options.lockId === undefined ? {} : { ID: options.lockId } },
+        query: flag('force', options.force),
+      },
+    )
+  }
+
+  /** One page of versions, newest first. */
+  versions(id: string, query: PageQuery = {}): Promise<VersionList> {
+    return this.#transport.json('GET', `/v1/units/${unitPath(id)}/versions`, VersionListSchema, {
+      query: { ...query },
+    })
+  }
+
+  /** Copies the version written at `timestamp` forward as a new version. */
+  restore(id: string, timestamp: string, options: { lockId?: string } = {}): Promise<Version> {
+    return this.#transport.json('POST', `/v1/units/${unitPath(id)}/restore`, VersionSchema, {
+      body: {
+        json: { timestamp, ...(options.lockId === undefined ? {} : { lock_id: options.lockId }) },
+      },
+    })
+  }
+
+  /** Recorded events (forced unlocks), newest first. */
+  history(id: string, query: PageQuery = {}): Promise<HistoryList> {
+    return this.#transport.json('GET', `/v1/units/${unitPath(id)}/history`, HistoryListSchema, {
+      query: { ...query },
+    })
+  }
+
+  status(id: string): Promise<UnitStatus> {
+    return this.#transport.json('GET', `/v1/units/${unitPath(id)}/status`, UnitStatusSchema)
+  }
+}
+
+function flag(name: string, value: boolean | undefined): Record<string, string> {
+  return value === true ? { [name]: 'true' } : {}
+}
+
+function hexOfBase64(text: string): string {
+  const binary = atob(text)
+  return Array.from(binary, (char) => char.charCodeAt(0).toString(16).padStart(2, '0')).join('')
+}

@@ -1,0 +1,365 @@
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { terraformState } from '@cairn/core/testing'
+import {
+  getIdToken,
+  startOidcProvider,
+  startServer,
+  type RunningProvider,
+  type RunningServer,
+} from '@cairn/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  CairnApiError,
+  CairnError,
+  createClient,
+  LockConflictError,
+  refreshingTokens,
+  SerialConflictError,
+  type CairnClient,
+  type TokenPair,
+} from '../src/index'
+
+/** The error a promise rejects with, failing the test if it resolves. */
+async function failure<T extends Error>(
+  promise: Promise<unknown>,
+  type: new (...args: never[]) => T,
+): Promise<T> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  )
+  expect(error).toBeInstanceOf(type)
+  return error as T
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+
+describe('the SDK against a real server', () => {
+  let server: RunningServer
+  let cairn: CairnClient
+  let adminToken: string
+
+  beforeAll(async () => {
+    server = await startServer({ auth: true })
+    adminToken = (await readFile(join(server.dataDir, 'admin.token'), 'utf8')).trim()
+    cairn = createClient({ baseUrl: server.url, token: adminToken })
+  })
+  afterAll(async () => {
+    await server.dispose()
+  })
+
+  describe('units', () => {
+    it('creates a unit, and refuses to create it twice with unit_exists', async () => {
+      const unit = await cairn.units.create('sdk/app', { tags: ['env:test'] })
+      expect(unit).toMatchObject({
+        id: 'sdk/app',
+        tags: ['env:test'],
+        version_count: 0,
+        locked: false,
+      })
+      const error = await failure(cairn.units.create('sdk/app'), CairnApiError)
+      expect(error).toMatchObject({ status: 409, code: 'unit_exists' })
+    })
+
+    it('gets a unit, and answers unit_not_found for a missing one', async () => {
+      await cairn.units.create('sdk/get')
+      expect((await cairn.units.get('sdk/get')).id).toBe('sdk/get')
+      expect(await failure(cairn.units.get('sdk/missing'), CairnApiError)).toMatchObject({
+        status: 404,
+        code: 'unit_not_found',
+      })
+    })
+
+    it('refuses a malformed ID with invalid_unit_id', async () => {
+      expect(await failure(cairn.units.create('a/../b'), CairnApiError)).toMatchObject({
+        status: 400,
+        code: 'invalid_unit_id',
+      })
+    })
+
+    it('lists a page and pages through every unit under a prefix', async () => {
+      for (const name of ['p1', 'p2', 'p3', 'p4', 'p5']) await cairn.units.create(`paged/${name}`)
+      const page = await cairn.units.list({ prefix: 'paged/', limit: 2 })
+      expect(page.units.map((unit) => unit.id)).toEqual(['paged/p1', 'paged/p2'])
+      expect(page.next_cursor).toBe('paged/p2')
+      const all: string[] = []
+      for await (const unit of cairn.units.listAll({ prefix: 'paged/', pageSize: 2 }))
+        all.push(unit.id)
+      expect(all).toEqual(['paged/p1', 'paged/p2', 'paged/p3', 'paged/p4', 'paged/p5'])
+    })
+
+    it('uploads text, bytes and streams, and downloads the same bytes with their hashes', async () => {
+      await cairn.units.create('sdk/state')
+      const first = terraformState({ serial: 1, outputs: { a: '1' } })
+      expect((await cairn.units.upload('sdk/state', first)).serial).toBe(1)
+      const second = terraformState({ serial: 2, outputs: { a: '2' } })
+      await cairn.units.upload('sdk/state', new TextEncoder().encode(second))
+      const third = terraformState({ serial: 3, outputs: { a: '3' } })
+      async function* chunks(): AsyncGenerator<Uint8Array> {
+        const bytes = new TextEncoder().encode(third)
+        for (let at = 0; at < bytes.length; at += 100) yield bytes.subarray(at, at + 100)
+        await Promise.resolve()
+      }
+      const version = await cairn.units.upload('sdk/state', chunks())
+      expect(version).toMatchObject({
+        serial: 3,
+        sha256: sha256(third),
+        source: 'api',
+        author: 'local-admin',
+      })
+      const fourth = terraformState({ serial: 4 })
+      await cairn.units.upload('sdk/state', new Blob([fourth]).stream())
+
+      const download = await cairn.units.download('sdk/state')
+      const text = await new Response(download.body).text()
+      expect(text).toBe(fourth)
+      expect(download).toMatchObject({
+        sha256: sha256(fourth),
+        md5: createHash('md5').update(fourth).digest('hex'),
+        size: Buffer.byteLength(fourth),
+      })
+      expect(await cairn.units.downloadText('sdk/state')).toBe(fourth)
+    })
+
+    it('answers state_not_found before the first upload, and invalid_state for non-JSON', async () => {
+      await cairn.units.create('sdk/empty')
+      expect(await failure(cairn.units.download('sdk/empty'), CairnApiError)).toMatchObject({
+        code: 'state_not_found',
+      })
+      expect(
+        await failure(cairn.units.upload('sdk/empty', 'not json'), CairnApiError),
+      ).toMatchObject({
+        status: 400,
+        code: 'invalid_state',
+      })
+    })
+
+    it('throws SerialConflictError with the current serial, and accepts force', async () => {
+      await cairn.units.create('sdk/serial')
+      await cairn.units.upload('sdk/serial', terraformState({ serial: 5 }))
+      const error = await failure(
+        cairn.units.upload('sdk/serial', terraformState({ serial: 4 })),
+        SerialConflictError,
+      )
+      expect(error).toMatchObject({ status: 409, code: 'serial_conflict' })
+      expect(error.current?.serial).toBe(5)
+      expect(
+        (await cairn.units.upload('sdk/serial', terraformState({ serial: 4 }), { force: true }))
+          .serial,
+      ).toBe(4)
+    })
+
+    it('locks, refuses others with LockConflictError carrying the lock, and unlocks', async () => {
+      await cairn.units.create('sdk/locking')
+      const lock = await cairn.units.lock('sdk/locking', { Who: 'sdk-test', Operation: 'test' })
+      expect(lock).toMatchObject({ Who: 'sdk-test', Operation: 'test' })
+      const again = await failure(cairn.units.lock('sdk/locking'), LockConflictError)
+      expect(again.lock?.ID).toBe(lock.ID)
+      const write = await failure(
+        cairn.units.upload('sdk/locking', terraformState({ serial: 1 })),
+        LockConflictError,
+      )
+      expect(write.lock?.ID).toBe(lock.ID)
+      expect(
+        (
+          await cairn.units.upload('sdk/locking', terraformState({ serial: 1 }), {
+            ifLockedBy: lock.ID,
+          })
+        ).serial,
+      ).toBe(1)
+      const wrong = await failure(
+        cairn.units.unlock('sdk/locking', { lockId: '11111111-2222-4333-8444-555555555555' }),
+        LockConflictError,
+      )
+      expect(wrong.lock?.ID).toBe(lock.ID)
+      expect(await cairn.units.unlock('sdk/locking', { lockId: lock.ID })).toEqual({
+        unlocked: true,
+        lock,
+      })
+      expect(await cairn.units.unlock('sdk/locking', { lockId: lock.ID })).toEqual({
+        unlocked: false,
+        lock: null,
+      })
+    })
+
+    it('force-unlocks, and the history records it', async () => {
+      await cairn.units.create('sdk/force')
+      const lock = await cairn.units.lock('sdk/force')
+      expect((await cairn.units.unlock('sdk/force', { force: true })).lock?.ID).toBe(lock.ID)
+      const history = await cairn.units.history('sdk/force')
+      expect(history.events[0]).toMatchObject({
+        type: 'force_unlock',
+        actor: 'local-admin',
+        lock: { ID: lock.ID },
+      })
+    })
+
+    it('lists versions a page at a time, restores one, and reports status', async () => {
+      await cairn.units.create('sdk/many-versions')
+      for (let serial = 1; serial <= 3; serial += 1)
+        await cairn.units.upload('sdk/many-versions', terraformState({ serial }))
+      const page = await cairn.units.versions('sdk/many-versions', { limit: 2 })
+      expect(page.versions.map((version) => version.serial)).toEqual([3, 2])
+      const rest = await cairn.units.versions('sdk/many-versions', {
+        cursor: page.next_cursor ?? '',
+      })
+      expect(rest.versions.map((version) => version.serial)).toEqual([1])
+      const oldest = rest.versions[0]?.timestamp ?? ''
+      const restored = await cairn.units.restore('sdk/many-versions', oldest)
+      expect(restored).toMatchObject({ serial: 4, source: 'restore' })
+      expect(
+        await failure(
+          cairn.units.restore('sdk/many-versions', '2001-01-01T00:00:00Z'),
+          CairnApiError,
+        ),
+      ).toMatchObject({
+        status: 404,
+        code: 'version_not_found',
+      })
+      expect(await cairn.units.status('sdk/many-versions')).toEqual({
+        id: 'sdk/many-versions',
+        status: 'green',
+        edges: [],
+        red_upstream: [],
+      })
+    })
+
+    it('deletes a unit, and a locked one only with force', async () => {
+      await cairn.units.create('sdk/delete')
+      await cairn.units.lock('sdk/delete')
+      await failure(cairn.units.delete('sdk/delete'), LockConflictError)
+      await cairn.units.delete('sdk/delete', { force: true })
+      expect(await failure(cairn.units.get('sdk/delete'), CairnApiError)).toMatchObject({
+        code: 'unit_not_found',
+      })
+    })
+  })
+
+  describe('auth and tokens', () => {
+    it('reads the login configuration and who is calling', async () => {
+      expect(await cairn.auth.config()).toMatchObject({ mode: 'local', issuer: null })
+      expect(await cairn.auth.me()).toEqual({
+        subject: 'local-admin',
+        email: null,
+        groups: [],
+        roles: ['admin'],
+      })
+    })
+
+    it('creates, lists and revokes API tokens; a revoked one answers unauthorized', async () => {
+      const created = await cairn.tokens.create('sdk-ci', { expiresIn: 3600 })
+      expect(created.token).toMatch(/^svc_tfe_/)
+      expect((await cairn.tokens.list()).map((token) => token.id)).toContain(created.id)
+      const ci = createClient({ baseUrl: server.url, token: created.token })
+      expect((await ci.auth.me()).subject).toBe('local-admin')
+      await cairn.tokens.revoke(created.id)
+      expect(await failure(ci.auth.me(), CairnApiError)).toMatchObject({
+        status: 401,
+        code: 'unauthorized',
+      })
+      expect(await failure(cairn.tokens.revoke(created.id), CairnApiError)).toMatchObject({
+        code: 'token_not_found',
+      })
+    })
+
+    it('answers unauthorized without a token', async () => {
+      const anonymous = createClient({ baseUrl: server.url })
+      expect(await failure(anonymous.units.list(), CairnApiError)).toMatchObject({
+        status: 401,
+        code: 'unauthorized',
+      })
+    })
+
+    it('throws CairnError when the server cannot be reached', async () => {
+      const nowhere = createClient({ baseUrl: 'http://127.0.0.1:9', token: adminToken })
+      const error = await failure(nowhere.units.list(), CairnError)
+      expect(error.message).toContain('cannot reach http://127.0.0.1:9')
+    })
+  })
+})
+
+describe('the SDK keeping a login alive', () => {
+  const CLIENT = 'cairn-sdk-test'
+  const REDIRECT = 'http://127.0.0.1:8585/callback'
+  let idp: RunningProvider
+  let server: RunningServer
+
+  beforeAll(async () => {
+    idp = await startOidcProvider({ clients: [{ client_id: CLIENT, redirect_uris: [REDIRECT] }] })
+    server = await startServer({
+      auth: true,
+      env: { SVC_AUTH_ISSUER: idp.issuer, SVC_AUTH_CLIENT_ID: CLIENT },
+    })
+  })
+  afterAll(async () => {
+    await server.dispose()
+    await idp.close()
+  })
+
+  const login = async (): Promise<TokenPair> => {
+    const tokens = await getIdToken({
+      provider: idp,
+      clientId: CLIENT,
+      redirectUri: REDIRECT,
+      login: 'alice',
+    })
+    return createClient({ baseUrl: server.url }).auth.exchange(tokens.id_token)
+  }
+
+  it('refreshes an access token the server refuses, and saves the rotated pair', async () => {
+    const pair = await login()
+    const saved: TokenPair[] = []
+    const cairn = createClient({
+      baseUrl: server.url,
+      token: refreshingTokens({
+        baseUrl: server.url,
+        accessToken: 'stale.access.token',
+        refreshToken: pair.refresh_token,
+        onRotate: (next) => {
+          saved.push(next)
+        },
+      }),
+    })
+    expect((await cairn.auth.me()).subject).toBe('alice')
+    expect(saved).toHaveLength(1)
+    expect(saved[0]?.refresh_token).not.toBe(pair.refresh_token)
+  })
+
+  it('refreshes before the access token expires, by its exp', async () => {
+    const pair = await login()
+    const saved: TokenPair[] = []
+    const provider = refreshingTokens({
+      baseUrl: server.url,
+      accessToken: pair.access_token,
+      refreshToken: pair.refresh_token,
+      onRotate: (next) => {
+        saved.push(next)
+      },
+      // Pretend an hour has passed: the token is about to expire.
+      now: () => Date.now() + 3_600_000,
+    })
+    const cairn = createClient({ baseUrl: server.url, token: provider })
+    expect((await cairn.auth.me()).subject).toBe('alice')
+    expect(saved).toHaveLength(1)
+  })
+
+  it('gives up with unauthorized when the refresh token is spent too', async () => {
+    const pair = await login()
+    await createClient({ baseUrl: server.url }).auth.refresh(pair.refresh_token)
+    const cairn = createClient({
+      baseUrl: server.url,
+      token: refreshingTokens({
+        baseUrl: server.url,
+        accessToken: 'stale.access.token',
+        refreshToken: pair.refresh_token,
+        onRotate: () => undefined,
+      }),
+    })
+    expect(await failure(cairn.auth.me(), CairnApiError)).toMatchObject({
+      status: 401,
+      code: 'unauthorized',
+    })
+  })
+})
