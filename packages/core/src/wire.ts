@@ -10,13 +10,20 @@ import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-reco
 
 export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
 export type { LockInfo, LockRequest } from './locks/lock-info'
-export { CreateUnitRequestSchema, RestoreRequestSchema, UnlockRequestSchema } from './units/requests'
+export {
+  CreateUnitRequestSchema,
+  RestoreRequestSchema,
+  UnlockRequestSchema,
+} from './units/requests'
 export type { CreateUnitRequest, RestoreRequest, UnlockRequest } from './units/requests'
 export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
 export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
 
 /** `GET /v1/units` */
-export const UnitListSchema = v.object({ units: v.array(UnitSchema), next_cursor: v.nullable(v.string()) })
+export const UnitListSchema = v.object({
+  units: v.array(UnitSchema),
+  next_cursor: v.nullable(v.string()),
+})
 export type UnitList = v.InferOutput<typeof UnitListSchema>
 
 /** `GET /v1/units/{id}/versions` */
@@ -34,7 +41,10 @@ export const HistoryListSchema = v.object({
 export type HistoryList = v.InferOutput<typeof HistoryListSchema>
 
 /** `DELETE /v1/units/{id}/unlock` */
-export const UnlockResponseSchema = v.object({ unlocked: v.boolean(), lock: v.nullable(LockInfoSchema) })
+export const UnlockResponseSchema = v.object({
+  unlocked: v.boolean(),
+  lock: v.nullable(LockInfoSchema),
+})
 export type UnlockResponse = v.InferOutput<typeof UnlockResponseSchema>
 
 /** `GET /v1/units/{id}/status` (DESIGN section 7) */
@@ -64,7 +74,10 @@ export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>
 
 /** `POST /v1/auth/exchange` */
 export const ExchangeRequestSchema = v.object({
-  id_token: v.pipe(v.string('id_token must be the ID token'), v.minLength(1, 'id_token must be the ID token')),
+  id_token: v.pipe(
+    v.string('id_token must be the ID token'),
+    v.minLength(1, 'id_token must be the ID token'),
+  ),
 })
 
 /** `POST /v1/auth/token` */

@@ -6,7 +6,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The built server, as `npm start` runs it. `npm test` builds it before any suite runs. */
-export const SERVER_MAIN = fileURLToPath(new URL('../../../apps/server/dist/main.js', import.meta.url))
+export const SERVER_MAIN = fileURLToPath(
+  new URL('../../../apps/server/dist/main.js', import.meta.url),
+)
 
 export interface ServerOptions {
   /** Flags after the defaults (`-auth-disable -host 127.0.0.1 -port 0 -data-dir <dir>`). */
