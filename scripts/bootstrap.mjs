@@ -29,7 +29,7 @@ function say(line) {
 
 /** Runs a command with inherited output; exits the process with its status when it fails. */
 export function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env, ...options })
+  const result = spawnSync(command, args, { cwd: root, stdio: setupStdio, env, ...options })
   if (result.error) {
     say(`could not run ${command}: ${result.error.message}`)
     process.exit(1)
@@ -79,11 +79,20 @@ function ensureDependencies() {
   writeFileSync(depsStamp, fingerprint)
 }
 
-/** Installs what is missing and builds every package (turbo skips what has not changed). */
-export function bootstrap({ build = true } = {}) {
+// Where the output of installs and builds goes: the terminal, or (for the CLI, whose stdout
+// carries results) stderr only.
+let setupStdio = 'inherit'
+
+/**
+ * Installs what is missing and builds every package (turbo skips what has not changed).
+ * `stdoutClean` keeps all of it off stdout.
+ */
+export function bootstrap({ build = true, stdoutClean = false } = {}) {
+  if (stdoutClean) setupStdio = ['inherit', process.stderr, process.stderr]
   ensurePnpm()
   ensureDependencies()
   if (build) turbo(['run', 'build', '--output-logs=errors-only'])
+  setupStdio = 'inherit'
 }
 
 /** Runs the workspace's turbo. */

@@ -1,0 +1,15 @@
+import type { ArgDef } from 'citty'
+
+/** Flags every command that talks to a server takes. */
+export const common = {
+  server: {
+    type: 'string',
+    description:
+      'the Cairn server (default: SVC_SERVER_URL, the only saved login, or http://localhost:8080)',
+  },
+  json: { type: 'boolean', description: 'print the result as JSON' },
+} as const satisfies Record<string, ArgDef>
+
+export const unitArg = {
+  id: { type: 'positional', description: 'the unit ID, such as team/app/prod', required: true },
+} as const satisfies Record<string, ArgDef>

@@ -1,0 +1,16 @@
+import { defineCommand } from 'citty'
+
+/** The command tree; each command is loaded only when it runs. */
+export const root = defineCommand({
+  meta: {
+    name: 'cairn',
+    description: 'Work with a Cairn server: log in, manage units and their state',
+  },
+  subCommands: {
+    login: () => import('./login').then((module) => module.default),
+    logout: () => import('./logout').then((module) => module.default),
+    whoami: () => import('./whoami').then((module) => module.default),
+    unit: () => import('./unit/index').then((module) => module.default),
+    tokens: () => import('./tokens/index').then((module) => module.default),
+  },
+})

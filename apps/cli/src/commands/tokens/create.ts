@@ -1,0 +1,39 @@
+import { defineCommand } from 'citty'
+import { UsageError } from '../../cli-error'
+import { openContext } from '../../context'
+import { common } from '../_shared'
+
+const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+
+export default defineCommand({
+  meta: { name: 'create', description: 'Create an API token; its secret is printed once' },
+  args: {
+    name: { type: 'positional', description: 'a name for the token, such as ci', required: true },
+    ...common,
+    'expires-in': {
+      type: 'string',
+      description: 'how long it lives: 3600, 90m, 12h, 30d (default: until revoked)',
+    },
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    const expiresIn = args['expires-in'] === undefined ? undefined : seconds(args['expires-in'])
+    const created = await context.client.tokens.create(
+      args.name,
+      expiresIn === undefined ? {} : { expiresIn },
+    )
+    context.out.result(created, () => created.token)
+    if (!context.out.json) {
+      context.out.note(
+        `Created API token ${created.id} (${created.name}). It is shown once: keep it now.`,
+      )
+    }
+  },
+})
+
+function seconds(text: string): number {
+  const match = /^(\d+)([smhd]?)$/.exec(text)
+  if (match === null)
+    throw new UsageError('--expires-in must be seconds or a number with s, m, h or d, such as 30d')
+  return Number(match[1]) * (UNITS[match[2] === '' || match[2] === undefined ? 's' : match[2]] ?? 1)
+}

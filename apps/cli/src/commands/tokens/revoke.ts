@@ -1,0 +1,20 @@
+import { defineCommand } from 'citty'
+import { openContext } from '../../context'
+import { common } from '../_shared'
+
+export default defineCommand({
+  meta: { name: 'revoke', description: 'Revoke an API token by its ID' },
+  args: {
+    id: {
+      type: 'positional',
+      description: 'the token ID (tok_...), as cairn tokens ls shows it',
+      required: true,
+    },
+    ...common,
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    await context.client.tokens.revoke(args.id)
+    context.out.result({ id: args.id, revoked: true }, () => `Revoked ${args.id}.`)
+  },
+})

@@ -1,0 +1,18 @@
+import { defineCommand } from 'citty'
+import { openContext } from '../../context'
+import { common, unitArg } from '../_shared'
+
+export default defineCommand({
+  meta: { name: 'rm', description: 'Delete a unit with all its versions' },
+  args: {
+    ...unitArg,
+    ...common,
+    force: { type: 'boolean', description: 'delete it even while it is locked' },
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    await context.client.units.delete(args.id, { force: args.force === true })
+    await context.locks.remove(context.server, args.id)
+    context.out.result({ id: args.id, deleted: true }, () => `Deleted ${args.id}.`)
+  },
+})

@@ -1,0 +1,40 @@
+import { defineCommand } from 'citty'
+import { UsageError } from '../../cli-error'
+import { openContext } from '../../context'
+import { common, unitArg } from '../_shared'
+
+export default defineCommand({
+  meta: { name: 'unlock', description: "Release a unit's lock" },
+  args: {
+    ...unitArg,
+    ...common,
+    'lock-id': {
+      type: 'string',
+      description: 'the lock to release (default: the one cairn unit lock took)',
+    },
+    force: {
+      type: 'boolean',
+      description: 'release whatever lock is held (recorded in the unit history)',
+    },
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    const lockId = args['lock-id'] ?? (await context.locks.get(context.server, args.id))
+    const force = args.force === true
+    if (lockId === undefined && !force) {
+      throw new UsageError(
+        `no lock of ${args.id} is remembered here: give --lock-id <id>, or --force`,
+      )
+    }
+    const result = await context.client.units.unlock(args.id, {
+      ...(lockId === undefined ? {} : { lockId }),
+      force,
+    })
+    await context.locks.remove(context.server, args.id)
+    context.out.result(result, () =>
+      result.unlocked
+        ? `Unlocked ${args.id} (lock ${result.lock?.ID ?? ''}).`
+        : `${args.id} was not locked.`,
+    )
+  },
+})

@@ -1,0 +1,45 @@
+import type { Version } from '@cairn/sdk'
+import { defineCommand } from 'citty'
+import { UsageError } from '../../cli-error'
+import { openContext } from '../../context'
+import { bytes, table } from '../../output/output'
+import { common, unitArg } from '../_shared'
+
+export default defineCommand({
+  meta: { name: 'versions', description: "List a unit's versions, newest first" },
+  args: {
+    ...unitArg,
+    ...common,
+    limit: { type: 'string', description: 'how many to show (default 20)' },
+    all: { type: 'boolean', description: 'show every version' },
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    if (args.limit !== undefined && !/^[1-9]\d*$/.test(args.limit))
+      throw new UsageError('--limit must be a whole number')
+    const wanted = args.all === true ? Number.POSITIVE_INFINITY : Number(args.limit ?? 20)
+    const versions: Version[] = []
+    let cursor: string | undefined
+    do {
+      const page = await context.client.units.versions(args.id, {
+        limit: Math.min(1000, wanted - versions.length),
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      versions.push(...page.versions)
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined && versions.length < wanted)
+    context.out.result({ versions }, () =>
+      table(
+        ['TIMESTAMP', 'SERIAL', 'SIZE', 'SOURCE', 'AUTHOR', 'SHA256'],
+        versions.map((version) => [
+          version.timestamp,
+          version.serial === null ? '-' : String(version.serial),
+          bytes(version.size),
+          version.source,
+          version.author,
+          version.sha256.slice(0, 12),
+        ]),
+      ),
+    )
+  },
+})

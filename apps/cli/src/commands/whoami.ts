@@ -1,0 +1,19 @@
+import { defineCommand } from 'citty'
+import { openContext } from '../context'
+import { common } from './_shared'
+
+export default defineCommand({
+  meta: { name: 'whoami', description: 'Show who you are logged in as' },
+  args: { ...common },
+  async run({ args }) {
+    const context = await openContext(args)
+    const me = await context.client.auth.me()
+    context.out.result({ server: context.server, ...me }, () =>
+      [
+        `${me.subject}${me.email === null ? '' : ` (${me.email})`} on ${context.server}`,
+        ...(me.groups.length === 0 ? [] : [`groups: ${me.groups.join(', ')}`]),
+        ...(me.roles.length === 0 ? [] : [`roles: ${me.roles.join(', ')}`]),
+      ].join('\n'),
+    )
+  },
+})

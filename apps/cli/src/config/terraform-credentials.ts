@@ -1,0 +1,25 @@
+import { join } from 'node:path'
+import { homedir } from 'node:os'
+import * as v from 'valibot'
+import { readJsonFile } from './files'
+
+const TerraformCredentialsSchema = v.object({
+  credentials: v.record(v.string(), v.object({ token: v.string() })),
+})
+
+/**
+ * The token `terraform login` saved for a server's host, from
+ * `~/.terraform.d/credentials.tfrc.json` (keyed by host, with the port when there is one).
+ */
+export async function terraformToken(
+  server: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  const path = join(env['HOME'] ?? homedir(), '.terraform.d', 'credentials.tfrc.json')
+  const parsed = v.safeParse(
+    TerraformCredentialsSchema,
+    await readJsonFile(path).catch(() => undefined),
+  )
+  if (!parsed.success) return undefined
+  return parsed.output.credentials[new URL(server).host]?.token
+}

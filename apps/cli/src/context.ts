@@ -1,0 +1,87 @@
+import {
+  createClient,
+  refreshingTokens,
+  staticToken,
+  type CairnClient,
+  type TokenProvider,
+} from '@cairn/sdk'
+import { Credentials } from './config/credentials'
+import { LocksFile } from './config/locks-file'
+import { resolveServer } from './config/server-url'
+import { terraformToken } from './config/terraform-credentials'
+import { Output } from './output/output'
+
+/** What every command works with: the server, a client with the right credentials, the output. */
+export interface Context {
+  server: string
+  client: CairnClient
+  out: Output
+  credentials: Credentials
+  locks: LocksFile
+  /** Whether any credentials were found for the server. */
+  loggedIn: boolean
+}
+
+export interface ContextArgs {
+  server?: string | undefined
+  json?: boolean | undefined
+}
+
+/**
+ * Resolves the server and its credentials (DESIGN section 12): the token `terraform login` saved
+ * for the host is tried first, then the CLI's own profile, refreshed when its access token is
+ * near expiry or refused.
+ */
+export async function openContext(
+  args: ContextArgs,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Context> {
+  const credentials = new Credentials(env)
+  const server = await resolveServer(args.server, env, credentials)
+  const sources: TokenProvider[] = []
+  const fromTerraform = await terraformToken(server, env)
+  if (fromTerraform !== undefined) sources.push(staticToken(fromTerraform))
+  const profile = await credentials.get(server)
+  if (profile !== undefined) {
+    sources.push(
+      profile.refresh_token === undefined
+        ? staticToken(profile.access_token)
+        : refreshingTokens({
+            baseUrl: server,
+            accessToken: profile.access_token,
+            refreshToken: profile.refresh_token,
+            onRotate: (pair) =>
+              credentials.set(server, {
+                access_token: pair.access_token,
+                refresh_token: pair.refresh_token,
+              }),
+          }),
+    )
+  }
+  return {
+    server,
+    client: createClient({
+      baseUrl: server,
+      ...(sources.length === 0 ? {} : { token: firstThatWorks(sources) }),
+      userAgent: 'cairn-cli',
+    }),
+    out: new Output(args.json === true),
+    credentials,
+    locks: new LocksFile(env),
+    loggedIn: sources.length > 0,
+  }
+}
+
+/** Uses the first source; when the server refuses it and it cannot refresh, moves to the next. */
+function firstThatWorks(sources: TokenProvider[]): TokenProvider {
+  let index = 0
+  return {
+    token: () => sources[index]?.token(),
+    refresh: async () => {
+      const fresh = await sources[index]?.refresh?.()
+      if (fresh !== undefined) return fresh
+      index += 1
+      return sources[index]?.token()
+    },
+  }
+}
