@@ -20,6 +20,8 @@ export interface Context {
   locks: LocksFile
   /** Whether any credentials were found for the server. */
   loggedIn: boolean
+  /** The lock ID given on the command line, or the one `cairn unit lock` took for the unit. */
+  lockFor(unit: string, given: string | undefined): Promise<string | undefined>
 }
 
 export interface ContextArgs {
@@ -58,8 +60,10 @@ export async function openContext(
           }),
     )
   }
+  const locks = new LocksFile(env)
   return {
     server,
+    lockFor: async (unit, given) => given ?? (await locks.get(server, unit)),
     client: createClient({
       baseUrl: server,
       ...(sources.length === 0 ? {} : { token: firstThatWorks(sources) }),
@@ -67,7 +71,7 @@ export async function openContext(
     }),
     out: new Output(args.json === true),
     credentials,
-    locks: new LocksFile(env),
+    locks,
     loggedIn: sources.length > 0,
   }
 }

@@ -13,3 +13,11 @@ export const common = {
 export const unitArg = {
   id: { type: 'positional', description: 'the unit ID, such as team/app/prod', required: true },
 } as const satisfies Record<string, ArgDef>
+
+/** `--lock-id` for commands that write under a lock; `cairn unit lock` remembers it otherwise. */
+export const lockIdArg = {
+  'lock-id': {
+    type: 'string',
+    description: 'the lock to write under (default: the one cairn unit lock took)',
+  },
+} as const satisfies Record<string, ArgDef>

@@ -5,7 +5,7 @@ import { defineCommand } from 'citty'
 import { CLIError } from '../../cli-error'
 import { openContext } from '../../context'
 import { withProgress } from '../../output/progress'
-import { common, unitArg } from '../_shared'
+import { common, lockIdArg, unitArg } from '../_shared'
 
 export default defineCommand({
   meta: {
@@ -21,14 +21,11 @@ export default defineCommand({
     },
     ...common,
     force: { type: 'boolean', description: 'accept a state that goes back in serial' },
-    'lock-id': {
-      type: 'string',
-      description: 'the lock to write under (default: the one cairn unit lock took)',
-    },
+    ...lockIdArg,
   },
   async run({ args }) {
     const context = await openContext(args)
-    const lockId = args['lock-id'] ?? (await context.locks.get(context.server, args.id))
+    const lockId = await context.lockFor(args.id, args['lock-id'])
     let body: ReadableStream<Uint8Array>
     let size: number | undefined
     if (args.file === '-') {

@@ -1,6 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
-import { common, unitArg } from '../_shared'
+import { common, lockIdArg, unitArg } from '../_shared'
 
 export default defineCommand({
   meta: {
@@ -15,14 +15,11 @@ export default defineCommand({
       required: true,
     },
     ...common,
-    'lock-id': {
-      type: 'string',
-      description: 'the lock to write under (default: the one cairn unit lock took)',
-    },
+    ...lockIdArg,
   },
   async run({ args }) {
     const context = await openContext(args)
-    const lockId = args['lock-id'] ?? (await context.locks.get(context.server, args.id))
+    const lockId = await context.lockFor(args.id, args['lock-id'])
     const version = await context.client.units.restore(
       args.id,
       args.timestamp,

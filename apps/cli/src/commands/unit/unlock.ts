@@ -19,7 +19,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const context = await openContext(args)
-    const lockId = args['lock-id'] ?? (await context.locks.get(context.server, args.id))
+    const lockId = await context.lockFor(args.id, args['lock-id'])
     const force = args.force === true
     if (lockId === undefined && !force) {
       throw new UsageError(
