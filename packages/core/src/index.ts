@@ -48,7 +48,7 @@ export {
   unitIdFromPath,
   unitIdToSegment,
 } from './units/unit-id'
-export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
+export type { HistoryEvent, Source, Unit, UnitDetails, Version } from './units/unit-record'
 export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
 export type {
   Page,
@@ -68,3 +68,4 @@ export type { ChunkScanner, ScannerSource } from './state/chunk-scanner'
 export { inlineScanners } from './state/chunk-scanner'
 export type { ScannedState, TerraformHeader } from './state/state-scanner'
 export { StateScanner } from './state/state-scanner'
+export type { StateOutput, StateOutputs } from './state/outputs'

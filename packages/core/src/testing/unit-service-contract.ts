@@ -517,6 +517,97 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
     })
 
+    describe('settings, single versions and outputs', () => {
+      beforeEach(async () => {
+        await units.create(alice, id('app'), { tags: ['a'] })
+      })
+
+      it('changes the tags and the workspace Terraform version, keeping the rest', async () => {
+        await write('app', state(1))
+        const details = await units.update(alice, id('app'), {
+          tags: ['env:prod', 'app'],
+          terraformVersion: '1.11.4',
+        })
+        expect(details).toMatchObject({
+          tags: ['env:prod', 'app'],
+          terraform_version: '1.11.4',
+          serial: 1,
+        })
+        expect((await units.details(alice, id('app'))).terraform_version).toBe('1.11.4')
+        await expect(units.update(alice, id('app'), { tags: ['bad tag'] })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+        await expect(units.update(alice, id('nope'), { tags: [] })).rejects.toBeInstanceOf(
+          UnitNotFoundError,
+        )
+      })
+
+      it('reads and downloads one version by its timestamp', async () => {
+        const first = await write('app', state(1, { serial: 1, outputs: { v: 'one' } }))
+        clock.advance(1000)
+        await write('app', state(2, { serial: 2, outputs: { v: 'two' } }))
+        expect(await units.version(alice, id('app'), first.timestamp)).toEqual(first)
+        const old = await units.downloadVersion(alice, id('app'), first.timestamp)
+        expect(await textOf(old.body)).toBe(state(1, { serial: 1, outputs: { v: 'one' } }))
+        await expect(
+          units.version(alice, id('app'), '2001-01-01T00:00:00Z'),
+        ).rejects.toBeInstanceOf(VersionNotFoundError)
+      })
+
+      it("reads a version's outputs, sensitive ones marked", async () => {
+        const text = JSON.stringify({
+          version: 4,
+          serial: 1,
+          lineage: 'l',
+          outputs: {
+            name: { value: 'web', type: 'string' },
+            secret: { value: 's3cr3t', type: 'string', sensitive: true },
+          },
+          resources: [],
+        })
+        const first = await write('app', text)
+        expect((await units.outputs(alice, id('app')))?.outputs).toEqual({
+          name: { value: 'web', type: 'string', sensitive: false },
+          secret: { value: 's3cr3t', type: 'string', sensitive: true },
+        })
+        expect((await units.outputs(alice, id('app'), first.timestamp))?.version).toEqual(first)
+        await write('app', '{"encrypted_data":"x"}')
+        expect(await units.outputs(alice, id('app'))).toBeNull()
+      })
+
+      it('refuses a body whose serial or lineage is not the one declared, storing nothing', async () => {
+        await expect(
+          write('app', state(3), { source: 'cloud', expected: { serial: 4, lineage: 'x' } }),
+        ).rejects.toBeInstanceOf(InvalidStateError)
+        await expect(
+          write('app', '{"a":1}', { source: 'cloud', expected: { serial: 1, lineage: 'l' } }),
+        ).rejects.toBeInstanceOf(InvalidStateError)
+        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        const lineage = JSON.parse(state(3)) as { lineage: string }
+        expect(
+          (
+            await write('app', state(3), {
+              source: 'cloud',
+              expected: { serial: 3, lineage: lineage.lineage },
+            })
+          ).serial,
+        ).toBe(3)
+      })
+
+      it('unlocks for the holder through the same protocol, and refuses anyone else', async () => {
+        await units.lock(alice, id('app'), {}, { source: 'cloud' })
+        await expect(
+          units.unlock(bob, id('app'), { source: 'cloud', asHolder: true }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        await expect(
+          units.unlock(alice, id('app'), { source: 'api', asHolder: true }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        expect(
+          await units.unlock(alice, id('app'), { source: 'cloud', asHolder: true }),
+        ).not.toBeNull()
+      })
+    })
+
     describe('restore', () => {
       beforeEach(async () => {
         await units.create(alice, id('app'))

@@ -1,5 +1,5 @@
 import type { Principal } from '../access/principal'
-import { ChecksumMismatchError, UnitNotFoundError } from '../errors'
+import { ChecksumMismatchError, InvalidStateError, UnitNotFoundError } from '../errors'
 import { checkWriteLock } from '../locks/lock-rules'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
@@ -92,10 +92,11 @@ export class StateWriter {
       body,
       options.sizeHint,
     )
-    const declared = options.expectedMd5?.toLowerCase()
-    if (declared !== undefined && declared !== staged.inspected.md5) {
+    try {
+      checkDeclared(staged.inspected, options)
+    } catch (error) {
       await this.#discard([staged.object])
-      throw new ChecksumMismatchError('MD5', declared, staged.inspected.md5)
+      throw error
     }
     return this.#commit(principal, id, staged, options, undefined)
   }
@@ -254,5 +255,25 @@ export class StateWriter {
 
   #newEpoch(): string {
     return `e${this.#clock.now().toString(36)}${this.#ids.token().slice(0, 6)}`
+  }
+}
+
+/** The body must be what the client said it would be: its MD5, and its serial and lineage. */
+function checkDeclared(inspected: InspectedState, options: WriteOptions): void {
+  const md5 = options.expectedMd5?.toLowerCase()
+  if (md5 !== undefined && md5 !== inspected.md5)
+    throw new ChecksumMismatchError('MD5', md5, inspected.md5)
+  const expected = options.expected
+  if (expected === undefined) return
+  const header = inspected.scan.terraform
+  if (header === undefined) {
+    throw new InvalidStateError(
+      `the body is not a Terraform state, but serial ${expected.serial} was declared for it`,
+    )
+  }
+  if (header.serial !== expected.serial || header.lineage !== expected.lineage) {
+    throw new InvalidStateError(
+      `the body has serial ${header.serial} and lineage ${header.lineage}, not the serial ${expected.serial} and lineage ${expected.lineage} declared for it`,
+    )
   }
 }

@@ -50,6 +50,8 @@ export const UnitRecordSchema = v.object({
   lock: v.nullable(HeldLockSchema),
   current: v.nullable(VersionRecordSchema),
   version_count: v.number(),
+  /** The Terraform version a `cloud` workspace of this unit names (`terraform-version`). */
+  terraform_version: v.optional(v.nullable(v.string())),
 })
 export type UnitRecord = v.InferOutput<typeof UnitRecordSchema>
 
@@ -105,5 +107,19 @@ export function toVersion(record: VersionRecord): Version {
     lineage: record.lineage,
     author: record.author,
     source: record.source,
+  }
+}
+
+/** A unit with the settings that only some surfaces show (the `cloud` workspace's). */
+export interface UnitDetails extends Unit {
+  epoch: string
+  terraform_version: string | null
+}
+
+export function detailsOf(record: UnitRecord): UnitDetails {
+  return {
+    ...toUnit(record),
+    epoch: record.epoch,
+    terraform_version: record.terraform_version ?? null,
   }
 }

@@ -28,12 +28,15 @@ import {
   versionKey,
   versionsFolder,
 } from './layout'
+import { parseOutputs, type StateOutputs } from '../state/outputs'
+import { StateScanner } from '../state/state-scanner'
 import { parseTags } from './tags'
 import { parseUnitId, type UnitId } from './unit-id'
 import { UnitRecords, type Snapshot } from './unit-records'
 import { StateWriter } from './state-writer'
 import {
   HistoryEventSchema,
+  detailsOf,
   toUnit,
   toVersion,
   VersionRecordSchema,
@@ -41,6 +44,7 @@ import {
   type HistoryEvent,
   type Source,
   type Unit,
+  type UnitDetails,
   type UnitRecord,
   type Version,
   type VersionRecord,
@@ -77,6 +81,8 @@ export interface WriteOptions extends LockGuard {
   expectedMd5?: string
   /** The body's declared length, if known: large bodies may be checked on another thread. */
   sizeHint?: number
+  /** The serial and lineage the client declared for the body (a `cloud` state version). */
+  expected?: { serial: number; lineage: string }
 }
 
 export interface PageOptions {
@@ -201,11 +207,81 @@ export class UnitService {
     await demand(this.#authorizer, principal, 'unit:read', id)
     const { record } = await this.#read(id)
     if (record.current === null) throw new StateNotFoundError(id)
-    const object = await this.#store.get(record.current.object)
-    if (object === undefined) {
-      throw new StorageUnavailableError(`the state object of unit ${id} is missing from storage`)
+    return this.#open(id, record.current)
+  }
+
+  /**
+   * Changes a unit's settings: its tags, and the Terraform version its `cloud` workspace names.
+   *
+   * @throws UnitNotFoundError, InvalidRequestError, ForbiddenError
+   */
+  async update(
+    principal: Principal,
+    id: UnitId,
+    changes: { tags?: unknown; terraformVersion?: string | null },
+  ): Promise<UnitDetails> {
+    await demand(this.#authorizer, principal, 'unit:write', id)
+    const tags = changes.tags === undefined ? undefined : parseTags(changes.tags)
+    const version = changes.terraformVersion
+    if (version !== undefined && version !== null && !/^[\x21-\x7e]{1,64}$/.test(version)) {
+      throw new InvalidRequestError('terraform-version must be 1 to 64 printable characters')
     }
-    return { version: toVersion(record.current), body: object.body }
+    return this.#records.update(id, (current) => {
+      if (current === undefined) throw new UnitNotFoundError(id)
+      const record = {
+        ...current.record,
+        ...(tags === undefined ? {} : { tags }),
+        ...(version === undefined ? {} : { terraform_version: version }),
+      }
+      return Promise.resolve({ put: record, result: detailsOf(record) })
+    })
+  }
+
+  /** A unit's metadata with the settings only some surfaces show. @throws UnitNotFoundError */
+  async details(principal: Principal, id: UnitId): Promise<UnitDetails> {
+    await demand(this.#authorizer, principal, 'unit:read', id)
+    return detailsOf((await this.#read(id)).record)
+  }
+
+  /** One version's metadata, by its timestamp. @throws VersionNotFoundError */
+  async version(principal: Principal, id: UnitId, timestamp: string): Promise<Version> {
+    await demand(this.#authorizer, principal, 'unit:read', id)
+    const snapshot = await this.#read(id)
+    return toVersion(await this.#versionAt(id, snapshot, parseTimestamp(timestamp), timestamp))
+  }
+
+  /** The state of one version, by its timestamp. @throws VersionNotFoundError */
+  async downloadVersion(
+    principal: Principal,
+    id: UnitId,
+    timestamp: string,
+  ): Promise<StateDownload> {
+    await demand(this.#authorizer, principal, 'unit:read', id)
+    const snapshot = await this.#read(id)
+    return this.#open(id, await this.#versionAt(id, snapshot, parseTimestamp(timestamp), timestamp))
+  }
+
+  /**
+   * The top-level outputs of a version's state (the current one when no timestamp is given), read
+   * from the stored bytes: `{ name: { value, type, sensitive } }`, or null when the state is not a
+   * Terraform state or its outputs are larger than the scanner keeps.
+   *
+   * @throws UnitNotFoundError, StateNotFoundError, VersionNotFoundError
+   */
+  async outputs(
+    principal: Principal,
+    id: UnitId,
+    timestamp?: string,
+  ): Promise<StateOutputs | null> {
+    const { version, body } =
+      timestamp === undefined
+        ? await this.download(principal, id)
+        : await this.downloadVersion(principal, id, timestamp)
+    const scanner = new StateScanner()
+    for await (const chunk of body) scanner.write(chunk)
+    const scanned = scanner.end()
+    if (scanned.terraform === undefined || scanned.outputs === undefined) return null
+    return { version, outputs: parseOutputs(scanned.outputs) }
   }
 
   /**
@@ -287,7 +363,7 @@ export class UnitService {
   async unlock(
     principal: Principal,
     id: UnitId,
-    options: { lockId?: string; force?: boolean; source: Source },
+    options: { lockId?: string; force?: boolean; source: Source; asHolder?: boolean },
   ): Promise<LockInfo | null> {
     const force = options.force === true
     await demand(this.#authorizer, principal, force ? 'unit:manage' : 'unit:lock', id)
@@ -303,6 +379,13 @@ export class UnitService {
         if (options.lockId !== undefined && options.lockId === held.info.ID)
           return Promise.resolve(unlocked)
         if (force) return Promise.resolve(unlocked)
+        // Protocols whose unlock carries no lock ID: the holder took it, through the same one.
+        if (options.asHolder === true) {
+          if (held.subject === principal.subject && held.source === options.source) {
+            return Promise.resolve(unlocked)
+          }
+          throw new LockConflictError(`the unit is locked by ${describe(held.info)}`, held.info)
+        }
         if (options.lockId === undefined) {
           throw new InvalidRequestError('unlocking needs the ID of the lock held, or force')
         }
@@ -389,6 +472,14 @@ export class UnitService {
           ? last.key.slice(historyFolder(id, record.epoch).length)
           : null,
     }
+  }
+
+  async #open(id: UnitId, version: VersionRecord): Promise<StateDownload> {
+    const object = await this.#store.get(version.object)
+    if (object === undefined) {
+      throw new StorageUnavailableError(`the state object of unit ${id} is missing from storage`)
+    }
+    return { version: toVersion(version), body: object.body }
   }
 
   async #read(id: UnitId): Promise<Snapshot> {
