@@ -1,8 +1,13 @@
-import type { ObjectStore, UnitService } from '@cairn/core'
-import { Hono } from 'hono'
+import { allowAll, type Clock, type ObjectStore, type UnitService } from '@cairn/core'
+import { tfeRoutes } from '@cairn/tfe-adapter'
+import { hkdfSync } from 'node:crypto'
+import { Hono, type Context } from 'hono'
 import type { IdentitySetup } from './auth/identity-setup'
 import type { AuthConfig } from './config/auth-config'
 import { authenticate } from './http/authenticate'
+import { publicBaseUrl } from './http/base-url'
+import { requestStream } from './http/body'
+import { ANONYMOUS } from './http/principal'
 import type { AppEnv } from './http/app-env'
 import { HttpError, onError } from './http/errors'
 import { requestContext } from './http/request-context'
@@ -10,6 +15,7 @@ import type { Logger } from './log/logger'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { healthRoutes } from './routes/health'
+import { oauthRoutes } from './routes/oauth'
 import { unitRoutes } from './routes/units'
 
 export interface AppDeps {
@@ -17,6 +23,7 @@ export interface AppDeps {
   units: UnitService
   identity: IdentitySetup
   authConfig: AuthConfig
+  clock: Clock
   log: Logger
   maxStateBytes: number
   maxRequestBytes: number
@@ -44,5 +51,43 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   )
   app.route('/', unitRoutes(deps))
   app.route('/', backendRoutes(deps))
+  const { auth, keys, mode } = identity
+  app.route(
+    '/',
+    oauthRoutes({
+      auth,
+      store: deps.store,
+      clock: deps.clock,
+      config: deps.authConfig,
+      // DESIGN section 8: without SVC_OAUTH_STATE_KEY the key follows the signing key.
+      stateKey:
+        deps.authConfig.oauthStateKey === undefined
+          ? keys.derive('oauth-state')
+          : deriveKey(deps.authConfig.oauthStateKey),
+    }),
+  )
+  app.route(
+    '/',
+    tfeRoutes({
+      units: deps.units,
+      store: deps.store,
+      authorizer: allowAll,
+      authenticate: async (token) => {
+        if (mode === 'disabled') return ANONYMOUS
+        return auth.authenticate(token).catch(() => undefined)
+      },
+      urlKey: keys.derive('tfe-upload-urls'),
+      baseUrl: (request) => publicBaseUrl(request, deps.authConfig.publicBaseUrl),
+      login: auth.oidc === undefined ? undefined : { client: 'terraform-cli' },
+      clock: deps.clock,
+      maxStateBytes: deps.maxStateBytes,
+      requestBody: (c) => requestStream(c as Context<AppEnv>),
+    }),
+  )
   return app
+}
+
+/** 32 bytes from the configured OAuth state key (HKDF-SHA256), whatever its length. */
+function deriveKey(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(secret), 'cairn', 'oauth-state', 32))
 }

@@ -1,4 +1,6 @@
-import { createServer, type Server } from 'node:http'
+import { readFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import {
@@ -102,15 +104,25 @@ async function main(): Promise<void> {
     units,
     identity,
     authConfig: config.auth,
+    clock: systemClock,
     log,
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
   })
 
   const listener = getRequestListener(app.fetch)
-  const server = createServer((request, response) => {
+  const handle = (request: IncomingMessage, response: ServerResponse): void => {
     void listener(request, response)
-  })
+  }
+  let server: Server
+  try {
+    server =
+      config.tls === undefined
+        ? createServer(handle)
+        : createHttpsServer(await readTls(config.tls), handle)
+  } catch (error) {
+    refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
+  }
   // Headers must arrive within a minute; a large state on a slow link may take up to an hour.
   server.headersTimeout = 60_000
   server.requestTimeout = 3_600_000
@@ -129,11 +141,23 @@ async function main(): Promise<void> {
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
   log.info('listening', {
-    url: `http://${host}:${address.port}`,
+    url: `${config.tls === undefined ? 'http' : 'https'}://${host}:${address.port}`,
     port: address.port,
     storage: config.storage,
     ...(config.storage === 'fs' ? { data_dir: config.dataDir } : {}),
   })
+}
+
+/** The certificate and key files of -tls-cert and -tls-key, or a refusal naming the one at fault. */
+async function readTls(tls: {
+  certPath: string
+  keyPath: string
+}): Promise<{ cert: Buffer; key: Buffer }> {
+  const read = async (path: string, flag: string) =>
+    readFile(path).catch((error: unknown) =>
+      refuse(`cannot read ${flag} ${path}: ${(error as Error).message}`),
+    )
+  return { cert: await read(tls.certPath, '-tls-cert'), key: await read(tls.keyPath, '-tls-key') }
 }
 
 /**

@@ -65,7 +65,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text))
   child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text))
 
-  const port = await new Promise<number>((resolve, reject) => {
+  const { port, url } = await new Promise<{ port: number; url: string }>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(
@@ -78,7 +78,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       const line = output.split('\n').find((text) => text.includes('"msg":"listening"'))
       if (line === undefined) return
       clearTimeout(timer)
-      resolve((JSON.parse(line) as { port: number }).port)
+      resolve(JSON.parse(line) as { port: number; url: string })
     }
     child.stdout.on('data', check)
     void exited.then((code) => {
@@ -92,7 +92,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     return exited
   }
   return {
-    url: `http://127.0.0.1:${port}`,
+    // http or https (with -tls-cert), as the server says where it listens.
+    url,
     port,
     dataDir,
     pid: child.pid as number,

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -21,6 +21,14 @@ export function terraformBinary(): string {
   throw new Error(
     'terraform was not found on PATH or in TERRAFORM_BIN: install Terraform 1.11 (these suites drive the real binary)',
   )
+}
+
+/** A terraform process still running. */
+export interface RunningTerraform {
+  /** Everything it has written so far, stdout and stderr. */
+  output(): string
+  done: Promise<TerraformResult>
+  kill(): void
 }
 
 export interface TerraformResult {
@@ -46,6 +54,19 @@ export class TerraformWorkspace {
     this.#env = env
   }
 
+  #environment(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      PATH: process.env['PATH'] ?? '',
+      HOME: this.home,
+      CHECKPOINT_DISABLE: '1',
+      TF_IN_AUTOMATION: '1',
+      TF_INPUT: '0',
+      TF_CLI_CONFIG_FILE: join(this.dir, '.terraformrc'),
+      ...this.#env,
+      ...extra,
+    }
+  }
+
   static async create(env: Record<string, string> = {}): Promise<TerraformWorkspace> {
     const dir = await mkdtemp(join(tmpdir(), 'cairn-tf-'))
     const workspace = new TerraformWorkspace(dir, terraformBinary(), env)
@@ -61,20 +82,11 @@ export class TerraformWorkspace {
   /** Runs terraform with `args`; resolves with its exit code and output, whatever the code. */
   run(
     args: string[],
-    options: { timeoutMs?: number; env?: Record<string, string> } = {},
+    options: { timeoutMs?: number; env?: Record<string, string>; input?: string } = {},
   ): Promise<TerraformResult> {
-    const env: Record<string, string> = {
-      PATH: process.env['PATH'] ?? '',
-      HOME: this.home,
-      CHECKPOINT_DISABLE: '1',
-      TF_IN_AUTOMATION: '1',
-      TF_INPUT: '0',
-      TF_CLI_CONFIG_FILE: join(this.dir, '.terraformrc'),
-      ...this.#env,
-      ...options.env,
-    }
+    const env = this.#environment(options.env)
     return new Promise((resolve) => {
-      execFile(
+      const child = execFile(
         this.#binary,
         args,
         { cwd: this.dir, env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
@@ -83,7 +95,35 @@ export class TerraformWorkspace {
           resolve({ code, stdout: plain(stdout), stderr: plain(stderr) })
         },
       )
+      // Terraform reads its prompts' answers here; closing it answers the rest with nothing.
+      child.stdin?.end(options.input)
     })
+  }
+
+  /**
+   * Starts terraform and returns at once, for commands a test talks to while they run
+   * (`terraform login`): its output so far, and its result when it ends.
+   */
+  start(
+    args: string[],
+    options: { env?: Record<string, string>; input?: string } = {},
+  ): RunningTerraform {
+    let stdout = ''
+    let stderr = ''
+    const child = spawn(this.#binary, args, {
+      cwd: this.dir,
+      env: this.#environment(options.env),
+      stdio: 'pipe',
+    })
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text))
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text))
+    child.stdin.end(options.input)
+    const done = new Promise<TerraformResult>((resolve) => {
+      child.on('close', (code) => {
+        resolve({ code: code ?? 1, stdout: plain(stdout), stderr: plain(stderr) })
+      })
+    })
+    return { output: () => plain(stdout + stderr), done, kill: () => child.kill('SIGKILL') }
   }
 
   async dispose(): Promise<void> {

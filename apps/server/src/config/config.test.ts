@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       maxRequestBytes: 1024 * 1024,
       logLevel: 'info',
       shutdownTimeoutMs: 30_000,
+      tls: undefined,
       auth: {
         issuer: undefined,
         clientId: undefined,

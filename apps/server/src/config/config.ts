@@ -16,6 +16,8 @@ export interface Config {
   readonly maxRequestBytes: number
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly shutdownTimeoutMs: number
+  /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
+  readonly tls: { certPath: string; keyPath: string } | undefined
   readonly auth: AuthConfig
 }
 
@@ -43,6 +45,11 @@ export const FLAGS = {
     env: 'SVC_SHUTDOWN_TIMEOUT',
     help: 'how long a stop waits for requests in flight, as a Go duration (default 30s)',
   },
+  'tls-cert': {
+    env: 'SVC_TLS_CERT_PATH',
+    help: 'serve HTTPS with this certificate (PEM, chain included)',
+  },
+  'tls-key': { env: 'SVC_TLS_KEY_PATH', help: 'the private key of -tls-cert (PEM)' },
   help: { boolean: true, help: 'print this help' },
 } as const satisfies Record<string, FlagSpec>
 
@@ -103,6 +110,8 @@ const ConfigSchema = v.object({
     ),
     '30s',
   ),
+  'tls-cert': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-cert must not be empty'))),
+  'tls-key': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-key must not be empty'))),
 })
 
 /** What the command line asked for: a config to run with, or the help text. */
@@ -125,6 +134,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
   const result = v.safeParse(ConfigSchema, raw)
   if (!result.success) throw new ConfigError(result.issues[0].message)
   const out = result.output
+  if ((out['tls-cert'] === undefined) !== (out['tls-key'] === undefined)) {
+    throw new ConfigError(
+      '-tls-cert (SVC_TLS_CERT_PATH) and -tls-key (SVC_TLS_KEY_PATH) go together: give both or neither',
+    )
+  }
   return {
     config: Object.freeze({
       host: out.host,
@@ -136,6 +150,10 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       maxRequestBytes: out['max-request-bytes'],
       logLevel: out['log-level'],
       shutdownTimeoutMs: out['shutdown-timeout'],
+      tls:
+        out['tls-cert'] === undefined || out['tls-key'] === undefined
+          ? undefined
+          : { certPath: out['tls-cert'], keyPath: out['tls-key'] },
       auth: loadAuthConfig(env),
     }),
   }

@@ -11,7 +11,7 @@ import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, requestStream } from '../http/body'
 import { queryText } from '../http/query'
-import { toWebStream } from '../http/stream'
+import { toWebStream } from '@cairn/core'
 import { rawPathOf } from '../http/unit-path'
 import { stateHeaders } from './units'
 

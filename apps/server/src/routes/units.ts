@@ -12,7 +12,7 @@ import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, readJsonObject, requestStream } from '../http/body'
 import { HttpError } from '../http/errors'
 import { queryFlag, queryInt, queryText } from '../http/query'
-import { toWebStream } from '../http/stream'
+import { toWebStream } from '@cairn/core'
 import { parseUnitPath, rawPathOf } from '../http/unit-path'
 import { validate } from '../http/validate'
 

@@ -142,6 +142,50 @@ export class OidcClient {
     return identityOf(payload)
   }
 
+  /**
+   * Redeems an authorization code at the provider's token endpoint (OpenID Connect Core 1.0,
+   * section 3.1.3) and verifies the ID token it returns.
+   *
+   * @throws TokenVerificationError when the provider refuses or its ID token does not verify
+   */
+  async exchangeCode(code: string, redirectUri: string, codeVerifier: string): Promise<Identity> {
+    const { tokenEndpoint } = await this.metadata()
+    const form = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: codeVerifier,
+      client_id: this.#options.clientId,
+    })
+    const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded' }
+    if (this.#options.clientSecret !== undefined) {
+      // client_secret_basic (RFC 6749 section 2.3.1): id and secret form-encoded, then Basic.
+      const pair = `${encodeURIComponent(this.#options.clientId)}:${encodeURIComponent(this.#options.clientSecret)}`
+      headers['Authorization'] = `Basic ${Buffer.from(pair).toString('base64')}`
+    }
+    let body: { id_token?: unknown; error?: unknown }
+    try {
+      const response = await this.#fetch(tokenEndpoint, {
+        method: 'POST',
+        headers,
+        body: form.toString(),
+        signal: AbortSignal.timeout(10_000),
+      })
+      body = (await response.json()) as { id_token?: unknown; error?: unknown }
+    } catch (error) {
+      throw new AuthError(
+        'oidc_unavailable',
+        `the OpenID provider's token endpoint cannot be reached: ${(error as Error).message}`,
+      )
+    }
+    if (typeof body.id_token !== 'string') {
+      throw new TokenVerificationError(
+        `the provider gave no ID token (${typeof body.error === 'string' ? body.error : 'no error'})`,
+      )
+    }
+    return this.verifyIdToken(body.id_token)
+  }
+
   async #discover(): Promise<ProviderMetadata> {
     const url = `${this.#options.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`
     try {

@@ -594,6 +594,31 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         ).toBe(3)
       })
 
+      it("takes a lower serial from the lock's holder when told to, and from no one else", async () => {
+        await write('app', state(5))
+        await expect(
+          write('app', state(3), { source: 'cloud', holderOverridesSerial: true }),
+        ).rejects.toBeInstanceOf(SerialConflictError)
+        await units.lock(alice, id('app'), {}, { source: 'cloud' })
+        await expect(
+          write('app', state(3), { source: 'cloud', asHolder: true }),
+        ).rejects.toBeInstanceOf(SerialConflictError)
+        await expect(
+          write(
+            'app',
+            state(3),
+            { source: 'cloud', asHolder: true, holderOverridesSerial: true },
+            bob,
+          ),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        const taken = await write('app', state(3), {
+          source: 'cloud',
+          asHolder: true,
+          holderOverridesSerial: true,
+        })
+        expect(taken.serial).toBe(3)
+      })
+
       it('unlocks for the holder through the same protocol, and refuses anyone else', async () => {
         await units.lock(alice, id('app'), {}, { source: 'cloud' })
         await expect(

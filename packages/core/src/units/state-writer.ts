@@ -162,7 +162,14 @@ export class StateWriter {
         const current = record.current
         if (restoring && (current?.timestamp ?? null) !== expectCurrent) throw new CurrentMoved()
         checkWriteLock(record.lock, principal, options.source, options)
-        checkSerial(current, staged.inspected, options.force === true)
+        const held = record.lock
+        const holder =
+          held !== null && held.subject === principal.subject && held.source === options.source
+        checkSerial(
+          current,
+          staged.inspected,
+          options.force === true || (options.holderOverridesSerial === true && holder),
+        )
         if (!restoring && current?.sha256 === staged.inspected.sha256) {
           // The same bytes again (a retried request): already stored, nothing new to version.
           committed = undefined

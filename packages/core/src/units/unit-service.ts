@@ -83,6 +83,12 @@ export interface WriteOptions extends LockGuard {
   sizeHint?: number
   /** The serial and lineage the client declared for the body (a `cloud` state version). */
   expected?: { serial: number; lineage: string }
+  /**
+   * Skip the serial rules when the writer holds the unit's lock through this protocol. Terraform's
+   * `cloud` block sends `force: false` even for `state push -force` (with the pushed serial + 1),
+   * so there the lock holder's write has to be taken as forced; the lock keeps racers out.
+   */
+  holderOverridesSerial?: boolean
 }
 
 export interface PageOptions {

@@ -1,0 +1,239 @@
+import {
+  AuthError,
+  isChallenge,
+  newVerifier,
+  challengeOf,
+  OAuthStateSealer,
+  TokenVerificationError,
+  UsedCodes,
+  verifierMatches,
+  type AuthService,
+  type Identity,
+} from '@cairn/auth'
+import type { Clock, ObjectStore } from '@cairn/core'
+import { Hono, type Context } from 'hono'
+import * as v from 'valibot'
+import type { AuthConfig } from '../config/auth-config'
+import type { AppEnv } from '../http/app-env'
+import { publicBaseUrl } from '../http/base-url'
+
+export interface OAuthRoutesDeps {
+  auth: AuthService
+  store: ObjectStore
+  clock: Clock
+  config: AuthConfig
+  /** The key that seals OAuth state: SVC_OAUTH_STATE_KEY, or one derived from the signing key. */
+  stateKey: Buffer
+}
+
+/** The service spec's messages for these endpoints, word for word. */
+const INVALID_CODE = 'Invalid or expired authorization code'
+const INVALID_REDIRECT = 'Invalid redirect_uri'
+const INVALID_CLIENT = 'Invalid client_id'
+const CODE_TTL_MS = 5 * 60 * 1000
+
+// The session `terraform login` started, sealed into the state the provider sends back.
+const SessionSchema = v.object({
+  client: v.string(),
+  redirect: v.string(),
+  state: v.string(),
+  challenge: v.string(),
+  verifier: v.string(),
+})
+
+const CodeClaimsSchema = v.object({
+  sub: v.string(),
+  jti: v.string(),
+  exp: v.number(),
+  client_id: v.string(),
+  redirect_uri: v.string(),
+  code_challenge: v.string(),
+  email: v.optional(v.string()),
+  groups: v.optional(v.array(v.string())),
+})
+
+/**
+ * `terraform login` (service spec, Remote-backend login flow; terraform-wire.md A4): an OAuth 2.0
+ * authorization server with PKCE in front of the configured OpenID provider. Nothing is kept
+ * between the steps but sealed state and signed codes, so any instance can serve any step; a
+ * code works once (RFC 6749 section 4.1.2), on every instance.
+ */
+export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  const sealer = new OAuthStateSealer(deps.stateKey, deps.clock)
+  const usedCodes = new UsedCodes(deps.store, deps.clock)
+  const callbackOf = (c: Context<AppEnv>) =>
+    `${publicBaseUrl(c.req.raw, deps.config.publicBaseUrl)}/oauth/callback`
+
+  app.get('/oauth/authorization', async (c) => {
+    const oidc = deps.auth.oidc
+    const query = c.req.query()
+    if (oidc === undefined) {
+      return oauthError(
+        c,
+        'invalid_request',
+        'terraform login needs an OpenID provider (SVC_AUTH_ISSUER); paste an API token instead',
+      )
+    }
+    if ((query['client_id'] ?? '') === '') return oauthError(c, 'invalid_client', INVALID_CLIENT)
+    const redirect = query['redirect_uri'] ?? ''
+    if (!isLoopbackRedirect(redirect)) return oauthError(c, 'invalid_request', INVALID_REDIRECT)
+    if (query['response_type'] !== 'code')
+      return oauthError(c, 'unsupported_response_type', 'response_type must be code')
+    const challenge = query['code_challenge'] ?? ''
+    if (query['code_challenge_method'] !== 'S256' || !isChallenge(challenge)) {
+      return oauthError(
+        c,
+        'invalid_request',
+        'PKCE is required: code_challenge with code_challenge_method S256',
+      )
+    }
+    const verifier = newVerifier()
+    const sealed = sealer.seal({
+      client: query['client_id'],
+      redirect,
+      state: query['state'] ?? '',
+      challenge,
+      verifier,
+    })
+    const { authorizationEndpoint } = await oidc.metadata()
+    const target = new URL(authorizationEndpoint)
+    target.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: oidc.clientId,
+      redirect_uri: callbackOf(c),
+      scope: deps.config.scopes,
+      state: sealed,
+      code_challenge: challengeOf(verifier),
+      code_challenge_method: 'S256',
+      ...(deps.config.scopes.includes('offline_access') ? { prompt: 'consent' } : {}),
+    }).toString()
+    return c.redirect(target.toString(), 302)
+  })
+
+  app.get('/oauth/callback', async (c) => {
+    const oidc = deps.auth.oidc
+    if (oidc === undefined)
+      return oauthError(c, 'invalid_request', 'no OpenID provider is configured')
+    let session: v.InferOutput<typeof SessionSchema>
+    try {
+      session = v.parse(SessionSchema, sealer.open(c.req.query('state') ?? ''))
+    } catch (error) {
+      if (error instanceof AuthError || error instanceof v.ValiError)
+        return oauthError(c, 'invalid_request', 'Invalid or expired state')
+      throw error
+    }
+    // The redirect was checked when the session began and is sealed: it cannot be swapped here.
+    const back = new URL(session.redirect)
+    const providerError = c.req.query('error')
+    if (providerError !== undefined) {
+      back.search = new URLSearchParams({ error: 'access_denied', state: session.state }).toString()
+      return c.redirect(back.toString(), 302)
+    }
+    let identity: Identity
+    try {
+      identity = await oidc.exchangeCode(c.req.query('code') ?? '', callbackOf(c), session.verifier)
+    } catch (error) {
+      if (!(error instanceof TokenVerificationError)) throw error
+      c.var.log.info('terraform login refused by the provider', { reason: error.reason })
+      back.search = new URLSearchParams({ error: 'access_denied', state: session.state }).toString()
+      return c.redirect(back.toString(), 302)
+    }
+    const code = await deps.auth.jwt.sign(
+      'code',
+      identity.subject,
+      {
+        client_id: session.client,
+        redirect_uri: session.redirect,
+        code_challenge: session.challenge,
+        ...(identity.email === undefined ? {} : { email: identity.email }),
+        groups: identity.groups,
+      },
+      CODE_TTL_MS,
+    )
+    back.search = new URLSearchParams({ code, state: session.state }).toString()
+    return c.redirect(back.toString(), 302)
+  })
+
+  app.post('/oauth/token', async (c) => {
+    const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}))
+    const field = (name: string): string => {
+      const value = form[name]
+      return typeof value === 'string' ? value : ''
+    }
+    if (field('grant_type') !== 'authorization_code') {
+      return oauthError(c, 'unsupported_grant_type', 'grant_type must be authorization_code')
+    }
+    if (field('client_id') === '') return oauthError(c, 'invalid_client', INVALID_CLIENT)
+    let claims: v.InferOutput<typeof CodeClaimsSchema>
+    try {
+      claims = v.parse(CodeClaimsSchema, await deps.auth.jwt.verify('code', field('code')))
+    } catch (error) {
+      if (error instanceof TokenVerificationError || error instanceof v.ValiError) {
+        return oauthError(c, 'invalid_grant', INVALID_CODE)
+      }
+      throw error
+    }
+    if (claims.client_id !== field('client_id'))
+      return oauthError(c, 'invalid_client', INVALID_CLIENT)
+    if (claims.redirect_uri !== field('redirect_uri'))
+      return oauthError(c, 'invalid_grant', INVALID_REDIRECT)
+    if (!verifierMatches(field('code_verifier'), claims.code_challenge)) {
+      return oauthError(c, 'invalid_grant', 'code_verifier does not match the code_challenge')
+    }
+    if (!(await usedCodes.spend(claims.jti, claims.exp * 1000)))
+      return oauthError(c, 'invalid_grant', INVALID_CODE)
+    const identity: Identity = {
+      subject: claims.sub,
+      ...(claims.email === undefined ? {} : { email: claims.email }),
+      groups: claims.groups ?? [],
+      roles: [],
+    }
+    const accessToken = await deps.auth.accessToken(identity, deps.config.iacTokenTtlMs)
+    const apiToken = await deps.auth.createApiToken(
+      identity,
+      `terraform login ${new Date(deps.clock.now()).toISOString().slice(0, 10)}`,
+    )
+    c.var.log.info('terraform login', { subject: identity.subject, token_id: apiToken.id })
+    c.header('Cache-Control', 'no-store')
+    return c.json({
+      access_token: accessToken,
+      token: apiToken.token,
+      token_type: 'Bearer',
+      expires_in: Math.floor(deps.config.iacTokenTtlMs / 1000),
+      scope: 'api s3',
+    })
+  })
+
+  return app
+}
+
+/** RFC 6749 section 5.2's error body. */
+function oauthError(c: Context<AppEnv>, error: string, description: string): Response {
+  c.header('Cache-Control', 'no-store')
+  return c.json({ error, error_description: description }, 400)
+}
+
+/**
+ * The spec's redirect rule: http on 127.0.0.1, localhost or ::1, a port from 10000 to 10010, any
+ * path (RFC 8252 section 7.3 loopback redirects).
+ */
+function isLoopbackRedirect(uri: string): boolean {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return false
+  }
+  const port = Number(url.port)
+  return (
+    url.protocol === 'http:' &&
+    ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) &&
+    url.username === '' &&
+    url.password === '' &&
+    url.hash === '' &&
+    Number.isInteger(port) &&
+    port >= 10000 &&
+    port <= 10010
+  )
+}

@@ -1,0 +1,250 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  followAuthorization,
+  freePort,
+  httpsRequest,
+  makeTestCa,
+  startOidcProvider,
+  startServer,
+  TerraformWorkspace,
+  type RunningProvider,
+  type RunningServer,
+  type TestCa,
+} from '@cairn/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const CLIENT = 'cairn'
+
+describe('terraform login through a real OpenID provider, over TLS', () => {
+  let dir: string
+  let tls: TestCa
+  let idp: RunningProvider
+  let server: RunningServer
+  let base: string
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cairn-login-'))
+    tls = await makeTestCa(dir)
+    const port = await freePort()
+    base = `https://localhost:${port}`
+    idp = await startOidcProvider({
+      clients: [{ client_id: CLIENT, redirect_uris: [`${base}/oauth/callback`] }],
+      accounts: { alice: { email: 'alice@example.test', groups: ['platform'] } },
+    })
+    server = await startServer({
+      auth: true,
+      args: ['-port', String(port), '-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
+      env: {
+        SVC_AUTH_ISSUER: idp.issuer,
+        SVC_AUTH_CLIENT_ID: CLIENT,
+        SVC_PUBLIC_BASE_URL: base,
+        SVC_AUTH_SCOPES: 'openid profile email groups',
+      },
+    })
+  })
+  afterAll(async () => {
+    await server.dispose()
+    await idp.close()
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  /** Plays the browser: Cairn's authorization page, the provider's login, back to Cairn, back to the client. */
+  async function browse(authorizeUrl: string): Promise<string> {
+    const toProvider = await httpsRequest(authorizeUrl, tls.ca)
+    expect(toProvider.status, toProvider.body).toBe(302)
+    const toCairn = await followAuthorization(String(toProvider.headers['location']), {
+      login: 'alice',
+    })
+    expect(toCairn.startsWith(`${base}/oauth/callback?`)).toBe(true)
+    const toClient = await httpsRequest(toCairn, tls.ca)
+    expect(toClient.status, toClient.body).toBe(302)
+    return String(toClient.headers['location'])
+  }
+
+  it('advertises login.v1 in its discovery document', async () => {
+    const discovery = JSON.parse(
+      (await httpsRequest(`${base}/.well-known/terraform.json`, tls.ca)).body,
+    ) as Record<string, unknown>
+    expect(discovery['login.v1']).toEqual({
+      client: 'terraform-cli',
+      grant_types: ['authz_code'],
+      authz: '/oauth/authorization',
+      token: '/oauth/token',
+      ports: [10000, 10010],
+    })
+  })
+
+  it('logs Terraform in, and Terraform then applies with the token it stored', async () => {
+    const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
+    try {
+      const hostname = `localhost:${server.port}`
+      const login = tf.start(['login', hostname], { input: 'yes\n' })
+      const url = await waitFor(
+        () => /https:\/\/localhost:\d+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
+      )
+      const back = await browse(url)
+      expect(back).toMatch(/^http:\/\/localhost:100\d\d\/login\?/)
+      const landing = await fetch(back)
+      expect(landing.status).toBe(200)
+      const result = await login.done
+      expect(result.code, result.stdout + result.stderr).toBe(0)
+      expect(result.stdout).toContain('Success!')
+
+      const saved = JSON.parse(
+        await readFile(join(tf.home, '.terraform.d', 'credentials.tfrc.json'), 'utf8'),
+      ) as {
+        credentials: Record<string, { token: string }>
+      }
+      const token = saved.credentials[hostname]?.token ?? ''
+      expect(token).toMatch(/^eyJ/)
+      const me = JSON.parse(
+        (
+          await httpsRequest(`${base}/v1/auth/me`, tls.ca, {
+            headers: { Authorization: `Bearer ${token}` },
+          })
+        ).body,
+      ) as {
+        subject: string
+      }
+      expect(me.subject).toBe('alice')
+
+      await tf.write(
+        'main.tf',
+        `terraform {
+  cloud {
+    hostname     = "${hostname}"
+    organization = "acme"
+    workspaces {
+      name = "logged-in"
+    }
+  }
+}
+resource "terraform_data" "x" {
+  input = "after login"
+}
+`,
+      )
+      // An empty TF_CLI_CONFIG_FILE makes Terraform read the credentials file login wrote.
+      const env = { TF_CLI_CONFIG_FILE: '' }
+      expect((await tf.run(['init', '-input=false'], { env })).code).toBe(0)
+      const apply = await tf.run(['apply', '-auto-approve', '-input=false'], { env })
+      expect(apply.code, apply.stderr).toBe(0)
+      const versions = JSON.parse(
+        (
+          await httpsRequest(`${base}/v1/units/logged-in/versions`, tls.ca, {
+            headers: { Authorization: `Bearer ${token}` },
+          })
+        ).body,
+      ) as { versions: { author: string; source: string }[] }
+      expect(versions.versions[0]).toMatchObject({ author: 'alice', source: 'cloud' })
+    } finally {
+      await tf.dispose()
+    }
+  })
+
+  describe('as an OAuth server for any client', () => {
+    const redirect = 'http://127.0.0.1:10005/login'
+    const verifier = randomBytes(32).toString('base64url')
+    const challenge = createHash('sha256').update(verifier).digest('base64url')
+    const authorize = (params: Record<string, string>) =>
+      `${base}/oauth/authorization?${new URLSearchParams({
+        client_id: 'any-client',
+        redirect_uri: redirect,
+        response_type: 'code',
+        state: 'the-state',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        ...params,
+      }).toString()}`
+    const token = (form: Record<string, string>) =>
+      httpsRequest(`${base}/oauth/token`, tls.ca, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          client_id: 'any-client',
+          redirect_uri: redirect,
+          code_verifier: verifier,
+          ...form,
+        }).toString(),
+      })
+
+    it('returns both token kinds once for a code, and refuses the code a second time', async () => {
+      const back = new URL(await browse(authorize({})))
+      expect(back.searchParams.get('state')).toBe('the-state')
+      const code = back.searchParams.get('code') ?? ''
+      const first = await token({ code })
+      expect(first.status, first.body).toBe(200)
+      const body = JSON.parse(first.body) as Record<string, unknown>
+      expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'api s3' })
+      expect(body['access_token']).toMatch(/^eyJ/)
+      expect(body['token']).toMatch(/^svc_tfe_/)
+      const apiToken = String(body['token'])
+      const me = await httpsRequest(`${base}/v1/auth/me`, tls.ca, {
+        headers: { Authorization: `Bearer ${apiToken}` },
+      })
+      expect(JSON.parse(me.body)).toMatchObject({ subject: 'alice' })
+
+      const again = await token({ code })
+      expect(again.status).toBe(400)
+      expect(JSON.parse(again.body)).toEqual({
+        error: 'invalid_grant',
+        error_description: 'Invalid or expired authorization code',
+      })
+    })
+
+    it('refuses a code with the wrong PKCE verifier or redirect', async () => {
+      const code = new URL(await browse(authorize({}))).searchParams.get('code') ?? ''
+      const wrongVerifier = await token({
+        code,
+        code_verifier: randomBytes(32).toString('base64url'),
+      })
+      expect(JSON.parse(wrongVerifier.body)).toMatchObject({ error: 'invalid_grant' })
+      const wrongRedirect = await token({ code, redirect_uri: 'http://127.0.0.1:10006/login' })
+      expect(JSON.parse(wrongRedirect.body)).toMatchObject({ error: 'invalid_grant' })
+    })
+
+    it.each([
+      [{ redirect_uri: 'http://127.0.0.1:9999/login' }, 'Invalid redirect_uri'],
+      [{ redirect_uri: 'https://evil.example/login' }, 'Invalid redirect_uri'],
+      [{ redirect_uri: 'http://10.0.0.1:10000/login' }, 'Invalid redirect_uri'],
+      [{ client_id: '' }, 'Invalid client_id'],
+      [{ code_challenge_method: 'plain' }, 'PKCE is required'],
+    ])('refuses an authorization request with %j', async (params, message) => {
+      const answer = await httpsRequest(authorize(params), tls.ca)
+      expect(answer.status).toBe(400)
+      expect(
+        (JSON.parse(answer.body) as { error_description: string }).error_description,
+      ).toContain(message)
+    })
+
+    it('refuses a forged code and tampered state with the spec messages', async () => {
+      const forged = await token({ code: 'eyJhbGciOiJub25lIn0.e30.' })
+      expect(JSON.parse(forged.body)).toEqual({
+        error: 'invalid_grant',
+        error_description: 'Invalid or expired authorization code',
+      })
+      const state = await httpsRequest(
+        `${base}/oauth/callback?code=x&state=${'A'.repeat(60)}`,
+        tls.ca,
+      )
+      expect(state.status).toBe(400)
+      expect(JSON.parse(state.body)).toMatchObject({
+        error_description: 'Invalid or expired state',
+      })
+    })
+  })
+})
+
+async function waitFor<T>(find: () => T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const found = find()
+    if (found !== undefined) return found
+    if (Date.now() > deadline) throw new Error('not found in time')
+    await new Promise((done) => setTimeout(done, 50))
+  }
+}

@@ -1,0 +1,80 @@
+import { CoreError, type CoreErrorCode } from '@cairn/core'
+import type { Context } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { JSON_API } from './document'
+
+/** A failure of the TFE surface itself, beside core's. */
+export class TfeError extends Error {
+  readonly status: ContentfulStatusCode
+  readonly title: string
+
+  constructor(status: ContentfulStatusCode, title: string, detail: string) {
+    super(detail)
+    this.name = 'TfeError'
+    this.status = status
+    this.title = title
+  }
+}
+
+// Creates and updates answer 422 for bad input, as TFE does; 5xx only for the server's own faults,
+// because go-tfe retries every 5xx for minutes.
+const STATUS = {
+  invalid_request: 422,
+  invalid_unit_id: 422,
+  invalid_lock_info: 422,
+  invalid_state: 422,
+  checksum_mismatch: 422,
+  forbidden: 403,
+  unit_not_found: 404,
+  state_not_found: 404,
+  version_not_found: 404,
+  unit_exists: 422,
+  lock_conflict: 409,
+  serial_conflict: 409,
+  state_too_large: 413,
+  write_contention: 503,
+  storage_unavailable: 503,
+} as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
+
+const TITLES: Partial<Record<ContentfulStatusCode, string>> = {
+  400: 'bad request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not found',
+  409: 'conflict',
+  413: 'payload too large',
+  422: 'invalid attribute',
+  500: 'internal server error',
+  503: 'service unavailable',
+}
+
+/** Renders any error as a JSON:API error document (`{"errors": [{status, title, detail}]}`). */
+export function renderError(error: unknown, c: Context): Response {
+  let status: ContentfulStatusCode = 500
+  let title = 'internal server error'
+  let detail = 'the server failed; the request ID in its log names the cause'
+  if (error instanceof TfeError) {
+    status = error.status
+    title = error.title
+    detail = error.message
+  } else if (error instanceof CoreError) {
+    status = STATUS[error.code]
+    title = TITLES[status] ?? error.code
+    detail = error.message
+  }
+  return errorResponse(c, status, title, detail)
+}
+
+export function errorResponse(
+  c: Context,
+  status: ContentfulStatusCode,
+  title: string,
+  detail: string,
+): Response {
+  const body = { errors: [{ status: String(status), title, detail }] }
+  return c.body(JSON.stringify(body), status, { 'Content-Type': JSON_API })
+}
+
+export function notFound(what: string): TfeError {
+  return new TfeError(404, 'not found', what)
+}

@@ -1,0 +1,36 @@
+import type { Authorizer, Clock, ObjectStore, Principal, UnitService } from '@cairn/core'
+import type { Context } from 'hono'
+
+/** The slice of a logger the adapter uses. */
+export interface TfeLog {
+  info(message: string, fields?: Record<string, unknown>): void
+  warn(message: string, fields?: Record<string, unknown>): void
+}
+
+/** What hono carries through a TFE request. */
+export interface TfeEnv {
+  Variables: {
+    principal: Principal
+    log: TfeLog
+  }
+}
+
+export interface TfeDeps {
+  units: UnitService
+  /** Where pending state versions are kept until their upload (the units' store). */
+  store: ObjectStore
+  /** What the caller may do, for each workspace's `permissions`. */
+  authorizer: Authorizer
+  /** Who a bearer token speaks for, or undefined when it does not verify. */
+  authenticate: (token: string) => Promise<Principal | undefined>
+  /** The key of the HMAC that signs upload URLs; every instance must share it. */
+  urlKey: Uint8Array
+  /** The public base URL of a request (`SVC_PUBLIC_BASE_URL`, or what the proxy says). */
+  baseUrl: (request: Request) => string
+  /** Whether `terraform login` is offered (`login.v1`): only with an OpenID provider. */
+  login: { client: string } | undefined
+  clock: Clock
+  maxStateBytes: number
+  /** A request's body as a stream (the server reads Node's request directly). */
+  requestBody: (c: Context) => AsyncIterable<Uint8Array>
+}

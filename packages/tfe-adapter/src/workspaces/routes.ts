@@ -1,0 +1,291 @@
+import { LockConflictError, type Unit, type UnitDetails, type UnitId } from '@cairn/core'
+import { Hono, type Context } from 'hono'
+import * as v from 'valibot'
+import { unitOfName, unitOfWorkspaceId, workspaceName } from '../ids'
+import { document, pageOf, pagination } from '../jsonapi/document'
+import { TfeError } from '../jsonapi/errors'
+import { readDocument, readOptionalDocument } from '../jsonapi/request'
+import type { TfeDeps, TfeEnv } from '../tfe-env'
+import { tagBinding, tagOf, workspaceResource } from './workspace-resource'
+
+const TagRelationSchema = v.object({
+  data: v.array(v.object({ type: v.literal('tags'), attributes: v.object({ name: v.string() }) })),
+})
+const BindingsSchema = v.object({
+  data: v.array(
+    v.object({
+      type: v.literal('tag-bindings'),
+      attributes: v.object({ key: v.string(), value: v.optional(v.nullable(v.string())) }),
+    }),
+  ),
+})
+const CreateSchema = v.object({
+  data: v.object({
+    type: v.literal('workspaces'),
+    attributes: v.looseObject({
+      name: v.string(),
+      'terraform-version': v.optional(v.nullable(v.string())),
+      'execution-mode': v.optional(v.nullable(v.string())),
+    }),
+    relationships: v.optional(
+      v.looseObject({
+        tags: v.optional(TagRelationSchema),
+        'tag-bindings': v.optional(BindingsSchema),
+      }),
+    ),
+  }),
+})
+const UpdateSchema = v.object({
+  data: v.object({
+    type: v.literal('workspaces'),
+    attributes: v.optional(
+      v.looseObject({
+        name: v.optional(v.string()),
+        'terraform-version': v.optional(v.nullable(v.string())),
+        'execution-mode': v.optional(v.nullable(v.string())),
+        'tag-names': v.optional(v.array(v.string())),
+      }),
+    ),
+  }),
+})
+const LockSchema = v.object({
+  data: v.optional(
+    v.looseObject({ attributes: v.optional(v.looseObject({ reason: v.optional(v.string()) })) }),
+  ),
+})
+
+/**
+ * Workspaces (TFE API: /organizations/:org/workspaces and /workspaces/:id): read, create on first
+ * use, update, list with tag filters, tags and tag bindings, delete, and the three lock actions.
+ */
+export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
+  const { units } = deps
+  const app = new Hono<TfeEnv>()
+
+  const show = async (
+    c: Context<TfeEnv>,
+    unit: UnitDetails,
+    organization: string,
+    status: 200 | 201 = 200,
+  ) =>
+    document(
+      c,
+      { data: await workspaceResource(unit, organization, c.var.principal, deps.authorizer) },
+      status,
+    )
+  const byName = (c: Context<TfeEnv>) => unitOfName(c.req.param('name') ?? '')
+  const byId = (c: Context<TfeEnv>) => unitOfWorkspaceId(c.req.param('id') ?? '')
+  const org = (c: Context<TfeEnv>) => c.req.param('org') ?? 'cairn'
+
+  app.get('/organizations/:org/workspaces', async (c) => {
+    const { page, size } = pageOf(c)
+    const wanted = requiredTags(c)
+    const search = c.req.query('search[name]')
+    const matches: Unit[] = []
+    let cursor: string | undefined
+    do {
+      const listed = await units.list(c.var.principal, {
+        limit: 1000,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      for (const unit of listed.items) {
+        // search[tags] and filter[tagged] must all hold (AND), as in HCP Terraform.
+        if (!wanted.every((tag) => unit.tags.includes(tag))) continue
+        if (
+          search !== undefined &&
+          search !== '' &&
+          !workspaceName(unit.id as UnitId).includes(search)
+        )
+          continue
+        matches.push(unit)
+      }
+      cursor = listed.nextCursor ?? undefined
+    } while (cursor !== undefined)
+    const slice = matches.slice((page - 1) * size, page * size)
+    const data = await Promise.all(
+      slice.map(async (unit) =>
+        workspaceResource(
+          await units.details(c.var.principal, unit.id as UnitId),
+          org(c),
+          c.var.principal,
+          deps.authorizer,
+        ),
+      ),
+    )
+    return document(c, { data, meta: pagination(page, size, matches.length) })
+  })
+
+  app.post('/organizations/:org/workspaces', async (c) => {
+    const body = await readDocument(c, CreateSchema)
+    const { attributes, relationships } = body.data
+    if (attributes['execution-mode'] === 'remote' || attributes['execution-mode'] === 'agent') {
+      throw new TfeError(
+        422,
+        'invalid attribute',
+        'Cairn keeps state only: execution-mode must be local',
+      )
+    }
+    const tags = [
+      ...(relationships?.tags?.data.map((tag) => tag.attributes.name) ?? []),
+      ...(relationships?.['tag-bindings']?.data.map((binding) => tagOf(binding.attributes)) ?? []),
+    ]
+    const unit = unitOfName(attributes.name)
+    await units.create(c.var.principal, unit, { tags })
+    const version = attributes['terraform-version']
+    const details =
+      version === undefined || version === null
+        ? await units.details(c.var.principal, unit)
+        : await units.update(c.var.principal, unit, { terraformVersion: version })
+    return show(c, details, org(c), 201)
+  })
+
+  const read = async (c: Context<TfeEnv>, unit: UnitId) =>
+    show(c, await units.details(c.var.principal, unit), org(c))
+  app.get('/organizations/:org/workspaces/:name', (c) => read(c, byName(c)))
+  app.get('/workspaces/:id', (c) => read(c, byId(c)))
+
+  const update = async (c: Context<TfeEnv>, unit: UnitId) => {
+    const attributes = (await readDocument(c, UpdateSchema)).data.attributes ?? {}
+    if (attributes.name !== undefined && attributes.name !== workspaceName(unit)) {
+      throw new TfeError(
+        422,
+        'invalid attribute',
+        'a workspace is named by its unit and cannot be renamed',
+      )
+    }
+    if (attributes['execution-mode'] === 'remote' || attributes['execution-mode'] === 'agent') {
+      throw new TfeError(
+        422,
+        'invalid attribute',
+        'Cairn keeps state only: execution-mode must be local',
+      )
+    }
+    const details = await units.update(c.var.principal, unit, {
+      ...(attributes['terraform-version'] === undefined
+        ? {}
+        : { terraformVersion: attributes['terraform-version'] }),
+      ...(attributes['tag-names'] === undefined ? {} : { tags: attributes['tag-names'] }),
+    })
+    return show(c, details, org(c))
+  }
+  app.patch('/organizations/:org/workspaces/:name', (c) => update(c, byName(c)))
+  app.patch('/workspaces/:id', (c) => update(c, byId(c)))
+
+  const remove = async (c: Context<TfeEnv>, unit: UnitId) => {
+    await units.delete(c.var.principal, unit)
+    return c.body(null, 204)
+  }
+  app.delete('/organizations/:org/workspaces/:name', (c) => remove(c, byName(c)))
+  app.delete('/workspaces/:id', (c) => remove(c, byId(c)))
+  // Terraform's `workspace delete` checks for resources itself; a locked workspace is refused.
+  app.post('/organizations/:org/workspaces/:name/actions/safe-delete', (c) => remove(c, byName(c)))
+  app.post('/workspaces/:id/actions/safe-delete', (c) => remove(c, byId(c)))
+
+  app.get('/workspaces/:id/tag-bindings', async (c) => {
+    const unit = await units.details(c.var.principal, byId(c))
+    return document(c, { data: unit.tags.map((tag, index) => bindingResource(tag, index)) })
+  })
+
+  app.patch('/workspaces/:id/tag-bindings', async (c) => {
+    const unit = byId(c)
+    const bindings = (await readDocument(c, BindingsSchema)).data.map(
+      (binding) => binding.attributes,
+    )
+    const current = (await units.details(c.var.principal, unit)).tags
+    // A binding replaces any binding of the same key, and adds the rest.
+    const keys = new Set(bindings.map((binding) => binding.key))
+    const tags = [
+      ...current.filter((tag) => !keys.has(tagBinding(tag).key)),
+      ...bindings.map(tagOf),
+    ]
+    const updated = await units.update(c.var.principal, unit, { tags })
+    return document(c, { data: updated.tags.map((tag, index) => bindingResource(tag, index)) })
+  })
+
+  app.post('/workspaces/:id/relationships/tags', async (c) => {
+    const unit = byId(c)
+    const names = (await readDocument(c, TagRelationSchema)).data.map((tag) => tag.attributes.name)
+    const current = (await units.details(c.var.principal, unit)).tags
+    await units.update(c.var.principal, unit, {
+      tags: [...current, ...names.filter((name) => !current.includes(name))],
+    })
+    return c.body(null, 204)
+  })
+
+  app.delete('/workspaces/:id/relationships/tags', async (c) => {
+    const unit = byId(c)
+    const names = new Set(
+      (await readDocument(c, TagRelationSchema)).data.map((tag) => tag.attributes.name),
+    )
+    const current = (await units.details(c.var.principal, unit)).tags
+    await units.update(c.var.principal, unit, { tags: current.filter((tag) => !names.has(tag)) })
+    return c.body(null, 204)
+  })
+
+  app.post('/workspaces/:id/actions/lock', async (c) => {
+    const unit = byId(c)
+    const reason = (await readOptionalDocument(c, LockSchema))?.data?.attributes?.reason
+    const who = c.var.principal.email ?? c.var.principal.subject
+    await units.lock(
+      c.var.principal,
+      unit,
+      { Who: who, Operation: 'cloud', Info: reason ?? '' },
+      { source: 'cloud' },
+    )
+    return read(c, unit)
+  })
+
+  app.post('/workspaces/:id/actions/unlock', async (c) => {
+    const unit = byId(c)
+    try {
+      const released = await units.unlock(c.var.principal, unit, {
+        source: 'cloud',
+        asHolder: true,
+      })
+      if (released === null) throw new TfeError(409, 'conflict', 'workspace already unlocked')
+    } catch (error) {
+      if (!(error instanceof LockConflictError)) throw error
+      // go-tfe reads "is locked by User" as a lock someone else holds.
+      const who = error.lock === null ? 'another user' : error.lock.Who || error.lock.ID
+      throw new TfeError(
+        409,
+        'conflict',
+        `Unable to unlock workspace. The workspace is locked by User ${who}.`,
+      )
+    }
+    return read(c, unit)
+  })
+
+  app.post('/workspaces/:id/actions/force-unlock', async (c) => {
+    const unit = byId(c)
+    const released = await units.unlock(c.var.principal, unit, { source: 'cloud', force: true })
+    if (released === null) throw new TfeError(409, 'conflict', 'workspace already unlocked')
+    return read(c, unit)
+  })
+
+  return app
+}
+
+/**
+ * The tags a listing asks for, as unit tags: `filter[tagged][i][key|value]` (key/value tags), or
+ * else `search[tags]=a,b` (plain tags). With key/value tags go-tfe also sends their keys alone in
+ * `search[tags]`, which then says nothing more and is ignored.
+ */
+function requiredTags(c: Context<TfeEnv>): string[] {
+  const queries = c.req.queries()
+  const tagged: string[] = []
+  for (let index = 0; ; index += 1) {
+    const key = queries[`filter[tagged][${index}][key]`]?.[0]
+    if (key === undefined) break
+    tagged.push(tagOf({ key, value: queries[`filter[tagged][${index}][value]`]?.[0] ?? '' }))
+  }
+  if (tagged.length > 0) return tagged
+  return (c.req.query('search[tags]') ?? '')
+    .split(',')
+    .map((tag) => tag.trim())
+    .filter((tag) => tag !== '')
+}
+
+function bindingResource(tag: string, index: number) {
+  return { id: `tb-${index}`, type: 'tag-bindings', attributes: tagBinding(tag) }
+}
