@@ -1,17 +1,18 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   exchangeCode,
+  freePort,
   getIdToken,
   loginWithPkce,
   startOidcProvider,
+  startServer,
   type RunningProvider,
+  type RunningServer,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from '@cairn/testkit'
 
 const CLIENT = 'cairn-cli'
 const REDIRECT = 'http://127.0.0.1:8585/callback'
@@ -384,16 +385,3 @@ describe('signing key rotation', () => {
     }
   })
 })
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => {
-        resolve(typeof address === 'object' && address !== null ? address.port : 0)
-      })
-    })
-  })
-}

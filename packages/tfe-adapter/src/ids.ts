@@ -1,5 +1,5 @@
 import { InvalidUnitIdError, unitIdFromPath, unitIdToSegment, type UnitId } from '@cairn/core'
-import { notFound } from './jsonapi/errors'
+import { notFound, TfeError } from './jsonapi/errors'
 
 /**
  * Workspaces map one to one to units (service spec): the workspace named `team__app` is unit
@@ -19,6 +19,18 @@ export function unitOfName(name: string): UnitId {
     return unitIdFromPath(encodeURIComponent(name))
   } catch (error) {
     if (error instanceof InvalidUnitIdError) throw notFound(`no workspace ${name}`)
+    throw error
+  }
+}
+
+/** The unit of a workspace about to be created. @throws TfeError 422 for a name no unit can have */
+export function unitOfNewName(name: string): UnitId {
+  try {
+    return unitIdFromPath(encodeURIComponent(name))
+  } catch (error) {
+    if (error instanceof InvalidUnitIdError) {
+      throw new TfeError(422, 'invalid attribute', `name: ${error.message}`)
+    }
     throw error
   }
 }

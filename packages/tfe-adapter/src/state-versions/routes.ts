@@ -1,5 +1,6 @@
 import {
   bodyOf,
+  ForbiddenError,
   parseUnitId,
   toWebStream,
   type Principal,
@@ -97,6 +98,10 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     const declared = { serial: attributes.serial, lineage: attributes.lineage }
     const force = attributes.force === true
     await units.details(c.var.principal, unit)
+    // Refuse before handing out upload URLs, not only when the upload arrives.
+    if (!(await deps.authorizer.can(c.var.principal, 'unit:write', unit))) {
+      throw new ForbiddenError(`${c.var.principal.subject} does not have unit:write on ${unit}`)
+    }
     if (attributes.state !== undefined) {
       // The inline form of older clients: the state travels in the request itself.
       const version = await units.write(

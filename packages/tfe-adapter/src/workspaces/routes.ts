@@ -1,7 +1,7 @@
 import { LockConflictError, type Unit, type UnitDetails, type UnitId } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
-import { unitOfName, unitOfWorkspaceId, workspaceName } from '../ids'
+import { unitOfName, unitOfNewName, unitOfWorkspaceId, workspaceName } from '../ids'
 import { document, pageOf, pagination } from '../jsonapi/document'
 import { TfeError } from '../jsonapi/errors'
 import { readDocument, readOptionalDocument } from '../jsonapi/request'
@@ -129,7 +129,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       ...(relationships?.tags?.data.map((tag) => tag.attributes.name) ?? []),
       ...(relationships?.['tag-bindings']?.data.map((binding) => tagOf(binding.attributes)) ?? []),
     ]
-    const unit = unitOfName(attributes.name)
+    const unit = unitOfNewName(attributes.name)
     await units.create(c.var.principal, unit, { tags })
     const version = attributes['terraform-version']
     const details =
