@@ -9,7 +9,6 @@
 // It measures and does not judge: exit 0 whatever the figures, 1 when a transfer fails (a status
 // other than the expected one, wrong bytes back, a server that dies), 2 on bad flags.
 import { Buffer } from 'node:buffer'
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
   closeSync,
@@ -19,27 +18,32 @@ import {
   openSync,
   readFileSync,
   readSync,
-  rmSync,
   writeFileSync,
 } from 'node:fs'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
-import { Agent, request as httpRequest } from 'node:http'
+import { readdir, readFile } from 'node:fs/promises'
+import { request as httpRequest } from 'node:http'
 import { SourceMap } from 'node:module'
 import { arch, availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
-import { createInterface } from 'node:readline'
 import { pipeline } from 'node:stream/promises'
-import { clearTimeout, setTimeout } from 'node:timers'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BASE_SERIAL, GENERATOR_VERSION, generateState } from './generate-state.mjs'
+import {
+  BenchError,
+  cairnArgs,
+  makeTemporaryDir,
+  median,
+  removeTemporaryDir,
+  root,
+  runBench,
+  startServer,
+} from './processes.mjs'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const cacheDir = join(root, '.bench')
-const serverMain = join(root, 'apps', 'server', 'dist', 'main.js')
 const baselineMain = join(root, 'bench', 'baseline-server.mjs')
 const MiB = 1024 * 1024
 const UNIT = 'bench/state'
@@ -60,8 +64,6 @@ const USAGE = `usage: npm run bench [-- options]   (or node bench/state-transfer
   BENCH_PROFILE=1 runs the Cairn server under --cpu-prof and prints its top self-time functions
   (profiles in .bench/profiles/); the figures of a profiled run are slower than normal.
 `
-
-class BenchError extends Error {}
 
 // ---------------------------------------------------------------------------------------------
 // Flags
@@ -114,43 +116,6 @@ function parseFlags() {
     process.exit(2)
   }
   return flags
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cleanup: every child process and temporary directory is registered, and released on the way
-// out whatever the way out is (normal end, error, Ctrl-C).
-
-const children = new Set()
-const temporaryDirs = new Set()
-
-async function makeTemporaryDir(prefix) {
-  const dir = await mkdtemp(join(tmpdir(), prefix))
-  temporaryDirs.add(dir)
-  return dir
-}
-
-async function removeTemporaryDir(dir) {
-  await rm(dir, { recursive: true, force: true })
-  temporaryDirs.delete(dir)
-}
-
-async function cleanUp() {
-  await Promise.allSettled([...children].map((server) => server.stop()))
-  await Promise.allSettled([...temporaryDirs].map(removeTemporaryDir))
-}
-
-// The last resort, synchronous: whatever is still there when the process exits.
-process.on('exit', () => {
-  for (const server of children) server.child.kill('SIGKILL')
-  for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true })
-})
-let interrupted = false
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    interrupted = true
-    process.stderr.write(`bench: ${signal}, stopping the servers\n`)
-    void cleanUp().finally(() => process.exit(130))
-  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,87 +187,6 @@ async function stateSha256(state, serial) {
  * Starts `node <args>` and waits for its JSON line with "msg":"listening" and the port. Its
  * output is read all along (a full pipe would stall it) and the last lines kept for errors.
  */
-async function startServer(label, args) {
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: process.env,
-  })
-  const tail = []
-  const remember = (line) => {
-    tail.push(line)
-    if (tail.length > 20) tail.shift()
-  }
-  let exit
-  const exited = new Promise((resolve) => {
-    child.once('exit', (code, signal) => {
-      exit = signal === null ? `exit status ${code}` : `signal ${signal}`
-      resolve()
-    })
-  })
-  const server = {
-    label,
-    child,
-    pid: child.pid,
-    port: 0,
-    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
-    exited,
-    /** Why it stopped, or undefined while it runs. */
-    exit: () => exit,
-    /** Its last output lines, for an error message. */
-    tail: () =>
-      tail.length === 0 ? '' : `\n  last output of ${label}:\n    ${tail.join('\n    ')}`,
-    /** SIGTERM, and SIGKILL if it has not stopped within 20 seconds. */
-    async stop() {
-      server.agent.destroy()
-      if (exit === undefined) {
-        child.kill('SIGTERM')
-        const stopped = await Promise.race([
-          exited.then(() => true),
-          sleep(20_000, false, { ref: false }),
-        ])
-        if (!stopped) {
-          child.kill('SIGKILL')
-          await exited
-        }
-      }
-      children.delete(server)
-    },
-  }
-  children.add(server)
-  createInterface({ input: child.stderr }).on('line', remember)
-  const lines = createInterface({ input: child.stdout })
-  server.port = await new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(new BenchError(`${label} did not say it was listening within 30 s${server.tail()}`)),
-      30_000,
-    )
-    child.once('error', (error) => {
-      clearTimeout(timer)
-      reject(new BenchError(`cannot start ${label}: ${error.message}`))
-    })
-    void exited.then(() => {
-      clearTimeout(timer)
-      reject(new BenchError(`${label} stopped before it was listening (${exit})${server.tail()}`))
-    })
-    lines.on('line', (line) => {
-      remember(line)
-      if (server.port !== 0) return
-      try {
-        const entry = JSON.parse(line)
-        if (entry.msg === 'listening' && Number.isInteger(entry.port)) {
-          clearTimeout(timer)
-          resolve(entry.port)
-        }
-      } catch {
-        // not a JSON line
-      }
-    })
-  })
-  return server
-}
-
 /** VmHWM (peak resident set) and VmRSS (current) of a live process, in bytes. */
 function memoryOf(server) {
   const status = readFileSync(`/proc/${server.pid}/status`, 'utf8')
@@ -439,25 +323,16 @@ async function runSize(state, flags) {
   const profileDir = join(cacheDir, 'profiles')
   const profileName = `cairn-${state.sizeMiB}mib-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`
   if (flags.profile) mkdirSync(profileDir, { recursive: true })
-  const cairnArgs = [
+  const cairnCommand = [
     ...(flags.profile
       ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--cpu-prof-name', profileName]
       : []),
-    serverMain,
-    '-auth-disable',
-    '-host',
-    '127.0.0.1',
-    '-port',
-    '0',
-    '-storage',
-    'fs',
-    '-data-dir',
-    dataDir,
+    ...cairnArgs(dataDir),
     '-max-state-bytes',
     String(Math.max(512 * MiB, 2 * state.bytes)),
   ]
   const [cairn, baseline] = await Promise.all([
-    startServer('the Cairn server', cairnArgs),
+    startServer('the Cairn server', cairnCommand),
     startServer('the baseline server', [baselineMain, baselineDir, String(flags.baselineReadKiB)]),
   ])
   const idle = memoryOf(cairn)
@@ -594,12 +469,6 @@ async function readProfile(dir, name) {
 // ---------------------------------------------------------------------------------------------
 // Figures and the report
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
-
 const fmtRate = (n) => (n >= 100 ? n.toFixed(0) : n.toFixed(1))
 const fmtRatio = (n) => n.toFixed(2)
 const fmtMiB = (bytes) => (bytes / MiB).toFixed(1)
@@ -709,29 +578,11 @@ function report(results, flags) {
 
 // ---------------------------------------------------------------------------------------------
 
-async function main() {
-  const flags = parseFlags()
-  if (flags.build) {
-    const { bootstrap } = await import('../scripts/bootstrap.mjs')
-    bootstrap()
-  }
-  if (!existsSync(serverMain)) {
-    throw new BenchError(`${relative(root, serverMain)} is missing: build first (npm run build)`)
-  }
+await runBench(parseFlags(), async (flags) => {
   const sizes = flags.smallMiB > 0 ? [flags.smallMiB, flags.sizeMiB] : [flags.sizeMiB]
   const states = []
   for (const size of sizes) states.push(await stateFile(size))
   const results = []
   for (const state of states) results.push(await runSize(state, flags))
   report(results, flags)
-}
-
-try {
-  await main()
-} catch (error) {
-  if (!interrupted)
-    process.stderr.write(`bench: ${error instanceof BenchError ? error.message : error.stack}\n`)
-  process.exitCode = 1
-} finally {
-  await cleanUp()
-}
+})

@@ -229,6 +229,72 @@ describe('cairn, as a user runs it', () => {
     })
   })
 
+  it('declares dependencies, explains a status, and gates a CI job on it', async () => {
+    const push = async (unit: string, serial: number, outputs: Record<string, string>) => {
+      const run = await user.run(['unit', 'push', unit, '-'], {
+        input: terraformState({ serial, outputs }),
+      })
+      expect(run.code, run.stderr).toBe(0)
+    }
+    for (const unit of ['gate/net', 'gate/app', 'gate/dns']) {
+      expect((await cairn('unit', 'create', unit)).code).toBe(0)
+    }
+    await push('gate/net', 1, { vpc: 'a', zone: 'z' })
+    await push('gate/app', 1, { url: 'u' })
+    await push('gate/dns', 1, {})
+
+    const added = await cairn('unit', 'deps', 'gate/app', '--add', 'gate/net:vpc', '--add=gate/net')
+    expect(added.code, added.stderr).toBe(0)
+    expect(added.stdout.trim().split('\n')).toEqual([
+      'FROM      OUTPUT',
+      'gate/net  (whole state)',
+      'gate/net  vpc',
+    ])
+    await cairn('unit', 'deps', 'gate/app', '--rm', 'gate/net')
+    await cairn('unit', 'deps', 'gate/dns', '--add', 'gate/app:url')
+    expect(await json('unit', 'deps', 'gate/app')).toEqual({
+      dependencies: [{ from: 'gate/net', output: 'vpc' }],
+    })
+    const cycle = await cairn('unit', 'deps', 'gate/net', '--add', 'gate/dns')
+    expect(cycle.code).toBe(1)
+    expect(cycle.stderr).toContain('gate/net → gate/app → gate/dns → gate/net')
+
+    const green = await cairn('status', '--prefix', 'gate/', '--fail-on', 'yellow')
+    expect(green.code, green.stderr).toBe(0)
+    expect(green.stderr).toContain('3 units: 0 red, 0 yellow, 3 green')
+
+    await push('gate/net', 2, { vpc: 'b', zone: 'z' })
+    const shown = await cairn('unit', 'status', 'gate/app')
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain('gate/app  red')
+    expect(shown.stdout).toMatch(/gate\/net +vpc +pending +\S+ \(serial 2\)/)
+    expect((await cairn('unit', 'status', 'gate/dns')).stdout).toContain(
+      'red upstream: gate/app (apply those first)',
+    )
+    const coloured = await user.run(['unit', 'status', 'gate/app'], {
+      env: { NO_COLOR: '', FORCE_COLOR: '1' },
+    })
+    expect(coloured.stdout).toContain('\u001b[31mred\u001b[39m')
+
+    const onRed = await cairn('status', '--prefix', 'gate/', '--fail-on', 'red')
+    expect(onRed.code).toBe(1)
+    expect(onRed.stderr).toContain('1 unit is red: gate/app')
+    const onYellow = await cairn('status', '--prefix', 'gate/', '--fail-on', 'yellow')
+    expect(onYellow.code).toBe(1)
+    expect(onYellow.stderr).toContain('2 units are red or yellow: gate/app, gate/dns')
+    expect(onYellow.stdout).toMatch(/gate\/dns +yellow +0 +gate\/app/)
+    const listed = await json<{ units: { id: string; status: string }[] }>(
+      'status',
+      '--prefix',
+      'gate/',
+    )
+    expect(listed.units.map((unit) => unit.status)).toEqual(['red', 'yellow', 'green'])
+    expect((await cairn('status', '--fail-on', 'blue')).code).toBe(2)
+
+    await push('gate/app', 2, { url: 'u' })
+    expect((await cairn('status', '--prefix', 'gate/', '--fail-on', 'yellow')).code).toBe(0)
+  })
+
   it('creates, lists and revokes API tokens, printing the secret once', async () => {
     const created = await cairn('tokens', 'create', 'ci', '--expires-in', '30d')
     expect(created.code, created.stderr).toBe(0)

@@ -98,6 +98,14 @@ async function main(): Promise<void> {
     store,
     maxStateBytes: config.maxStateBytes,
     scanners: scanners.source,
+    onGraphError: (error) => {
+      log.warn(
+        'a dependency-graph step failed after its write; the next status request retries it',
+        {
+          error,
+        },
+      )
+    },
   })
   const app = createApp({
     store,

@@ -20,6 +20,8 @@ export type CoreErrorCode =
   | 'state_too_large'
   | 'write_contention'
   | 'storage_unavailable'
+  | 'dependency_cycle'
+  | 'precondition_failed'
 
 /** The base of every error core throws on purpose. */
 export class CoreError extends Error {
@@ -167,9 +169,33 @@ export class StateTooLargeError extends CoreError {
 
 /** Other writers kept winning the conditional write; the caller may retry. */
 export class WriteContentionError extends CoreError {
-  constructor(id: string) {
-    super('write_contention', `unit ${id} is changing too fast to write; retry`)
+  constructor(id: string, what = `unit ${id}`) {
+    super('write_contention', `${what} is changing too fast to write; retry`)
     this.name = 'WriteContentionError'
+  }
+}
+
+/** A set of dependencies that would let a unit depend, through others, on itself. */
+export class DependencyCycleError extends CoreError {
+  /** The units around the cycle, each feeding the next; the first is repeated at the end. */
+  readonly cycle: string[]
+
+  constructor(cycle: string[]) {
+    super('dependency_cycle', `the dependencies would make a cycle: ${cycle.join(' → ')}`)
+    this.name = 'DependencyCycleError'
+    this.cycle = cycle
+  }
+
+  override details(): Record<string, unknown> {
+    return { cycle: this.cycle }
+  }
+}
+
+/** A conditional request (`If-Match`) whose condition no longer holds; nothing was changed. */
+export class PreconditionError extends CoreError {
+  constructor(message: string) {
+    super('precondition_failed', message)
+    this.name = 'PreconditionError'
   }
 }
 

@@ -5,12 +5,14 @@ export type { CoreErrorCode } from './errors'
 export {
   ChecksumMismatchError,
   CoreError,
+  DependencyCycleError,
   ForbiddenError,
   InvalidLockInfoError,
   InvalidRequestError,
   InvalidStateError,
   InvalidUnitIdError,
   LockConflictError,
+  PreconditionError,
   SerialConflictError,
   StateNotFoundError,
   StateTooLargeError,
@@ -58,12 +60,24 @@ export type {
   WriteOptions,
 } from './units/unit-service'
 export { DEFAULT_MAX_STATE_BYTES, parseTimestamp, UnitService } from './units/unit-service'
-export type { CreateUnitRequest, RestoreRequest, UnlockRequest } from './units/requests'
+export type {
+  CreateUnitRequest,
+  Dependencies,
+  Dependency,
+  RestoreRequest,
+  UnlockRequest,
+} from './units/requests'
 export {
   CreateUnitRequestSchema,
+  DependenciesSchema,
+  MAX_DEPENDENCIES,
   RestoreRequestSchema,
   UnlockRequestSchema,
 } from './units/requests'
+export type { DependencySet } from './graph/dependency-service'
+export type { EdgeStatus, StatusList, UnitStatus } from './wire'
+export { canonicalJson } from './state/canonical-json'
+export { validate } from './validation'
 export type { ChunkScanner, ScannerSource } from './state/chunk-scanner'
 export { inlineScanners } from './state/chunk-scanner'
 export type { ScannedState, TerraformHeader } from './state/state-scanner'

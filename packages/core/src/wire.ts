@@ -5,6 +5,7 @@
  * @module
  */
 import * as v from 'valibot'
+import { VersionRefSchema } from './graph/graph-record'
 import { LockInfoSchema } from './locks/lock-info'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
 
@@ -12,10 +13,19 @@ export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
 export type { LockInfo, LockRequest } from './locks/lock-info'
 export {
   CreateUnitRequestSchema,
+  DependenciesSchema,
+  DependencySchema,
+  MAX_DEPENDENCIES,
   RestoreRequestSchema,
   UnlockRequestSchema,
 } from './units/requests'
-export type { CreateUnitRequest, RestoreRequest, UnlockRequest } from './units/requests'
+export type {
+  CreateUnitRequest,
+  Dependencies,
+  Dependency,
+  RestoreRequest,
+  UnlockRequest,
+} from './units/requests'
 export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
 export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
 
@@ -47,21 +57,30 @@ export const UnlockResponseSchema = v.object({
 })
 export type UnlockResponse = v.InferOutput<typeof UnlockResponseSchema>
 
+/** One incoming edge of a unit, with its state. */
+export const EdgeStatusSchema = v.object({
+  from: v.string(),
+  output: v.optional(v.string()),
+  state: v.picklist(['pending', 'unknown', 'ok']),
+  since: v.optional(VersionRefSchema),
+})
+export type EdgeStatus = v.InferOutput<typeof EdgeStatusSchema>
+
 /** `GET /v1/units/{id}/status` (DESIGN section 7) */
 export const UnitStatusSchema = v.object({
   id: v.string(),
   status: v.picklist(['red', 'yellow', 'green']),
-  edges: v.array(
-    v.object({
-      from: v.string(),
-      output: v.optional(v.string()),
-      state: v.picklist(['pending', 'unknown', 'ok']),
-      since: v.optional(v.object({ timestamp: v.string(), serial: v.nullable(v.number()) })),
-    }),
-  ),
+  edges: v.array(EdgeStatusSchema),
   red_upstream: v.array(v.string()),
 })
 export type UnitStatus = v.InferOutput<typeof UnitStatusSchema>
+
+/** `GET /v1/status` */
+export const StatusListSchema = v.object({
+  units: v.array(UnitStatusSchema),
+  next_cursor: v.nullable(v.string()),
+})
+export type StatusList = v.InferOutput<typeof StatusListSchema>
 
 /** Every error body on `/v1`: a stable code, a sentence, and fields that help. */
 export const ErrorBodySchema = v.looseObject({
@@ -69,6 +88,7 @@ export const ErrorBodySchema = v.looseObject({
   message: v.string(),
   lock: v.optional(v.nullable(LockInfoSchema)),
   current: v.optional(v.object({ serial: v.number(), lineage: v.string() })),
+  cycle: v.optional(v.array(v.string())),
 })
 export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>
 

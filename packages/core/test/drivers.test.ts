@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openFsStore } from '../src/storage/fs-store'
 import { createMemoryStore } from '../src/storage/memory-store'
+import { dependencyContract } from '../src/testing/dependency-contract'
 import { objectStoreContract, type StoreFactory } from '../src/testing/object-store-contract'
 import { unitServiceContract } from '../src/testing/unit-service-contract'
 
@@ -25,3 +26,5 @@ objectStoreContract('memory', memory)
 objectStoreContract('fs', fs)
 unitServiceContract('memory', memory)
 unitServiceContract('fs', fs)
+dependencyContract('memory', memory)
+dependencyContract('fs', fs)

@@ -1,4 +1,5 @@
 import { AuthApi, TokensApi } from './auth'
+import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
 import { Transport } from './transport'
 import { UnitsApi } from './units'
@@ -17,6 +18,7 @@ export interface ClientOptions {
 export interface CairnClient {
   readonly baseUrl: string
   readonly units: UnitsApi
+  readonly status: StatusApi
   readonly auth: AuthApi
   readonly tokens: TokensApi
 }
@@ -41,6 +43,7 @@ export function createClient(options: ClientOptions): CairnClient {
   return {
     baseUrl: transport.baseUrl,
     units: new UnitsApi(transport),
+    status: new StatusApi(transport),
     auth: new AuthApi(transport),
     tokens: new TokensApi(transport),
   }

@@ -49,9 +49,22 @@ export class SerialConflictError extends CairnApiError {
   }
 }
 
+/** `dependency_cycle`: the dependencies asked for would let a unit depend on itself. */
+export class DependencyCycleError extends CairnApiError {
+  /** The units around the cycle, each feeding the next; the first is repeated at the end. */
+  readonly cycle: string[]
+
+  constructor(status: number, body: ErrorBody) {
+    super(status, body)
+    this.name = 'DependencyCycleError'
+    this.cycle = body.cycle ?? []
+  }
+}
+
 /** The typed error for an error answer. */
 export function apiError(status: number, body: ErrorBody): CairnApiError {
   if (body.error === 'lock_conflict') return new LockConflictError(status, body)
   if (body.error === 'serial_conflict') return new SerialConflictError(status, body)
+  if (body.error === 'dependency_cycle') return new DependencyCycleError(status, body)
   return new CairnApiError(status, body)
 }

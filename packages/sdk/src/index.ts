@@ -1,15 +1,24 @@
 export { AuthApi, TokensApi } from './auth'
 export type { CairnClient, ClientOptions } from './client'
 export { createClient } from './client'
-export { CairnApiError, CairnError, LockConflictError, SerialConflictError } from './errors'
+export {
+  CairnApiError,
+  CairnError,
+  DependencyCycleError,
+  LockConflictError,
+  SerialConflictError,
+} from './errors'
+export { StatusApi } from './status'
 export type { RefreshingTokensOptions, TokenProvider } from './token-provider'
 export { expiryOf, refreshingTokens, staticToken } from './token-provider'
-export type { PageQuery, StateBody, StateDownload } from './units'
+export type { DependencyChange, DependencySet, PageQuery, StateBody, StateDownload } from './units'
 export { UnitsApi } from './units'
 export type {
   ApiToken,
   AuthConfig,
   CreatedApiToken,
+  Dependency,
+  EdgeStatus,
   ErrorBody,
   HistoryEvent,
   HistoryList,
@@ -17,6 +26,7 @@ export type {
   LockRequest,
   Me,
   Source,
+  StatusList,
   TokenPair,
   Unit,
   UnitList,

@@ -1,4 +1,5 @@
 import {
+  DependenciesSchema,
   HistoryListSchema,
   LockInfoSchema,
   UnitListSchema,
@@ -7,6 +8,7 @@ import {
   UnlockResponseSchema,
   VersionListSchema,
   VersionSchema,
+  type Dependency,
   type HistoryList,
   type LockInfo,
   type LockRequest,
@@ -17,7 +19,8 @@ import {
   type Version,
   type VersionList,
 } from '@cairn/core/wire'
-import { CairnError } from './errors'
+import { CairnApiError, CairnError } from './errors'
+import * as v from 'valibot'
 import { unitPath, type Transport } from './transport'
 
 export interface PageQuery {
@@ -37,6 +40,22 @@ export interface StateDownload {
   /** The timestamp of the version downloaded. */
   version: string | undefined
 }
+
+/** A unit's dependencies, with the tag that makes a later replace conditional on them. */
+export interface DependencySet {
+  dependencies: Dependency[]
+  /** The set's entity tag: pass it as `ifMatch` to replace only this set. */
+  etag: string | undefined
+}
+
+/** Edges to add to and remove from a unit's dependencies. */
+export interface DependencyChange {
+  add?: Dependency[]
+  remove?: Dependency[]
+}
+
+/** How often `changeDependencies` reads and tries again when another writer changed the set. */
+const CHANGE_ATTEMPTS = 5
 
 /** A state to upload: text, bytes, or a stream (never buffered). */
 export type StateBody = string | Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>
@@ -169,9 +188,71 @@ export class UnitsApi {
     })
   }
 
+  /** Red, yellow or green, with each incoming edge's state and the red units upstream. */
   status(id: string): Promise<UnitStatus> {
     return this.#transport.json('GET', `/v1/units/${unitPath(id)}/status`, UnitStatusSchema)
   }
+
+  /** The units `id` consumes: `{ from, output? }` each, `output` absent for the whole state. */
+  async dependencies(id: string): Promise<DependencySet> {
+    const response = await this.#transport.send('GET', `/v1/units/${unitPath(id)}/dependencies`)
+    return dependencySet(response, `/v1/units/${id}/dependencies`)
+  }
+
+  /**
+   * Replaces the units `id` consumes. With `ifMatch` (the `etag` of a set read before), only if
+   * nobody changed the set since; otherwise a `CairnApiError` with code `precondition_failed`.
+   * A cycle is refused with `DependencyCycleError`.
+   */
+  async setDependencies(
+    id: string,
+    dependencies: Dependency[],
+    options: { ifMatch?: string } = {},
+  ): Promise<DependencySet> {
+    const response = await this.#transport.send('PUT', `/v1/units/${unitPath(id)}/dependencies`, {
+      body: { json: { dependencies } },
+      ...(options.ifMatch === undefined ? {} : { headers: { 'If-Match': options.ifMatch } }),
+    })
+    return dependencySet(response, `/v1/units/${id}/dependencies`)
+  }
+
+  /**
+   * Adds and removes edges without losing a change someone else makes at the same time: reads the
+   * set, replaces it on the condition that it is unchanged, and starts again if it was changed.
+   */
+  async changeDependencies(id: string, change: DependencyChange): Promise<DependencySet> {
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await this.dependencies(id)
+      const removed = new Set((change.remove ?? []).map(edgeKey))
+      const next = new Map<string, Dependency>()
+      for (const edge of [...current.dependencies, ...(change.add ?? [])]) {
+        if (!removed.has(edgeKey(edge))) next.set(edgeKey(edge), edge)
+      }
+      try {
+        return await this.setDependencies(id, [...next.values()], {
+          ...(current.etag === undefined ? {} : { ifMatch: current.etag }),
+        })
+      } catch (error) {
+        const lost = error instanceof CairnApiError && error.code === 'precondition_failed'
+        if (!lost || attempt === CHANGE_ATTEMPTS) throw error
+      }
+    }
+  }
+}
+
+async function dependencySet(response: Response, path: string): Promise<DependencySet> {
+  const result = v.safeParse(DependenciesSchema, await response.json().catch(() => undefined))
+  if (!result.success) {
+    throw new CairnError(`${path} answered a body this client does not understand`)
+  }
+  return {
+    dependencies: result.output.dependencies,
+    etag: response.headers.get('etag') ?? undefined,
+  }
+}
+
+function edgeKey(edge: Dependency): string {
+  return `${edge.from}\n${edge.output ?? ''}`
 }
 
 function flag(name: string, value: boolean | undefined): Record<string, string> {

@@ -14,6 +14,7 @@ import {
   CairnApiError,
   CairnError,
   createClient,
+  DependencyCycleError,
   LockConflictError,
   refreshingTokens,
   SerialConflictError,
@@ -234,6 +235,59 @@ describe('the SDK against a real server', () => {
       expect(await failure(cairn.units.get('sdk/delete'), CairnApiError)).toMatchObject({
         code: 'unit_not_found',
       })
+    })
+  })
+
+  describe('dependencies and status', () => {
+    it('declares, changes and reads dependencies, and tells red from yellow', async () => {
+      for (const id of ['deps/net', 'deps/app', 'deps/dns']) await cairn.units.create(id)
+      await cairn.units.upload('deps/net', terraformState({ serial: 1, outputs: { vpc: 'a' } }))
+      await cairn.units.upload('deps/app', terraformState({ serial: 1, outputs: { url: 'x' } }))
+      const set = await cairn.units.setDependencies('deps/app', [
+        { from: 'deps/net', output: 'vpc' },
+      ])
+      expect(set.etag).toMatch(/^".+"$/)
+      await cairn.units.changeDependencies('deps/dns', { add: [{ from: 'deps/app' }] })
+      await cairn.units.changeDependencies('deps/dns', {
+        add: [{ from: 'deps/app', output: 'url' }],
+        remove: [{ from: 'deps/app' }],
+      })
+      expect((await cairn.units.dependencies('deps/dns')).dependencies).toEqual([
+        { from: 'deps/app', output: 'url' },
+      ])
+
+      await cairn.units.upload('deps/net', terraformState({ serial: 2, outputs: { vpc: 'b' } }))
+      expect(await cairn.units.status('deps/app')).toMatchObject({
+        status: 'red',
+        edges: [{ from: 'deps/net', output: 'vpc', state: 'pending', since: { serial: 2 } }],
+      })
+      const statuses = []
+      for await (const status of cairn.status.all({ prefix: 'deps/', pageSize: 2 })) {
+        statuses.push([status.id, status.status])
+      }
+      expect(statuses).toEqual([
+        ['deps/app', 'red'],
+        ['deps/dns', 'yellow'],
+        ['deps/net', 'green'],
+      ])
+    })
+
+    it('refuses a cycle with DependencyCycleError, and a stale set with precondition_failed', async () => {
+      await cairn.units.create('deps/x')
+      await cairn.units.create('deps/y')
+      const read = await cairn.units.setDependencies('deps/x', [{ from: 'deps/y' }])
+      const cycle = await failure(
+        cairn.units.setDependencies('deps/y', [{ from: 'deps/x' }]),
+        DependencyCycleError,
+      )
+      expect(cycle).toMatchObject({ status: 422, cycle: ['deps/y', 'deps/x', 'deps/y'] })
+      await cairn.units.setDependencies('deps/x', [])
+      expect(
+        await failure(
+          cairn.units.setDependencies('deps/x', [{ from: 'deps/z' }], { ifMatch: read.etag ?? '' }),
+          CairnApiError,
+        ),
+      ).toMatchObject({ status: 412, code: 'precondition_failed' })
     })
   })
 

@@ -9,7 +9,7 @@ import type { AuthMode } from '../auth/identity-setup'
 import type { AuthConfig } from '../config/auth-config'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject } from '../http/body'
-import { validate } from '../http/validate'
+import { validate } from '@cairn/core'
 
 export interface AuthRoutesDeps {
   auth: AuthService

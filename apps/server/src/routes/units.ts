@@ -4,6 +4,8 @@ import {
   parseUnitId,
   RestoreRequestSchema,
   UnlockRequestSchema,
+  validate,
+  type DependencySet,
   type UnitId,
   type UnitService,
 } from '@cairn/core'
@@ -14,7 +16,6 @@ import { HttpError } from '../http/errors'
 import { queryFlag, queryInt, queryText } from '../http/query'
 import { toWebStream } from '@cairn/core'
 import { parseUnitPath, rawPathOf } from '../http/unit-path'
-import { validate } from '../http/validate'
 
 export interface UnitRoutesDeps {
   units: UnitService
@@ -44,6 +45,18 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
   app.get('/v1/units', async (c) => {
     const page = await units.list(c.var.principal, pageQuery(c, { prefix: queryText(c, 'prefix') }))
     return c.json({ units: page.items, next_cursor: page.nextCursor })
+  })
+
+  app.get('/v1/status', async (c) => {
+    const page = await units.statuses(
+      c.var.principal,
+      pageQuery(c, { prefix: queryText(c, 'prefix') }),
+    )
+    return c.json({ units: page.items, next_cursor: page.nextCursor })
+  })
+
+  app.all('/v1/status', (c) => {
+    throw new HttpError('method_not_allowed', `${c.req.path} answers GET`, { Allow: 'GET' })
   })
 
   app.all('/v1/units', (c) => {
@@ -123,10 +136,17 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       },
     },
     status: {
-      // Dependencies arrive with their own API; until a unit can have any, every unit is green.
-      GET: async (c, id) => {
-        await units.get(c.var.principal, id)
-        return c.json({ id, status: 'green', edges: [], red_upstream: [] })
+      GET: async (c, id) => c.json(await units.status(c.var.principal, id)),
+    },
+    dependencies: {
+      GET: async (c, id) => dependencySet(c, await units.dependencies(c.var.principal, id)),
+      PUT: async (c, id) => {
+        const body = await json(c)
+        const ifMatch = c.req.header('If-Match')
+        const set = await units.setDependencies(c.var.principal, id, body, {
+          ...(ifMatch === undefined ? {} : { ifMatch }),
+        })
+        return dependencySet(c, set)
       },
     },
   }
@@ -146,6 +166,12 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
   })
 
   return app
+}
+
+/** A unit's dependencies, with the tag a later `PUT` may send back as `If-Match`. */
+function dependencySet(c: Context<AppEnv>, set: DependencySet): Response {
+  c.header('ETag', set.etag)
+  return c.json({ dependencies: set.dependencies })
 }
 
 function pageQuery<T extends object>(c: Context<AppEnv>, extra: T) {

@@ -383,15 +383,36 @@ async function* walk(root: string, dir: string, options: ListOptions): AsyncGene
       delimiter !== '' &&
       key.includes(delimiter, options.prefix.length)
     ) {
-      // Every key below rolls up into the same common prefix: one file is enough to show it.
-      for await (const object of walk(root, key, { prefix: key })) {
-        yield object
-        break
-      }
+      // Every key below rolls up into the same common prefix: any one file is enough to show it.
+      const object = await anyFile(root, key)
+      if (object !== undefined) yield object
       continue
     }
     yield* walk(root, key, options)
   }
+}
+
+/** Some file under `root/dir`, looking at each directory's own files before its subdirectories. */
+async function anyFile(root: string, dir: string): Promise<ObjectInfo | undefined> {
+  let entries: Dirent[]
+  try {
+    entries = await readdir(join(root, dir), { withFileTypes: true })
+  } catch (error) {
+    if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return undefined
+    throw error
+  }
+  for (const entry of entries) {
+    if (!entry.isFile()) continue
+    const key = dir + entry.name
+    const stats = await stat(join(root, key), { bigint: true }).catch(() => undefined)
+    if (stats !== undefined) return { key, etag: etagOf(stats), size: Number(stats.size) }
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue
+    const found = await anyFile(root, `${dir}${entry.name}/`)
+    if (found !== undefined) return found
+  }
+  return undefined
 }
 
 /** True when `key` (a file, or a directory ending in `/` with all its keys) sorts at or before `mark`. */

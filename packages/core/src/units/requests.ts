@@ -19,3 +19,33 @@ export const RestoreRequestSchema = v.object({
   lock_id: v.optional(v.string('lock_id must be the lock ID string')),
 })
 export type RestoreRequest = v.InferOutput<typeof RestoreRequestSchema>
+
+/** The most dependencies one unit may declare. */
+export const MAX_DEPENDENCIES = 1000
+
+/** One dependency: an upstream unit, and optionally the one output of it that is consumed. */
+export const DependencySchema = v.strictObject(
+  {
+    from: v.string('from must be the upstream unit ID'),
+    output: v.optional(
+      v.pipe(
+        v.string('output must be an output name'),
+        v.regex(
+          /^[A-Za-z_][A-Za-z0-9_-]{0,255}$/,
+          'output must be a Terraform output name (a letter or _, then letters, digits, _ or -)',
+        ),
+      ),
+    ),
+  },
+  'each dependency must be {"from", "output"?} and nothing else',
+)
+export type Dependency = v.InferOutput<typeof DependencySchema>
+
+/** `PUT /v1/units/{id}/dependencies`, and what it and `GET` answer. */
+export const DependenciesSchema = v.object({
+  dependencies: v.pipe(
+    v.array(DependencySchema, 'dependencies must be a list'),
+    v.maxLength(MAX_DEPENDENCIES, `a unit may have at most ${MAX_DEPENDENCIES} dependencies`),
+  ),
+})
+export type Dependencies = v.InferOutput<typeof DependenciesSchema>

@@ -1,4 +1,7 @@
 import type { Principal } from '../access/principal'
+import type { DependencyGraph } from '../graph/dependency-graph'
+import { acksFor } from '../graph/graph-rules'
+import { outputDigests } from '../state/canonical-json'
 import { ChecksumMismatchError, InvalidStateError, UnitNotFoundError } from '../errors'
 import { checkWriteLock } from '../locks/lock-rules'
 import { iso, type Clock } from '../runtime/clock'
@@ -21,6 +24,8 @@ interface StateWriterOptions {
   ids: IdSource
   maxStateBytes: number
   scanners: ScannerSource
+  graph: DependencyGraph
+  onGraphError: (error: unknown) => void
 }
 
 /** A state body already in storage, waiting to become the unit's current version. */
@@ -50,6 +55,8 @@ export class StateWriter {
   readonly #ids: IdSource
   readonly #maxStateBytes: number
   readonly #scanners: ScannerSource
+  readonly #graph: DependencyGraph
+  readonly #onGraphError: (error: unknown) => void
 
   constructor(options: StateWriterOptions) {
     this.#store = options.store
@@ -58,6 +65,8 @@ export class StateWriter {
     this.#ids = options.ids
     this.#maxStateBytes = options.maxStateBytes
     this.#scanners = options.scanners
+    this.#graph = options.graph
+    this.#onGraphError = options.onGraphError
   }
 
   /** A record for a unit that does not exist yet, in a new epoch. */
@@ -144,6 +153,8 @@ export class StateWriter {
   /**
    * Makes a staged object current. `expectCurrent` (for restores) is the timestamp of the version
    * the new one was computed from; if the current version is another by now, nothing is written.
+   * A write of a unit with dependencies acknowledges what they show now (a restore does not: it
+   * brings back a state made from older inputs); the dependency graph takes the step after.
    */
   async #commit(
     principal: Principal,
@@ -153,9 +164,14 @@ export class StateWriter {
     expectCurrent: string | null | undefined,
   ): Promise<Version> {
     const restoring = expectCurrent !== undefined
+    const digests = digestsOf(staged.inspected)
+    const graph = await this.#graph.read()
+    const acks = restoring ? undefined : acksFor(graph, id)
     const copies: string[] = []
     let committed: string | undefined
+    let mark: string | undefined
     try {
+      mark = await this.#graph.mark(graph, id)
       const version = await this.#records.update(id, async (snapshot) => {
         if (snapshot === undefined && options.create !== true) throw new UnitNotFoundError(id)
         const record = snapshot?.record ?? this.newRecord(id)
@@ -178,7 +194,11 @@ export class StateWriter {
         const object = await this.#placeInEpoch(id, staged, record.epoch, copies)
         committed = object
         if (current !== null) await this.#ensureVersionRecord(id, record.epoch, current)
-        const version = this.#versionRecord(principal, staged, object, options, current)
+        const version: VersionRecord = {
+          ...this.#versionRecord(principal, staged, object, options, current),
+          output_digests: digests,
+          ...(acks === undefined ? {} : { acks }),
+        }
         const next: UnitRecord = {
           ...record,
           current: version,
@@ -188,8 +208,10 @@ export class StateWriter {
         return { put: next, result: toVersion(version) }
       })
       await this.#discard([staged.object, ...copies].filter((key) => key !== committed))
+      await this.#graph.settle(id, mark, this.#onGraphError)
       return version
     } catch (error) {
+      await this.#graph.unmark(mark)
       await this.#discard([staged.object, ...copies])
       throw error
     }
@@ -263,6 +285,13 @@ export class StateWriter {
   #newEpoch(): string {
     return `e${this.#clock.now().toString(36)}${this.#ids.token().slice(0, 6)}`
   }
+}
+
+/** The digests of a state's outputs, or null when it is not a Terraform state or they are unread. */
+function digestsOf(inspected: InspectedState): Record<string, string> | null {
+  const { terraform, outputs, outputsTooLarge } = inspected.scan
+  if (terraform === undefined || outputsTooLarge) return null
+  return outputs === undefined ? {} : outputDigests(outputs)
 }
 
 /** The body must be what the client said it would be: its MD5, and its serial and lineage. */

@@ -18,12 +18,26 @@ export const VersionSchema = v.object({
 })
 export type Version = v.InferOutput<typeof VersionSchema>
 
-/** A version as stored: the public fields plus where its bytes are and where its serial sits. */
+/** What a write of a unit saw of one of its dependencies: the upstream digest it acknowledges. */
+export const AckSchema = v.object({
+  from: v.string(),
+  output: v.optional(v.string()),
+  digest: v.nullable(v.string()),
+})
+export type Ack = v.InferOutput<typeof AckSchema>
+
+/**
+ * A version as stored: the public fields plus where its bytes are and where its serial sits, the
+ * digests of its outputs (null when it is not a Terraform state or its outputs could not be read),
+ * and what it acknowledged of its dependencies (absent when the write acknowledged nothing).
+ */
 export const VersionRecordSchema = v.object({
   ...VersionSchema.entries,
   object: v.string(),
   terraform_version: v.nullable(v.string()),
   serial_span: v.nullable(v.tuple([v.number(), v.number()])),
+  output_digests: v.optional(v.nullable(v.record(v.string(), v.string()))),
+  acks: v.optional(v.array(AckSchema)),
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 

@@ -28,7 +28,10 @@ import {
   versionKey,
   versionsFolder,
 } from './layout'
+import { DependencyGraph } from '../graph/dependency-graph'
+import { DependencyService, type DependencySet } from '../graph/dependency-service'
 import { parseOutputs, type StateOutputs } from '../state/outputs'
+import type { UnitStatus } from '../wire'
 import { StateScanner } from '../state/state-scanner'
 import { parseTags } from './tags'
 import { parseUnitId, type UnitId } from './unit-id'
@@ -68,6 +71,11 @@ export interface UnitServiceOptions {
   sleep?: (ms: number) => Promise<void>
   /** Where state bodies are checked; inline by default, a worker thread in the server. */
   scanners?: ScannerSource
+  /**
+   * Hears of a dependency-graph step that failed after its write was stored. The write stands and
+   * the step is taken again on the next status request; the server logs these.
+   */
+  onGraphError?: (error: unknown) => void
 }
 
 /** A write of a state body on any surface. */
@@ -119,6 +127,9 @@ export class UnitService {
   readonly #ids: IdSource
   readonly #records: UnitRecords
   readonly #writer: StateWriter
+  readonly #graph: DependencyGraph
+  readonly #dependencies: DependencyService
+  readonly #onGraphError: (error: unknown) => void
 
   constructor(options: UnitServiceOptions) {
     this.#store = options.store
@@ -128,6 +139,14 @@ export class UnitService {
     const sleep =
       options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
     this.#records = new UnitRecords(this.#store, sleep)
+    this.#onGraphError = options.onGraphError ?? (() => undefined)
+    this.#graph = new DependencyGraph({
+      store: this.#store,
+      records: this.#records,
+      clock: this.#clock,
+      ids: this.#ids,
+      sleep,
+    })
     this.#writer = new StateWriter({
       store: this.#store,
       records: this.#records,
@@ -135,6 +154,14 @@ export class UnitService {
       ids: this.#ids,
       maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
       scanners: options.scanners ?? inlineScanners,
+      graph: this.#graph,
+      onGraphError: this.#onGraphError,
+    })
+    this.#dependencies = new DependencyService({
+      authorizer: this.#authorizer,
+      records: this.#records,
+      graph: this.#graph,
+      clock: this.#clock,
     })
   }
 
@@ -160,28 +187,17 @@ export class UnitService {
     principal: Principal,
     options: PageOptions & { prefix?: string } = {},
   ): Promise<Page<Unit>> {
-    const prefix = parsePrefix(options.prefix ?? '')
-    const limit = pageLimit(options.limit)
-    const after =
-      options.cursor === undefined ? undefined : afterUnit(parseCursorId(options.cursor))
-    const page = await this.#store.list({
-      prefix: `${UNITS_PREFIX}${prefix}`,
-      delimiter: UNIT_DELIMITER,
-      limit,
-      ...(after === undefined ? {} : { startAfter: after }),
-    })
-    const ids = page.prefixes.map((folder) => unitIdOfFolder(folder) as UnitId)
-    const found = await mapLimit(ids, READ_CONCURRENCY, async (id) => {
+    const page = await this.#listIds(options)
+    const found = await mapLimit(page.items, READ_CONCURRENCY, async (id) => {
       const snapshot = await this.#records.read(id)
       if (snapshot === undefined) return undefined
       return (await this.#authorizer.can(principal, 'unit:read', id))
         ? toUnit(snapshot.record)
         : undefined
     })
-    const last = ids.at(-1)
     return {
       items: found.filter((unit): unit is Unit => unit !== undefined),
-      nextCursor: page.cursor !== undefined && last !== undefined ? last : null,
+      nextCursor: page.nextCursor,
     }
   }
 
@@ -192,17 +208,25 @@ export class UnitService {
    */
   async delete(principal: Principal, id: UnitId, options: { force?: boolean } = {}): Promise<void> {
     await demand(this.#authorizer, principal, 'unit:manage', id)
-    const removed = await this.#records.update(id, (current) => {
-      if (current === undefined) throw new UnitNotFoundError(id)
-      const lock = current.record.lock
-      if (lock !== null && options.force !== true) {
-        throw new LockConflictError(
-          `the unit is locked by ${describe(lock.info)}; unlock it first or delete with force`,
-          lock.info,
-        )
-      }
-      return Promise.resolve({ remove: true as const, result: current.record })
-    })
+    const mark = await this.#graph.mark(await this.#graph.read(), id)
+    const removed = await this.#records
+      .update(id, (current) => {
+        if (current === undefined) throw new UnitNotFoundError(id)
+        const lock = current.record.lock
+        if (lock !== null && options.force !== true) {
+          throw new LockConflictError(
+            `the unit is locked by ${describe(lock.info)}; unlock it first or delete with force`,
+            lock.info,
+          )
+        }
+        return Promise.resolve({ remove: true as const, result: current.record })
+      })
+      .catch(async (error: unknown) => {
+        await this.#graph.unmark(mark)
+        throw error
+      })
+    // Edges that pointed at the unit turn unknown; its own dependencies go with it.
+    await this.#graph.settle(id, mark, this.#onGraphError)
     const keys: string[] = []
     for await (const key of listAllKeys(this.#store, epochFolder(id, removed.epoch))) keys.push(key)
     await mapLimit(keys, READ_CONCURRENCY, (key) => this.#store.delete(key))
@@ -323,6 +347,46 @@ export class UnitService {
     return this.#writer.restore(principal, id, options, (snapshot) =>
       this.#versionAt(id, snapshot, ms, options.timestamp),
     )
+  }
+
+  /** The units `id` depends on, with the tag `If-Match` compares. @throws UnitNotFoundError */
+  dependencies(principal: Principal, id: UnitId): Promise<DependencySet> {
+    return this.#dependencies.get(principal, id)
+  }
+
+  /**
+   * Replaces the units `id` depends on (`{"dependencies": [{"from", "output"?}]}`). Needs
+   * `unit:write` on `id` and `unit:read` on each upstream; upstreams need not exist yet. New edges
+   * count as acknowledged now.
+   *
+   * @throws InvalidRequestError, InvalidUnitIdError, UnitNotFoundError, DependencyCycleError,
+   *   PreconditionError, ForbiddenError
+   */
+  setDependencies(
+    principal: Principal,
+    id: UnitId,
+    body: unknown,
+    options: { ifMatch?: string } = {},
+  ): Promise<DependencySet> {
+    return this.#dependencies.set(principal, id, body, options)
+  }
+
+  /** Red, yellow or green, with the edges and red upstream units behind it. */
+  status(principal: Principal, id: UnitId): Promise<UnitStatus> {
+    return this.#dependencies.status(principal, id)
+  }
+
+  /** The status of every unit under `prefix` that the caller may read, one page at a time. */
+  async statuses(
+    principal: Principal,
+    options: PageOptions & { prefix?: string } = {},
+  ): Promise<Page<UnitStatus>> {
+    const page = await this.#listIds(options)
+    const allowed = await mapLimit(page.items, READ_CONCURRENCY, async (id) =>
+      (await this.#authorizer.can(principal, 'unit:read', id)) ? id : undefined,
+    )
+    const ids = allowed.filter((id): id is UnitId => id !== undefined)
+    return { items: await this.#dependencies.statuses(ids), nextCursor: page.nextCursor }
   }
 
   /**
@@ -477,6 +541,26 @@ export class UnitService {
         (page.items.length > limit || page.more) && last !== undefined
           ? last.key.slice(historyFolder(id, record.epoch).length)
           : null,
+    }
+  }
+
+  /** One page of the IDs of the unit folders under `prefix`, from a listing alone. */
+  async #listIds(options: PageOptions & { prefix?: string }): Promise<Page<UnitId>> {
+    const prefix = parsePrefix(options.prefix ?? '')
+    const limit = pageLimit(options.limit)
+    const after =
+      options.cursor === undefined ? undefined : afterUnit(parseCursorId(options.cursor))
+    const page = await this.#store.list({
+      prefix: `${UNITS_PREFIX}${prefix}`,
+      delimiter: UNIT_DELIMITER,
+      limit,
+      ...(after === undefined ? {} : { startAfter: after }),
+    })
+    const ids = page.prefixes.map((folder) => unitIdOfFolder(folder) as UnitId)
+    const last = ids.at(-1)
+    return {
+      items: ids,
+      nextCursor: page.cursor !== undefined && last !== undefined ? last : null,
     }
   }
 

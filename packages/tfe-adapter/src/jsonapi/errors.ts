@@ -34,6 +34,8 @@ const STATUS = {
   state_too_large: 413,
   write_contention: 503,
   storage_unavailable: 503,
+  dependency_cycle: 422,
+  precondition_failed: 412,
 } as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
 
 const TITLES: Partial<Record<ContentfulStatusCode, string>> = {

@@ -13,5 +13,7 @@ export default defineCommand({
     unlock: () => import('./unlock').then((module) => module.default),
     versions: () => import('./versions').then((module) => module.default),
     restore: () => import('./restore').then((module) => module.default),
+    status: () => import('./status').then((module) => module.default),
+    deps: () => import('./deps').then((module) => module.default),
   },
 })

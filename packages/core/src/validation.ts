@@ -1,5 +1,5 @@
-import { InvalidRequestError } from '@cairn/core'
 import * as v from 'valibot'
+import { InvalidRequestError } from './errors'
 
 /** Checks a request body against its schema. @throws InvalidRequestError naming the field. */
 export function validate<T>(schema: v.GenericSchema<unknown, T>, input: unknown): T {

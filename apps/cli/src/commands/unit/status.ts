@@ -1,0 +1,50 @@
+import type { UnitStatus } from '@cairn/sdk'
+import { defineCommand } from 'citty'
+import { openContext } from '../../context'
+import { paint } from '../../output/colour'
+import { table } from '../../output/output'
+import { common, unitArg } from '../_shared'
+
+export default defineCommand({
+  meta: {
+    name: 'status',
+    description: "Show a unit's status (red, yellow, green) and the edges behind it",
+  },
+  args: { ...unitArg, ...common },
+  async run({ args }) {
+    const context = await openContext(args)
+    const status = await context.client.units.status(args.id)
+    context.out.result(status, () => describeStatus(status))
+  },
+})
+
+/** A unit's status for people: the colour, why, and each incoming edge. */
+export function describeStatus(status: UnitStatus): string {
+  const lines = [`${status.id}  ${paint(status.status)}`]
+  const pending = status.edges.filter((edge) => edge.state === 'pending')
+  if (pending.length > 0) {
+    lines.push(
+      `  re-apply: ${pending.length === 1 ? 'an input changed' : `${String(pending.length)} inputs changed`} upstream`,
+    )
+  }
+  if (status.red_upstream.length > 0) {
+    lines.push(`  red upstream: ${status.red_upstream.join(', ')} (apply those first)`)
+  }
+  if (status.edges.length > 0) {
+    lines.push(
+      '',
+      table(
+        ['FROM', 'OUTPUT', 'STATE', 'SINCE'],
+        status.edges.map((edge) => [
+          edge.from,
+          edge.output ?? '(whole state)',
+          edge.state,
+          edge.since === undefined
+            ? ''
+            : `${edge.since.timestamp}${edge.since.serial === null ? '' : ` (serial ${String(edge.since.serial)})`}`,
+        ]),
+      ),
+    )
+  }
+  return lines.join('\n')
+}

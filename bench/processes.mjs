@@ -1,0 +1,190 @@
+// What the benchmarks share: starting the built Cairn server (and a baseline) as child processes,
+// releasing them and their temporary directories on the way out whatever the way out is, and the
+// median. See bench/README.md.
+import { spawn } from 'node:child_process'
+import { existsSync, rmSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { Agent } from 'node:http'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative } from 'node:path'
+import process from 'node:process'
+import { createInterface } from 'node:readline'
+import { clearTimeout, setTimeout } from 'node:timers'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+export const serverMain = join(root, 'apps', 'server', 'dist', 'main.js')
+
+/** The arguments that run the built server on the `fs` store in `dataDir`, authentication off. */
+export function cairnArgs(dataDir) {
+  return [
+    serverMain,
+    '-auth-disable',
+    '-host',
+    '127.0.0.1',
+    '-port',
+    '0',
+    '-storage',
+    'fs',
+    '-data-dir',
+    dataDir,
+  ]
+}
+
+/** A failure the benchmark reports in one line (exit 1), rather than with a stack. */
+export class BenchError extends Error {}
+
+/** Whether a signal is stopping the benchmark (its error is then not worth reporting). */
+export let interrupted = false
+
+// Cleanup: every child process and temporary directory is registered, and released on the way
+// out whatever the way out is (normal end, error, Ctrl-C).
+
+export const children = new Set()
+const temporaryDirs = new Set()
+
+export async function makeTemporaryDir(prefix) {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  temporaryDirs.add(dir)
+  return dir
+}
+
+export async function removeTemporaryDir(dir) {
+  await rm(dir, { recursive: true, force: true })
+  temporaryDirs.delete(dir)
+}
+
+export async function cleanUp() {
+  await Promise.allSettled([...children].map((server) => server.stop()))
+  await Promise.allSettled([...temporaryDirs].map(removeTemporaryDir))
+}
+
+// The last resort, synchronous: whatever is still there when the process exits.
+process.on('exit', () => {
+  for (const server of children) server.child.kill('SIGKILL')
+  for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true })
+})
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    interrupted = true
+    process.stderr.write(`bench: ${signal}, stopping the servers\n`)
+    void cleanUp().finally(() => process.exit(130))
+  })
+}
+
+/**
+ * Starts `node <args>` and waits for its JSON `listening` log line. The server object can stop it,
+ * tell why it stopped, and show its last output lines for an error message.
+ */
+export async function startServer(label, args) {
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: process.env,
+  })
+  const tail = []
+  const remember = (line) => {
+    tail.push(line)
+    if (tail.length > 20) tail.shift()
+  }
+  let exit
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      exit = signal === null ? `exit status ${code}` : `signal ${signal}`
+      resolve()
+    })
+  })
+  const server = {
+    label,
+    child,
+    pid: child.pid,
+    port: 0,
+    agent: new Agent({ keepAlive: true, maxSockets: 1 }),
+    exited,
+    /** Why it stopped, or undefined while it runs. */
+    exit: () => exit,
+    /** Its last output lines, for an error message. */
+    tail: () =>
+      tail.length === 0 ? '' : `\n  last output of ${label}:\n    ${tail.join('\n    ')}`,
+    /** SIGTERM, and SIGKILL if it has not stopped within 20 seconds. */
+    async stop() {
+      server.agent.destroy()
+      if (exit === undefined) {
+        child.kill('SIGTERM')
+        const stopped = await Promise.race([
+          exited.then(() => true),
+          sleep(20_000, false, { ref: false }),
+        ])
+        if (!stopped) {
+          child.kill('SIGKILL')
+          await exited
+        }
+      }
+      children.delete(server)
+    },
+  }
+  children.add(server)
+  createInterface({ input: child.stderr }).on('line', remember)
+  const lines = createInterface({ input: child.stdout })
+  server.port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () =>
+        reject(new BenchError(`${label} did not say it was listening within 30 s${server.tail()}`)),
+      30_000,
+    )
+    child.once('error', (error) => {
+      clearTimeout(timer)
+      reject(new BenchError(`cannot start ${label}: ${error.message}`))
+    })
+    void exited.then(() => {
+      clearTimeout(timer)
+      reject(new BenchError(`${label} stopped before it was listening (${exit})${server.tail()}`))
+    })
+    lines.on('line', (line) => {
+      remember(line)
+      if (server.port !== 0) return
+      try {
+        const entry = JSON.parse(line)
+        if (entry.msg === 'listening' && Number.isInteger(entry.port)) {
+          clearTimeout(timer)
+          resolve(entry.port)
+        }
+      } catch {
+        // not a JSON line
+      }
+    })
+  })
+  return server
+}
+
+/** The median of a list of numbers. */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/**
+ * Runs a benchmark's `main(flags)`: builds first unless `flags.build` is false (as `npm start`
+ * does), checks the built server is there, reports a failure in one line with exit status 1, and
+ * releases every server and temporary directory on the way out.
+ */
+export async function runBench(flags, main) {
+  try {
+    if (flags.build) {
+      const { bootstrap } = await import('../scripts/bootstrap.mjs')
+      bootstrap()
+    }
+    if (!existsSync(serverMain)) {
+      throw new BenchError(`${relative(root, serverMain)} is missing: build first (npm run build)`)
+    }
+    await main(flags)
+  } catch (error) {
+    if (!interrupted)
+      process.stderr.write(`bench: ${error instanceof BenchError ? error.message : error.stack}\n`)
+    process.exitCode = 1
+  } finally {
+    await cleanUp()
+  }
+}

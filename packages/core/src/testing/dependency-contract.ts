@@ -1,0 +1,661 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Authorizer } from '../access/authorizer'
+import type { Principal } from '../access/principal'
+import {
+  DependencyCycleError,
+  ForbiddenError,
+  InvalidRequestError,
+  InvalidUnitIdError,
+  PreconditionError,
+  UnitNotFoundError,
+} from '../errors'
+import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { parseUnitId, type UnitId } from '../units/unit-id'
+import { UnitService, type UnitServiceOptions } from '../units/unit-service'
+import type { UnitStatus } from '../wire'
+import { bytesOf, terraformState } from './fixtures'
+import { ManualClock } from './manual-clock'
+import type { StoreFactory } from './object-store-contract'
+
+const alice: Principal = { subject: 'alice' }
+
+/**
+ * The rules of dependencies and status (DESIGN section 7), one behaviour per test, as a vitest
+ * suite that runs against any object-store driver: `dependencyContract('fs', factory)`.
+ */
+export function dependencyContract(name: string, factory: StoreFactory): void {
+  describe(`dependency contract: ${name}`, () => {
+    let store: ObjectStore
+    let dispose: () => Promise<void>
+    let clock: ManualClock
+    let units: UnitService
+    const serials = new Map<string, number>()
+    const id = (text: string): UnitId => parseUnitId(text)
+    const make = (options: Partial<UnitServiceOptions> = {}) =>
+      new UnitService({ store, clock, sleep: () => Promise.resolve(), ...options })
+
+    /** Writes a Terraform state with these outputs as the unit's next serial, as `apply` would. */
+    const apply = async (unit: string, outputs: Record<string, unknown>, service = units) => {
+      const serial = (serials.get(unit) ?? 0) + 1
+      serials.set(unit, serial)
+      clock.advance(1000)
+      return service.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+        source: 'http',
+        create: true,
+      })
+    }
+    /** Declares `unit`'s dependencies: `from` or `from:output` each. */
+    const depend = (unit: string, ...edges: string[]) =>
+      units.setDependencies(alice, id(unit), {
+        dependencies: edges.map((edge) => {
+          const [from, output] = edge.split(':')
+          return output === undefined ? { from } : { from, output }
+        }),
+      })
+    /** The store of this test, with its writes going through `put` instead. */
+    const withPut = (put: ObjectStore['put']): ObjectStore => ({
+      get: (key) => store.get(key),
+      head: (key) => store.head(key),
+      list: (options) => store.list(options),
+      delete: (key, options) => store.delete(key, options),
+      ping: () => store.ping(),
+      put,
+    })
+    const status = (unit: string) => units.status(alice, id(unit))
+    const colour = async (unit: string) => (await status(unit)).status
+    const colours = async (...unitIds: string[]) =>
+      Object.fromEntries(
+        await Promise.all(unitIds.map(async (unit) => [unit, await colour(unit)] as const)),
+      )
+
+    beforeEach(async () => {
+      ;({ store, dispose } = await factory())
+      clock = new ManualClock()
+      units = make()
+      serials.clear()
+    })
+    afterEach(async () => {
+      await dispose()
+    })
+
+    describe('the rules', () => {
+      it('a changed consumed output makes the consumer red and its consumers yellow', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', { url: 'a.example' })
+        await apply('dns', {})
+        await depend('app', 'net:vpc')
+        await depend('dns', 'app:url')
+        expect(await colours('net', 'app', 'dns')).toEqual({
+          net: 'green',
+          app: 'green',
+          dns: 'green',
+        })
+
+        const changed = await apply('net', { vpc: 'vpc-2' })
+        expect(await colours('net', 'app', 'dns')).toEqual({
+          net: 'green',
+          app: 'red',
+          dns: 'yellow',
+        })
+        expect(await status('app')).toEqual({
+          id: 'app',
+          status: 'red',
+          edges: [
+            {
+              from: 'net',
+              output: 'vpc',
+              state: 'pending',
+              since: { timestamp: changed.timestamp, serial: 2 },
+            },
+          ],
+          red_upstream: [],
+        })
+        expect(await status('dns')).toEqual({
+          id: 'dns',
+          status: 'yellow',
+          edges: [{ from: 'app', output: 'url', state: 'ok' }],
+          red_upstream: ['app'],
+        })
+      })
+
+      it('re-applying the consumer turns it green, and its consumers follow its outputs', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', { url: 'a.example' })
+        await apply('dns', {})
+        await depend('app', 'net:vpc')
+        await depend('dns', 'app:url')
+        await apply('net', { vpc: 'vpc-2' })
+
+        // The consumer re-applies without its own output changing: everything is green again.
+        await apply('app', { url: 'a.example' })
+        expect(await colours('net', 'app', 'dns')).toEqual({
+          net: 'green',
+          app: 'green',
+          dns: 'green',
+        })
+
+        // Now the change reaches the consumer's output, so the next unit down turns red.
+        await apply('net', { vpc: 'vpc-3' })
+        await apply('app', { url: 'b.example' })
+        expect(await colours('app', 'dns')).toEqual({ app: 'green', dns: 'red' })
+        await apply('dns', {})
+        expect(await colour('dns')).toBe('green')
+      })
+
+      it('a changed output that nothing consumes changes nothing', async () => {
+        await apply('net', { vpc: 'vpc-1', note: 'a' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        await apply('net', { vpc: 'vpc-1', note: 'b' })
+        expect(await status('app')).toEqual({
+          id: 'app',
+          status: 'green',
+          edges: [{ from: 'net', output: 'vpc', state: 'ok' }],
+          red_upstream: [],
+        })
+      })
+
+      it('a whole-state edge turns pending on any new version of the upstream', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net')
+        expect(await colour('app')).toBe('green')
+        await apply('net', { vpc: 'vpc-1' })
+        expect(await status('app')).toMatchObject({
+          status: 'red',
+          edges: [{ from: 'net', state: 'pending' }],
+        })
+        await apply('app', {})
+        expect(await colour('app')).toBe('green')
+      })
+
+      it('the same bytes written again are no new version and change nothing', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net')
+        const text = terraformState({ serial: 1, outputs: { vpc: 'vpc-1' } })
+        await units.write(alice, id('net'), bytesOf(text), { source: 's3' })
+        expect(await colour('app')).toBe('green')
+      })
+
+      it('a new edge counts as acknowledged when it is set', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc', 'net')
+        expect(await colour('app')).toBe('green')
+        await apply('net', { vpc: 'vpc-2' })
+        expect(await colour('app')).toBe('red')
+      })
+
+      it('keeps what an edge acknowledged when the set is replaced with it still in', async () => {
+        await apply('net', { vpc: 'vpc-1', subnet: 's-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        await apply('net', { vpc: 'vpc-2', subnet: 's-1' })
+        await depend('app', 'net:vpc', 'net:subnet')
+        expect((await status('app')).edges).toEqual([
+          { from: 'net', output: 'subnet', state: 'ok' },
+          expect.objectContaining({ from: 'net', output: 'vpc', state: 'pending' }),
+        ])
+      })
+
+      it('an edge set before its upstream has state turns pending when the upstream first applies', async () => {
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        expect((await status('app')).edges).toEqual([
+          { from: 'net', output: 'vpc', state: 'unknown' },
+        ])
+        const first = await apply('net', { vpc: 'vpc-1' })
+        expect(await status('app')).toMatchObject({
+          status: 'red',
+          edges: [{ state: 'pending', since: { timestamp: first.timestamp, serial: 1 } }],
+        })
+      })
+
+      it('names the first upstream version that differed, and clears when the value comes back', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        const second = await apply('net', { vpc: 'vpc-2' })
+        await apply('net', { vpc: 'vpc-3' })
+        expect((await status('app')).edges[0]?.since).toEqual({
+          timestamp: second.timestamp,
+          serial: 2,
+        })
+        await apply('net', { vpc: 'vpc-1' })
+        expect(await status('app')).toMatchObject({
+          status: 'green',
+          edges: [{ state: 'ok' }],
+        })
+      })
+
+      it('compares values, not the way the JSON is laid out', async () => {
+        const write = (serial: number, outputs: string) => {
+          clock.advance(1000)
+          const text = `{"version":4,"terraform_version":"1.11.4","serial":${String(serial)},"lineage":"l","outputs":${outputs},"resources":[]}`
+          return units.write(alice, id('net'), bytesOf(text), { source: 'api', create: true })
+        }
+        await write(1, '{"map":{"value":{"b":1,"a":[1.50,2e3]},"type":["map","number"]}}')
+        await apply('app', {})
+        await depend('app', 'net:map')
+        await write(
+          2,
+          '{ "map": { "type": ["map","number"], "value": { "a": [1.50, 2e3], "b": 1 } } }',
+        )
+        expect(await colour('app')).toBe('green')
+        await write(3, '{"map":{"value":{"a":[1.5,2e3],"b":1},"type":["map","number"]}}')
+        expect(await colour('app')).toBe('red')
+      })
+
+      it('does not let two large numbers that one float would blur look the same', async () => {
+        const write = (serial: number, big: string) => {
+          clock.advance(1000)
+          const text = `{"version":4,"serial":${String(serial)},"lineage":"l","outputs":{"n":{"value":${big},"type":"number"}}}`
+          return units.write(alice, id('net'), bytesOf(text), { source: 'api', create: true })
+        }
+        await write(1, '12345678901234567890')
+        await apply('app', {})
+        await depend('app', 'net:n')
+        await write(2, '12345678901234567891')
+        expect(await colour('app')).toBe('red')
+      })
+    })
+
+    describe('unknown edges', () => {
+      it('reports an upstream that does not exist, or has no state, as unknown and stays green', async () => {
+        await apply('app', {})
+        await units.create(alice, id('empty'))
+        await depend('app', 'ghost', 'ghost:x', 'empty')
+        expect(await status('app')).toEqual({
+          id: 'app',
+          status: 'green',
+          edges: [
+            { from: 'empty', state: 'unknown' },
+            { from: 'ghost', state: 'unknown' },
+            { from: 'ghost', output: 'x', state: 'unknown' },
+          ],
+          red_upstream: [],
+        })
+      })
+
+      it('reports an output the upstream does not have as unknown', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:subnet')
+        expect((await status('app')).edges).toEqual([
+          { from: 'net', output: 'subnet', state: 'unknown' },
+        ])
+        await apply('net', { vpc: 'vpc-1', subnet: 's-1' })
+        expect((await status('app')).edges[0]?.state).toBe('pending')
+        await apply('net', { vpc: 'vpc-1' })
+        expect((await status('app')).edges[0]?.state).toBe('unknown')
+      })
+
+      it('gives unknown edges, never an error, for a state that is not Terraform or is encrypted', async () => {
+        await apply('app', {})
+        const encrypted = JSON.stringify({
+          serial: 1,
+          lineage: 'l',
+          meta: { 'key_provider.pbkdf2.key': 'eyJzYWx0Ijoi' },
+          encrypted_data: 'bm90IHJlYWxseSBlbmNyeXB0ZWQ=',
+          encryption_version: 'v0',
+        })
+        await units.write(alice, id('sealed'), bytesOf(encrypted), { source: 'api', create: true })
+        await units.write(alice, id('plain'), bytesOf('{"hello":"world"}'), {
+          source: 's3',
+          create: true,
+        })
+        await depend('app', 'sealed', 'sealed:vpc', 'plain', 'plain:vpc')
+        const report = await status('app')
+        expect(report.status).toBe('green')
+        expect(report.edges.map((edge) => edge.state)).toEqual([
+          'unknown',
+          'unknown',
+          'unknown',
+          'unknown',
+        ])
+      })
+
+      it('turns the edges to a deleted unit unknown, and back when it returns', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        await apply('net', { vpc: 'vpc-2' })
+        expect(await colour('app')).toBe('red')
+        await units.delete(alice, id('net'))
+        expect(await status('app')).toMatchObject({
+          status: 'green',
+          edges: [{ from: 'net', output: 'vpc', state: 'unknown' }],
+        })
+        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([
+          { from: 'net', output: 'vpc' },
+        ])
+        serials.delete('net')
+        await apply('net', { vpc: 'vpc-1' })
+        expect((await status('app')).edges[0]?.state).toBe('ok')
+        await apply('net', { vpc: 'vpc-9' })
+        expect((await status('app')).edges[0]?.state).toBe('pending')
+      })
+
+      it('drops the dependencies of a deleted unit with it', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        await units.delete(alice, id('app'))
+        await expect(units.dependencies(alice, id('app'))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await apply('app', {})
+        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([])
+        await apply('net', { vpc: 'vpc-2' })
+        expect(await colour('app')).toBe('green')
+      })
+    })
+
+    describe('restores', () => {
+      it('counts a restore of an upstream as a change, and a restore of a consumer as no acknowledgement', async () => {
+        const first = await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        await apply('net', { vpc: 'vpc-2' })
+        const appFirst = await apply('app', {})
+        expect(await colour('app')).toBe('green')
+
+        await units.restore(alice, id('net'), { timestamp: first.timestamp })
+        expect(await colour('app')).toBe('red')
+        clock.advance(1000)
+        await units.restore(alice, id('app'), { timestamp: appFirst.timestamp })
+        expect(await colour('app')).toBe('red')
+      })
+    })
+
+    describe('declaring dependencies', () => {
+      it('refuses a cycle, naming it, and changes nothing', async () => {
+        for (const unit of ['a', 'b', 'c']) await units.create(alice, id(unit))
+        await depend('a', 'b:x')
+        await depend('b', 'c')
+        const refused = await depend('c', 'a:y').catch((error: unknown) => error)
+        expect(refused).toBeInstanceOf(DependencyCycleError)
+        expect((refused as DependencyCycleError).cycle).toEqual(['c', 'b', 'a', 'c'])
+        expect((refused as DependencyCycleError).message).toContain('c → b → a → c')
+        expect((await units.dependencies(alice, id('c'))).dependencies).toEqual([])
+
+        const self = await depend('a', 'b:x', 'a:z').catch((error: unknown) => error)
+        expect((self as DependencyCycleError).cycle).toEqual(['a', 'a'])
+        expect((await units.dependencies(alice, id('a'))).dependencies).toEqual([
+          { from: 'b', output: 'x' },
+        ])
+      })
+
+      it('allows a diamond, which is no cycle', async () => {
+        for (const unit of ['top', 'left', 'right', 'bottom']) await apply(unit, { out: 1 })
+        await depend('left', 'top:out')
+        await depend('right', 'top:out')
+        await depend('bottom', 'left:out', 'right:out')
+        await apply('top', { out: 2 })
+        expect(await status('bottom')).toMatchObject({
+          status: 'yellow',
+          red_upstream: ['left', 'right'],
+        })
+      })
+
+      it('stores a set: sorted, each edge once', async () => {
+        await units.create(alice, id('app'))
+        const set = await depend('app', 'z', 'net:vpc', 'net', 'net:vpc', 'a/b:c')
+        expect(set.dependencies).toEqual([
+          { from: 'a/b', output: 'c' },
+          { from: 'net' },
+          { from: 'net', output: 'vpc' },
+          { from: 'z' },
+        ])
+        expect(await units.dependencies(alice, id('app'))).toEqual(set)
+      })
+
+      it('refuses bad sets with a clear error and changes nothing', async () => {
+        await units.create(alice, id('app'))
+        await depend('app', 'net')
+        const bad: [unknown, new (...args: never[]) => Error][] = [
+          [{}, InvalidRequestError],
+          [{ dependencies: 'net' }, InvalidRequestError],
+          [{ dependencies: [{ from: 'net', extra: 1 }] }, InvalidRequestError],
+          [{ dependencies: [{ from: 'net', output: '1bad' }] }, InvalidRequestError],
+          [{ dependencies: [{ from: 'net', output: '' }] }, InvalidRequestError],
+          [{ dependencies: [{ output: 'x' }] }, InvalidRequestError],
+          [{ dependencies: [{ from: '/net' }] }, InvalidUnitIdError],
+          [{ dependencies: [{ from: 'a__b' }] }, InvalidUnitIdError],
+          [
+            {
+              dependencies: Array.from({ length: 1001 }, (_, index) => ({
+                from: `u${String(index)}`,
+              })),
+            },
+            InvalidRequestError,
+          ],
+        ]
+        for (const [body, kind] of bad) {
+          await expect(units.setDependencies(alice, id('app'), body)).rejects.toBeInstanceOf(kind)
+        }
+        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([{ from: 'net' }])
+        await expect(depend('missing', 'net')).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(status('missing')).rejects.toBeInstanceOf(UnitNotFoundError)
+      })
+
+      it('replaces the set only when If-Match names the current one', async () => {
+        await units.create(alice, id('app'))
+        const first = await depend('app', 'net')
+        await depend('app', 'net', 'dns')
+        await expect(
+          units.setDependencies(alice, id('app'), { dependencies: [] }, { ifMatch: first.etag }),
+        ).rejects.toBeInstanceOf(PreconditionError)
+        const now = await units.dependencies(alice, id('app'))
+        expect(now.dependencies).toHaveLength(2)
+        const emptied = await units.setDependencies(
+          alice,
+          id('app'),
+          { dependencies: [] },
+          { ifMatch: `W/"x", ${now.etag}` },
+        )
+        expect(emptied.dependencies).toEqual([])
+        expect(emptied.etag).not.toBe(now.etag)
+      })
+
+      it('needs write on the unit and read on each upstream', async () => {
+        const bob: Principal = { subject: 'bob' }
+        const authorizer: Authorizer = {
+          can: (who, permission, unit) =>
+            who.subject === 'alice' ||
+            (unit === 'app' && permission !== 'unit:manage') ||
+            (unit === 'net' && permission === 'unit:read'),
+        }
+        units = make({ authorizer })
+        await units.create(alice, id('app'))
+        await expect(
+          units.setDependencies(bob, id('app'), { dependencies: [{ from: 'net' }] }),
+        ).resolves.toMatchObject({ dependencies: [{ from: 'net' }] })
+        await expect(
+          units.setDependencies(bob, id('app'), { dependencies: [{ from: 'secret' }] }),
+        ).rejects.toBeInstanceOf(ForbiddenError)
+        await expect(
+          units.setDependencies(bob, id('net'), { dependencies: [] }),
+        ).rejects.toBeInstanceOf(ForbiddenError)
+        await expect(units.status(bob, id('secret'))).rejects.toBeInstanceOf(ForbiddenError)
+      })
+
+      it('handles unit IDs that are also the names of object members', async () => {
+        await apply('constructor', { x: 1 })
+        await apply('toString', {})
+        await apply('hasOwnProperty', {})
+        expect(await colour('toString')).toBe('green')
+        await depend('toString', 'constructor:x')
+        await depend('hasOwnProperty', 'toString')
+        await apply('constructor', { x: 2 })
+        expect(await colours('constructor', 'toString', 'hasOwnProperty')).toEqual({
+          constructor: 'green',
+          toString: 'red',
+          hasOwnProperty: 'yellow',
+        })
+      })
+    })
+
+    describe('shapes of graphs', () => {
+      it('follows a deep chain: one red link, everything below it yellow', async () => {
+        const length = 40
+        const name = (index: number) => `chain/u${String(index).padStart(3, '0')}`
+        for (let index = 0; index < length; index += 1) await apply(name(index), { out: 0 })
+        for (let index = 1; index < length; index += 1) {
+          await depend(name(index), `${name(index - 1)}:out`)
+        }
+        await apply(name(0), { out: 1 })
+        const page = await units.statuses(alice, { prefix: 'chain/', limit: 1000 })
+        expect(page.items.map((item) => item.status)).toEqual([
+          'green',
+          'red',
+          ...Array<string>(length - 2).fill('yellow'),
+        ])
+        expect(page.items.at(-1)?.red_upstream).toEqual([name(1)])
+
+        await apply(name(1), { out: 1 })
+        const after = await units.statuses(alice, { prefix: 'chain/', limit: 1000 })
+        expect(after.items.map((item) => item.status).slice(0, 4)).toEqual([
+          'green',
+          'green',
+          'red',
+          'yellow',
+        ])
+        expect(after.items.at(-1)?.red_upstream).toEqual([name(2)])
+      })
+
+      it('fans out to many consumers and in from many upstreams', async () => {
+        const width = 30
+        await apply('hub', { out: 0 })
+        const leaves = Array.from({ length: width }, (_, index) => `leaf${String(index)}`)
+        for (const leaf of leaves) {
+          await apply(leaf, { out: 0 })
+          await depend(leaf, 'hub:out')
+        }
+        await apply('sink', {})
+        await depend('sink', ...leaves.map((leaf) => `${leaf}:out`))
+        await apply('hub', { out: 1 })
+        const fanned = await Promise.all(leaves.map((leaf) => colour(leaf)))
+        expect(new Set(fanned)).toEqual(new Set(['red']))
+        expect((await status('sink')).red_upstream).toHaveLength(width)
+
+        for (const leaf of leaves.slice(0, 3)) await apply(leaf, { out: 1 })
+        for (const leaf of leaves.slice(3)) await apply(leaf, { out: 0 })
+        const sink = await status('sink')
+        expect(sink.status).toBe('red')
+        expect(
+          sink.edges.filter((edge) => edge.state === 'pending').map((edge) => edge.from),
+        ).toEqual(['leaf0', 'leaf1', 'leaf2'])
+      })
+    })
+
+    describe('many units in one call', () => {
+      it('answers by prefix, a page at a time, only for units the caller may read', async () => {
+        for (const unit of ['team/a', 'team/b', 'team/c', 'team/d', 'other']) {
+          await apply(unit, { out: 0 })
+        }
+        await depend('team/b', 'team/a:out')
+        await apply('team/a', { out: 1 })
+        const bob: Principal = { subject: 'bob' }
+        units = make({ authorizer: { can: (who, _, unit) => who !== bob || unit !== 'team/c' } })
+        const seen: UnitStatus[] = []
+        let cursor: string | undefined
+        do {
+          const page = await units.statuses(bob, {
+            prefix: 'team/',
+            limit: 2,
+            ...(cursor === undefined ? {} : { cursor }),
+          })
+          seen.push(...page.items)
+          cursor = page.nextCursor ?? undefined
+        } while (cursor !== undefined)
+        expect(seen.map((item) => [item.id, item.status])).toEqual([
+          ['team/a', 'green'],
+          ['team/b', 'red'],
+          ['team/d', 'green'],
+        ])
+        await expect(units.statuses(bob, { prefix: 'bad prefix' })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+      })
+    })
+
+    describe('failures and races', () => {
+      it('takes a graph step that failed after its write on the next status request', async () => {
+        await apply('net', { vpc: 'vpc-1' })
+        await apply('app', {})
+        await depend('app', 'net:vpc')
+        const errors: unknown[] = []
+        let failing = true
+        const flaky = withPut((key, body, options) => {
+          if (failing && key === 'graph/graph.json') {
+            return Promise.reject(new Error('storage hiccup'))
+          }
+          return store.put(key, body, options)
+        })
+        const shaky = make({ store: flaky, onGraphError: (error) => errors.push(error) })
+        const version = await apply('net', { vpc: 'vpc-2' }, shaky)
+        expect(version.serial).toBe(2)
+        expect(errors).toHaveLength(1)
+        expect((await store.list({ prefix: 'graph/pending/' })).objects).toHaveLength(1)
+
+        failing = false
+        expect(await status('app')).toMatchObject({ status: 'red' })
+        clock.advance(61_000)
+        await status('app')
+        expect((await store.list({ prefix: 'graph/pending/' })).objects).toHaveLength(0)
+      })
+
+      it('loses no graph step when two servers write units of one graph at once', async () => {
+        const other = make()
+        const width = 12
+        await apply('hub', { out: 0 })
+        const leaves = Array.from({ length: width }, (_, index) => `leaf${String(index)}`)
+        for (const leaf of leaves) {
+          await apply(leaf, { out: 0 })
+          await depend(leaf, 'hub:out')
+        }
+        await apply('hub', { out: 1 })
+        // Every consumer re-applies at once, half through each server.
+        await Promise.all(
+          leaves.map((leaf, index) => apply(leaf, { out: 0 }, index % 2 === 0 ? units : other)),
+        )
+        expect(new Set(await Promise.all(leaves.map((leaf) => colour(leaf))))).toEqual(
+          new Set(['green']),
+        )
+        // The upstream changes while both servers declare dependencies of other units.
+        const extras = Array.from({ length: width }, (_, index) => `extra${String(index)}`)
+        for (const extra of extras) await units.create(alice, id(extra))
+        await Promise.all([
+          apply('hub', { out: 2 }, other),
+          ...extras.map((extra, index) =>
+            (index % 2 === 0 ? other : units).setDependencies(alice, id(extra), {
+              dependencies: [{ from: 'hub', output: 'out' }, { from: leaves[index] ?? 'hub' }],
+            }),
+          ),
+        ])
+        expect(new Set(await Promise.all(leaves.map((leaf) => colour(leaf))))).toEqual(
+          new Set(['red']),
+        )
+        for (const extra of extras) {
+          expect((await units.dependencies(alice, id(extra))).dependencies).toHaveLength(2)
+        }
+      })
+
+      it('refuses a conditional write of the graph that lost, and retries it', async () => {
+        let lose = 3
+        const contended = withPut((key, body, options) => {
+          if (key === 'graph/graph.json' && lose > 0) {
+            lose -= 1
+            return Promise.reject(new PreconditionFailedError(key))
+          }
+          return store.put(key, body, options)
+        })
+        units = make({ store: contended })
+        await apply('app', {})
+        await depend('app', 'net')
+        expect(lose).toBe(0)
+        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([{ from: 'net' }])
+      })
+    })
+  })
+}

@@ -1,0 +1,31 @@
+import { StatusListSchema, type StatusList, type UnitStatus } from '@cairn/core/wire'
+import type { Transport } from './transport'
+import type { PageQuery } from './units'
+
+/** `GET /v1/status`: the status of many units in one call. */
+export class StatusApi {
+  readonly #transport: Transport
+
+  constructor(transport: Transport) {
+    this.#transport = transport
+  }
+
+  /** One page of unit statuses, in ID order, for the units under `prefix` you may read. */
+  list(query: PageQuery & { prefix?: string } = {}): Promise<StatusList> {
+    return this.#transport.json('GET', '/v1/status', StatusListSchema, { query: { ...query } })
+  }
+
+  /** The status of every unit under a prefix, page after page. */
+  async *all(query: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<UnitStatus> {
+    let cursor: string | undefined
+    do {
+      const page = await this.list({
+        ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
+        limit: query.pageSize ?? 1000,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      yield* page.units
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined)
+  }
+}
