@@ -94,9 +94,9 @@ export class DependencyService {
       setDependencies(draft, id, requested, records, iso(this.#clock.now()))
       return setOf(draft.get(id)?.dependencies ?? [])
     })
-    // An upstream written while the records above were read may have taken its own graph step
-    // before it was in the graph; stepping each again from a fresh read closes that gap.
-    await Promise.all(upstreams.map((upstream) => this.#graph.sync(upstream)))
+    // A unit written (or deleted) while the records above were read may have taken its own graph
+    // step before it was in the graph; stepping each again from a fresh read closes that gap.
+    await Promise.all([id, ...upstreams].map((unit) => this.#graph.sync(unit)))
     return result
   }
 
