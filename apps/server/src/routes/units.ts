@@ -3,6 +3,7 @@ import {
   parseLockRequest,
   parseUnitId,
   RestoreRequestSchema,
+  toWebStream,
   UnlockRequestSchema,
   validate,
   type DependencySet,
@@ -14,7 +15,6 @@ import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, readJsonObject, requestStream } from '../http/body'
 import { HttpError } from '../http/errors'
 import { queryFlag, queryInt, queryText } from '../http/query'
-import { toWebStream } from '@cairn/core'
 import { parseUnitPath, rawPathOf } from '../http/unit-path'
 
 export interface UnitRoutesDeps {
