@@ -1,10 +1,10 @@
-import * as v from 'valibot'
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { mapLimit } from '../concurrency/map-limit'
-import { StorageUnavailableError, WriteContentionError } from '../errors'
+import { WriteContentionError } from '../errors'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
 import { collectBytes, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { parseStored } from '../storage/stored-json'
 import type { UnitId } from '../units/unit-id'
 import type { UnitRecord } from '../units/unit-record'
 import type { UnitRecords } from '../units/unit-records'
@@ -224,18 +224,8 @@ export class DependencyGraph {
     if (this.#cache?.etag === info.etag) return this.#cache
     const object = await this.#store.get(GRAPH_KEY)
     if (object === undefined) return { etag: null, graph: Graph.empty() }
-    const bytes = await collectBytes(object.body)
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(new TextDecoder().decode(bytes))
-    } catch (error) {
-      throw new StorageUnavailableError(`${GRAPH_KEY} is not JSON`, { cause: error })
-    }
-    const result = v.safeParse(GraphRecordSchema, parsed)
-    if (!result.success) {
-      throw new StorageUnavailableError(`${GRAPH_KEY} is malformed: ${result.issues[0].message}`)
-    }
-    this.#cache = { etag: object.etag, graph: Graph.fromRecord(result.output) }
+    const record = parseStored(GraphRecordSchema, await collectBytes(object.body), GRAPH_KEY)
+    this.#cache = { etag: object.etag, graph: Graph.fromRecord(record) }
     return this.#cache
   }
 }

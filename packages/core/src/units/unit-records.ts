@@ -1,7 +1,7 @@
-import * as v from 'valibot'
 import { KeyedMutex } from '../concurrency/keyed-mutex'
-import { StorageUnavailableError, WriteContentionError } from '../errors'
+import { WriteContentionError } from '../errors'
 import { collectBytes, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { parseStored } from '../storage/stored-json'
 import type { UnitId } from './unit-id'
 import { unitRecordKey } from './layout'
 import { UnitRecordSchema, type UnitRecord } from './unit-record'
@@ -39,19 +39,8 @@ export class UnitRecords {
     const object = await this.#store.get(key)
     if (object === undefined) return undefined
     const bytes = await collectBytes(object.body)
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(new TextDecoder().decode(bytes))
-    } catch (error) {
-      throw new StorageUnavailableError(`unit record ${key} is not JSON`, { cause: error })
-    }
-    const result = v.safeParse(UnitRecordSchema, parsed)
-    if (!result.success) {
-      throw new StorageUnavailableError(
-        `unit record ${key} is malformed: ${result.issues[0].message}`,
-      )
-    }
-    return { record: result.output, etag: object.etag }
+    const record = parseStored(UnitRecordSchema, bytes, `unit record ${key}`)
+    return { record, etag: object.etag }
   }
 
   /**

@@ -1,4 +1,3 @@
-import * as v from 'valibot'
 import { allowAll, demand, type Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { mapLimit } from '../concurrency/map-limit'
@@ -17,6 +16,7 @@ import { inlineScanners, type ScannerSource } from '../state/chunk-scanner'
 import { iso, systemClock, type Clock } from '../runtime/clock'
 import { randomIds, type IdSource } from '../runtime/id-source'
 import { collectBytes, listAllKeys, type ObjectStore } from '../storage/object-store'
+import { parseStored } from '../storage/stored-json'
 import {
   afterUnit,
   epochFolder,
@@ -622,20 +622,6 @@ export class UnitService {
     const body = new TextEncoder().encode(`${JSON.stringify(event, null, 2)}\n`)
     await this.#store.put(key, body, { contentType: 'application/json' })
   }
-}
-
-/** Parses a stored JSON record, treating anything unreadable as a storage fault. */
-function parseStored<T>(schema: v.GenericSchema<unknown, T>, bytes: Uint8Array): T {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(bytes))
-  } catch (error) {
-    throw new StorageUnavailableError('a stored record is not JSON', { cause: error })
-  }
-  const result = v.safeParse(schema, parsed)
-  if (!result.success)
-    throw new StorageUnavailableError(`a stored record is malformed: ${result.issues[0].message}`)
-  return result.output
 }
 
 function parsePrefix(prefix: string): string {
