@@ -2,15 +2,17 @@ import { allowAll, type Clock, type ObjectStore, type UnitService } from '@cairn
 import { tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
+import { TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
 import type { AuthConfig } from './config/auth-config'
 import { authenticate } from './http/authenticate'
 import { publicBaseUrl } from './http/base-url'
-import { requestStream } from './http/body'
+import { readSmallBody, requestStream } from './http/body'
 import { ANONYMOUS } from './http/principal'
-import type { AppEnv } from './http/app-env'
+import type { AppEnv, RequestLimits } from './http/app-env'
 import { HttpError, onError } from './http/errors'
 import { requestContext } from './http/request-context'
+import { uploadSlots } from './http/upload-slots'
 import type { Logger } from './log/logger'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
@@ -27,13 +29,18 @@ export interface AppDeps {
   log: Logger
   maxStateBytes: number
   maxRequestBytes: number
+  limits: RequestLimits & {
+    /** How many state bodies may stream in at once; one more answers 503. */
+    maxUploads: number
+  }
 }
 
 /** The whole HTTP surface, one sub-app per surface, with one error handler. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  app.use(requestContext(deps.log))
+  app.use(requestContext(deps.log, deps.limits))
   app.onError(onError)
+  app.use(uploadSlots(deps.limits.maxUploads))
   app.notFound((c) =>
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
   )
@@ -46,7 +53,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       auth: identity.auth,
       mode: identity.mode,
       config: deps.authConfig,
-      maxRequestBytes: deps.maxRequestBytes,
     }),
   )
   app.route('/', unitRoutes(deps))
@@ -74,7 +80,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       authorizer: allowAll,
       authenticate: async (token) => {
         if (mode === 'disabled') return ANONYMOUS
-        return auth.authenticate(token).catch(() => undefined)
+        // Only a token that fails its checks is refused; a store that cannot be read is a 503.
+        return auth.authenticate(token).catch((error: unknown) => {
+          if (error instanceof TokenVerificationError) return undefined
+          throw error
+        })
       },
       urlKey: keys.derive('tfe-upload-urls'),
       baseUrl: (request) => publicBaseUrl(request, deps.authConfig.publicBaseUrl),
@@ -82,6 +92,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,
       requestBody: (c) => requestStream(c as Context<AppEnv>),
+      readBody: (c, limit) => readSmallBody(c as Context<AppEnv>, limit),
     }),
   )
   return app

@@ -14,9 +14,10 @@ import {
 } from '@cairn/core'
 import { createApp } from './app'
 import { setUpIdentity, type IdentitySetup } from './auth/identity-setup'
-import { ensureLocalAdmin } from './auth/local-admin'
+import { ensureLocalAdmin, reportLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
+import { applyServerLimits, onRefusedConnection } from './http/server-limits'
 import { createLogger, type Logger } from './log/logger'
 import { WorkerScanners } from './scanning/worker-scanners'
 
@@ -83,10 +84,13 @@ async function main(): Promise<void> {
     if (identity.mode === 'local') {
       await ensureLocalAdmin({
         auth: identity.auth,
+        store,
         dataDir: config.dataDir,
         log,
         print: (text) => process.stderr.write(text),
       })
+    } else if (identity.mode === 'oidc') {
+      await reportLocalAdmin({ dataDir: config.dataDir, accepted: config.auth.localAdmin, log })
     }
   } catch (error) {
     if (error instanceof ConfigError) refuse(error.message)
@@ -116,10 +120,12 @@ async function main(): Promise<void> {
     log,
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
+    limits: config.limits,
   })
 
   const listener = getRequestListener(app.fetch)
   const handle = (request: IncomingMessage, response: ServerResponse): void => {
+    if (onRefusedConnection(request)) return
     void listener(request, response)
   }
   let server: Server
@@ -131,9 +137,7 @@ async function main(): Promise<void> {
   } catch (error) {
     refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
   }
-  // Headers must arrive within a minute; a large state on a slow link may take up to an hour.
-  server.headersTimeout = 60_000
-  server.requestTimeout = 3_600_000
+  applyServerLimits(server, config.limits, { tls: config.tls !== undefined, log })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => {

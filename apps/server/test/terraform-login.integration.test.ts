@@ -187,6 +187,16 @@ resource "terraform_data" "x" {
         headers: { Authorization: `Bearer ${apiToken}` },
       })
       expect(JSON.parse(me.body)).toMatchObject({ subject: 'alice' })
+      // The opaque token lives SVC_IAC_TOKEN_TTL too: a login leaves no token that never expires.
+      const listed = await httpsRequest(`${base}/v1/auth/tokens`, tls.ca, {
+        headers: { Authorization: `Bearer ${apiToken}` },
+      })
+      const { tokens } = JSON.parse(listed.body) as {
+        tokens: { name: string; created: string; expires: string | null }[]
+      }
+      const stored = tokens.find((listedToken) => listedToken.name.startsWith('terraform login'))
+      expect(stored?.expires).not.toBeNull()
+      expect(Date.parse(stored?.expires ?? '') - Date.parse(stored?.created ?? '')).toBe(3_600_000)
 
       const again = await token({ code })
       expect(again.status).toBe(400)

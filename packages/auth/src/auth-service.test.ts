@@ -10,7 +10,7 @@ describe('the auth service', () => {
       const second = await auth.refresh(first.refresh_token)
       expect(second.refresh_token).not.toBe(first.refresh_token)
       expect(second).toMatchObject({ token_type: 'Bearer', expires_in: 3600 })
-      expect(await auth.authenticate(second.access_token)).toEqual(alice)
+      expect(await auth.authenticate(second.access_token)).toMatchObject(alice)
     })
 
     it('refuses a superseded refresh token and then revokes the whole family', async () => {
@@ -91,7 +91,7 @@ describe('the auth service', () => {
       const created = await auth.createApiToken(alice, 'ci')
       expect(created.token).toMatch(/^svc_tfe_[A-Za-z0-9_-]{43}$/)
       expect(created.id).toMatch(/^tok_[0-9a-f]{24}$/)
-      expect(await auth.authenticate(created.token)).toEqual(alice)
+      expect(await auth.authenticate(created.token)).toMatchObject(alice)
       const listed = await store.list({ prefix: 'auth/' })
       for (const { key } of listed.objects) {
         const object = await store.get(key)
@@ -129,7 +129,7 @@ describe('the auth service', () => {
     it('stop working once their expiry passes', async () => {
       const { auth, clock } = await setup()
       const created = await auth.createApiToken(alice, 'short', 60)
-      expect(await auth.authenticate(created.token)).toEqual(alice)
+      expect(await auth.authenticate(created.token)).toMatchObject(alice)
       clock.advance(61_000)
       await expect(auth.authenticate(created.token)).rejects.toBeInstanceOf(TokenVerificationError)
     })

@@ -1,6 +1,6 @@
 import type { Clock, ObjectStore } from '@cairn/core'
 import { AuthError, TokenVerificationError } from './errors'
-import { stringList, type Identity } from './identity'
+import { LOCAL_ISSUER, stringList, type Identity } from './identity'
 import { toJwks, type KeySet } from './keys/key-set'
 import type { OidcClient } from './oidc/oidc-client'
 import { ApiTokens, isApiToken, type ApiTokenInfo, type CreatedApiToken } from './tokens/api-tokens'
@@ -17,6 +17,12 @@ export interface AuthServiceOptions {
   refreshTtlMs: number
   /** The OpenID provider people log in with; absent in local mode. */
   oidc?: OidcClient
+  /**
+   * Whether tokens of local mode (the admin token and those it made) are accepted. In local mode
+   * they are the only way in; with a provider configured only when asked (`SVC_LOCAL_ADMIN`).
+   * Default: only when no provider is configured.
+   */
+  acceptLocal?: boolean
 }
 
 /** What a login or a refresh returns (`POST /v1/auth/exchange`, `POST /v1/auth/token`). */
@@ -43,15 +49,20 @@ export class AuthService {
   readonly #oidc: OidcClient | undefined
   readonly #accessTtlMs: number
   readonly #refreshTtlMs: number
+  readonly #acceptLocal: boolean
+  /** The issuer of logins made before tokens carried one: the provider configured now. */
+  readonly #legacyIssuer: string
 
   constructor(options: AuthServiceOptions) {
     this.jwt = new JwtTokens({ keys: options.keys, issuer: options.issuer, clock: options.clock })
-    this.apiTokens = new ApiTokens(options.store, options.clock)
-    this.#families = new RefreshFamilies(options.store, options.clock)
+    this.#legacyIssuer = options.oidc?.issuer ?? 'urn:cairn:unknown-provider'
+    this.#families = new RefreshFamilies(options.store, options.clock, this.#legacyIssuer)
+    this.apiTokens = new ApiTokens(options.store, options.clock, this.#families, this.#legacyIssuer)
     this.#keys = options.keys
     this.#oidc = options.oidc
     this.#accessTtlMs = options.accessTtlMs
     this.#refreshTtlMs = options.refreshTtlMs
+    this.#acceptLocal = options.acceptLocal ?? options.oidc === undefined
   }
 
   get oidc(): OidcClient | undefined {
@@ -103,23 +114,56 @@ export class AuthService {
    * @throws TokenVerificationError
    */
   async authenticate(bearer: string): Promise<Identity> {
-    if (isApiToken(bearer)) return this.apiTokens.verify(bearer)
+    const identity = isApiToken(bearer)
+      ? await this.apiTokens.verify(bearer)
+      : await this.#verifyAccess(bearer)
+    if (identity.issuer === LOCAL_ISSUER && !this.#acceptLocal) {
+      throw new TokenVerificationError(
+        'a local-mode token, refused while an OpenID provider is configured (SVC_LOCAL_ADMIN=true accepts it)',
+      )
+    }
+    return identity
+  }
+
+  async #verifyAccess(bearer: string): Promise<Identity> {
     const claims = await this.jwt.verify('access', bearer, 'api')
     const email = claims['email']
+    const idp = claims['idp']
+    const family = claims['fam']
+    if (typeof family === 'string' && (await this.#families.isRevoked(family))) {
+      throw new TokenVerificationError('access token of a revoked login')
+    }
     return {
       subject: claims.sub as string,
+      issuer: typeof idp === 'string' ? idp : this.#legacyIssuer,
       ...(typeof email === 'string' ? { email } : {}),
       groups: stringList(claims['groups']),
       roles: stringList(claims['roles']),
+      // A login's token is renewed by its refresh token: what it mints lives with the login. A
+      // token without one (terraform login's) bounds what it mints by its own expiry.
+      origin:
+        typeof family === 'string'
+          ? { family, tokens: [] }
+          : { expires: (claims.exp as number) * 1000, tokens: [] },
     }
   }
 
-  /** An access JWT for an identity, for the surfaces that mint one (logins, `terraform login`). */
-  async accessToken(identity: Identity, ttlMs = this.#accessTtlMs): Promise<string> {
+  /**
+   * An access JWT for an identity, for the surfaces that mint one (logins, `terraform login`).
+   * It names the provider that vouches for the subject (`idp`), and the login it belongs to
+   * (`fam`), if any.
+   */
+  async accessToken(
+    identity: Identity,
+    ttlMs = this.#accessTtlMs,
+    family?: string,
+  ): Promise<string> {
     return this.jwt.sign(
       'access',
       identity.subject,
       {
+        idp: identity.issuer,
+        ...(family === undefined ? {} : { fam: family }),
         ...(identity.email === undefined ? {} : { email: identity.email }),
         groups: identity.groups,
         roles: identity.roles,
@@ -138,11 +182,11 @@ export class AuthService {
 
   /** The caller's API tokens; an administrator's list holds everyone's. */
   listApiTokens(caller: Identity): Promise<ApiTokenInfo[]> {
-    return this.apiTokens.list(isAdmin(caller) ? undefined : caller.subject)
+    return this.apiTokens.list(isAdmin(caller) ? undefined : caller)
   }
 
   revokeApiToken(caller: Identity, id: string): Promise<ApiTokenInfo> {
-    return this.apiTokens.revoke(id, caller.subject, isAdmin(caller))
+    return this.apiTokens.revoke(id, caller, isAdmin(caller))
   }
 
   jwks(): { keys: unknown[] } {
@@ -157,7 +201,7 @@ export class AuthService {
       this.#refreshTtlMs,
     )
     return {
-      access_token: await this.accessToken(identity),
+      access_token: await this.accessToken(identity, this.#accessTtlMs, family),
       refresh_token: refresh,
       token_type: 'Bearer',
       expires_in: Math.floor(this.#accessTtlMs / 1000),

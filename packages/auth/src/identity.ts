@@ -1,9 +1,43 @@
+/**
+ * The issuer of identities Cairn vouches for itself: the local-mode admin token and the tokens it
+ * made. No OpenID provider's issuer is a URN of Cairn's, so a local subject never equals one of a
+ * provider's, whatever the provider lets a user call themselves.
+ */
+export const LOCAL_ISSUER = 'urn:cairn:local'
+
 /** Who a token speaks for: what Cairn's tokens carry and `GET /v1/auth/me` shows. */
 export interface Identity {
+  /** The subject, unique only together with `issuer`. */
   subject: string
+  /** Who vouches for the subject: an OpenID provider's issuer URL, or `LOCAL_ISSUER`. */
+  issuer: string
+  /** Only an address the provider says it verified. */
   email?: string
   groups: string[]
   roles: string[]
+  /** What the token presented is bound to: set by `AuthService.authenticate`. */
+  origin?: TokenOrigin
+}
+
+/**
+ * What a presented token came from, so that what it mints never outlives or outlasts it: a token
+ * minted with it expires no later, and dies with the login or the tokens it came from.
+ */
+export interface TokenOrigin {
+  /** When the presented token stops working (epoch ms); absent when it never does. */
+  expires?: number
+  /** The login (refresh-token family) it belongs to. */
+  family?: string
+  /** The API tokens it hangs from, the presented one last when it is an API token. */
+  tokens: string[]
+}
+
+/** Whether two identities are the same principal: same subject from the same issuer. */
+export function sameIdentity(
+  a: { subject: string; issuer?: string | undefined },
+  b: { subject: string; issuer?: string | undefined },
+): boolean {
+  return a.subject === b.subject && (a.issuer ?? null) === (b.issuer ?? null)
 }
 
 /** A claim that should be a list of strings: its strings; a lone string as a list of one. */

@@ -2,7 +2,8 @@ export type { AuthServiceOptions, TokenPair } from './auth-service'
 export { AuthService, isAdmin } from './auth-service'
 export type { AuthErrorCode } from './errors'
 export { AuthError, TOKEN_VERIFICATION_FAILED, TokenVerificationError } from './errors'
-export type { Identity } from './identity'
+export type { Identity, TokenOrigin } from './identity'
+export { LOCAL_ISSUER, sameIdentity } from './identity'
 export type { KeySet, KeySetOptions, SigningKey, VerificationKey } from './keys/key-set'
 export { KeyError, loadKeySet, toJwks } from './keys/key-set'
 export { INVALID_STATE, OAuthStateSealer, STATE_TTL_MS } from './oauth/oauth-state'
@@ -10,7 +11,13 @@ export { challengeOf, isChallenge, newVerifier, verifierMatches } from './oauth/
 export type { OidcClientOptions, ProviderMetadata } from './oidc/oidc-client'
 export { OidcClient } from './oidc/oidc-client'
 export type { ApiTokenInfo, CreatedApiToken } from './tokens/api-tokens'
-export { API_TOKEN_PREFIX, ApiTokens, isApiToken } from './tokens/api-tokens'
+export {
+  API_TOKEN_PREFIX,
+  ApiTokens,
+  apiTokenId,
+  isApiToken,
+  MAX_TOKEN_CHAIN,
+} from './tokens/api-tokens'
 export type { JwtKind } from './tokens/jwt-tokens'
 export { JWT_KINDS, JwtTokens } from './tokens/jwt-tokens'
 export { RefreshFamilies } from './tokens/refresh-families'

@@ -12,8 +12,12 @@ export function ed25519Pem(): string {
     .toString()
 }
 
+/** The provider of the fixtures' people. */
+export const PROVIDER = 'https://id.example.test'
+
 export const alice: Identity = {
   subject: 'alice',
+  issuer: PROVIDER,
   email: 'alice@example.test',
   groups: ['platform'],
   roles: [],
@@ -27,7 +31,9 @@ export interface Setup {
 }
 
 /** An auth service over a memory store with a manual clock. */
-export async function setup(options: { keys?: KeySet; issuer?: string } = {}): Promise<Setup> {
+export async function setup(
+  options: { keys?: KeySet; issuer?: string; acceptLocal?: boolean } = {},
+): Promise<Setup> {
   const clock = new ManualClock(Date.parse('2026-11-22T00:00:00Z'))
   const keys = options.keys ?? (await loadKeySet({ privateKeyPem: ed25519Pem(), kid: 'k1' }))
   const store = createMemoryStore()
@@ -38,6 +44,7 @@ export async function setup(options: { keys?: KeySet; issuer?: string } = {}): P
     clock,
     accessTtlMs: 3_600_000,
     refreshTtlMs: 720 * 3_600_000,
+    ...(options.acceptLocal === undefined ? {} : { acceptLocal: options.acceptLocal }),
   })
   return { auth, clock, keys, store }
 }

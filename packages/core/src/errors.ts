@@ -18,6 +18,8 @@ export type CoreErrorCode =
   | 'lock_conflict'
   | 'serial_conflict'
   | 'state_too_large'
+  | 'request_too_large'
+  | 'request_timeout'
   | 'write_contention'
   | 'storage_unavailable'
   | 'dependency_cycle'
@@ -164,6 +166,29 @@ export class StateTooLargeError extends CoreError {
 
   override details(): Record<string, unknown> {
     return { limit: this.limit }
+  }
+}
+
+/** A request body (not a state) over its route's limit: refused unread, or cut off at the limit. */
+export class RequestTooLargeError extends CoreError {
+  readonly limit: number
+
+  constructor(limit: number) {
+    super('request_too_large', `the request body is larger than ${limit} bytes`)
+    this.name = 'RequestTooLargeError'
+    this.limit = limit
+  }
+
+  override details(): Record<string, unknown> {
+    return { limit: this.limit }
+  }
+}
+
+/** A request body that did not arrive within its route's time limit. */
+export class RequestTimeoutError extends CoreError {
+  constructor(timeoutMs: number) {
+    super('request_timeout', `the request body did not arrive within ${timeoutMs / 1000} s`)
+    this.name = 'RequestTimeoutError'
   }
 }
 

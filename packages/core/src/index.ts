@@ -1,6 +1,7 @@
 export type { Authorizer, Permission } from './access/authorizer'
 export { allowAll } from './access/authorizer'
 export type { Principal } from './access/principal'
+export { isSamePrincipal } from './access/principal'
 export type { CoreErrorCode } from './errors'
 export {
   ChecksumMismatchError,
@@ -13,6 +14,8 @@ export {
   InvalidUnitIdError,
   LockConflictError,
   PreconditionError,
+  RequestTimeoutError,
+  RequestTooLargeError,
   SerialConflictError,
   StateNotFoundError,
   StateTooLargeError,
@@ -84,3 +87,6 @@ export type { ScannedState, TerraformHeader } from './state/state-scanner'
 export { StateScanner } from './state/state-scanner'
 export type { StateOutput, StateOutputs } from './state/outputs'
 export { toWebStream } from './streams/web-stream'
+export type { BoundedReadOptions } from './streams/bounded-body'
+export { isClientAbort, readBounded } from './streams/bounded-body'
+export { asStorageFault, guardStorageFaults } from './storage/storage-faults'

@@ -5,6 +5,7 @@ import type { Context } from 'hono'
 export interface TfeLog {
   info(message: string, fields?: Record<string, unknown>): void
   warn(message: string, fields?: Record<string, unknown>): void
+  error(message: string, fields?: Record<string, unknown>): void
 }
 
 /** What hono carries through a TFE request. */
@@ -21,7 +22,10 @@ export interface TfeDeps {
   store: ObjectStore
   /** What the caller may do, for each workspace's `permissions`. */
   authorizer: Authorizer
-  /** Who a bearer token speaks for, or undefined when it does not verify. */
+  /**
+   * Who a bearer token speaks for, or undefined when it does not verify. A failure to check it
+   * (storage down) rejects, and answers 503, never 401.
+   */
   authenticate: (token: string) => Promise<Principal | undefined>
   /** The key of the HMAC that signs upload URLs; every instance must share it. */
   urlKey: Uint8Array
@@ -33,4 +37,11 @@ export interface TfeDeps {
   maxStateBytes: number
   /** A request's body as a stream (the server reads Node's request directly). */
   requestBody: (c: Context) => AsyncIterable<Uint8Array>
+  /**
+   * A small request body whole, at most `limit` bytes (the server's one bounded reader, with its
+   * timeout).
+   *
+   * @throws RequestTooLargeError, RequestTimeoutError
+   */
+  readBody: (c: Context, limit: number) => Promise<Uint8Array>
 }

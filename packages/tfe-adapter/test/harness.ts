@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import {
   allowAll,
   parseUnitId,
+  readBounded,
   UnitService,
   type Authorizer,
+  type ObjectStore,
   type Permission,
   type Principal,
   type Unit,
@@ -102,6 +104,8 @@ export interface Harness {
   app: Hono<TfeEnv>
   units: UnitService
   clock: ManualClock
+  /** What the adapter logged, in order. */
+  logged: LogLine[]
   /** A request to any path of the app (or an absolute URL). */
   request: (method: string, path: string, options?: RequestOptions) => Promise<Answer>
   /** A request to a path under `/tfe/api/v2`. */
@@ -124,20 +128,34 @@ export interface Harness {
   push: (workspace: string, state: string) => Promise<string>
 }
 
+/** A line the adapter logged. */
+export interface LogLine {
+  level: 'info' | 'warn' | 'error'
+  message: string
+  fields: Record<string, unknown>
+}
+
 export interface HarnessOptions {
   authorizer?: Authorizer
+  /** Wraps the memory store, to make it fail. */
+  store?: (memory: ObjectStore) => ObjectStore
   login?: { client: string }
 }
 
 /** The adapter over a memory store and a manual clock, mounted as the server mounts it. */
 export function setup(options: HarnessOptions = {}): Harness {
   const clock = new ManualClock()
-  const store = createMemoryStore()
+  const store = options.store?.(createMemoryStore()) ?? createMemoryStore()
   const authorizer = options.authorizer ?? allowAll
   const units = new UnitService({ store, clock, authorizer })
+  const logged: LogLine[] = []
   const app = new Hono<TfeEnv>()
   app.use(async (c, next) => {
-    c.set('log', { info: () => undefined, warn: () => undefined })
+    const record =
+      (level: LogLine['level']) => (message: string, fields?: Record<string, unknown>) => {
+        logged.push({ level, message, fields: fields ?? {} })
+      }
+    c.set('log', { info: record('info'), warn: record('warn'), error: record('error') })
     await next()
   })
   app.route(
@@ -153,6 +171,13 @@ export function setup(options: HarnessOptions = {}): Harness {
       clock,
       maxStateBytes: 1_000_000,
       requestBody: (c) => c.req.raw.body ?? bytesOf(''),
+      readBody: (c, limit) => {
+        const length = c.req.header('content-length')
+        return readBounded(c.req.raw.body ?? bytesOf(''), {
+          limit,
+          declaredLength: length === undefined ? undefined : Number(length),
+        })
+      },
     }),
   )
 
@@ -208,6 +233,7 @@ export function setup(options: HarnessOptions = {}): Harness {
     app,
     units,
     clock,
+    logged,
     request,
     api,
     unit: (id) => units.get(alice, parseUnitId(id)),

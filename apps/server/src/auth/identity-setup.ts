@@ -69,6 +69,8 @@ export async function setUpIdentity(options: {
     accessTtlMs: config.accessTtlMs,
     refreshTtlMs: config.refreshTtlMs,
     ...(oidc === undefined ? {} : { oidc }),
+    // Local mode's tokens are the only way in without a provider; beside one, only on request.
+    acceptLocal: oidc === undefined || config.localAdmin,
   })
   if (oidc !== undefined) {
     // Discover now so the first login is quick; a failure only logs, and is retried on use.

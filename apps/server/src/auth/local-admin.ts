@@ -1,46 +1,100 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { AuthService, Identity } from '@cairn/auth'
+import { apiTokenId, LOCAL_ISSUER, type AuthService, type Identity } from '@cairn/auth'
+import { collectBytes, type ObjectStore } from '@cairn/core'
 import type { Logger } from '../log/logger'
 
 /** Who the local-mode admin token speaks for. */
 export const LOCAL_ADMIN: Identity = Object.freeze({
   subject: 'local-admin',
+  issuer: LOCAL_ISSUER,
   groups: [],
   roles: ['admin'],
 })
 
 const FILE = 'admin.token'
 const NAME = 'local admin'
+/**
+ * Which token the file holds, kept in the store beside the token records: when the record is
+ * gone but this names it, the token was revoked, and stays so.
+ */
+export const MARKER_KEY = 'auth/local-admin.json'
+
+interface LocalAdminOptions {
+  auth: AuthService
+  store: ObjectStore
+  dataDir: string
+  log: Logger
+  print: (text: string) => void
+}
 
 /**
  * Local mode (DESIGN section 8): with no OpenID provider and authentication on, the first start
  * creates an admin API token, prints it once and keeps it in `<data-dir>/admin.token` (mode 0600,
- * the token and a newline). Later starts find the file and only make sure the store still knows
- * the token (a memory store forgets it at every stop).
+ * the token and a newline). Later starts use that file. Revoking the token sticks: a new one is
+ * made only when the file is deleted. A store that knows nothing yet (a memory store, at every
+ * start) is given the file's token again.
  */
-export async function ensureLocalAdmin(options: {
-  auth: AuthService
-  dataDir: string
-  log: Logger
-  print: (text: string) => void
-}): Promise<void> {
+export async function ensureLocalAdmin(options: LocalAdminOptions): Promise<void> {
+  const { auth, log } = options
   const path = join(options.dataDir, FILE)
-  const existing = await readFile(path, 'utf8').then(
-    (text) => text.trim(),
-    (error: unknown) => {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-      throw error
-    },
-  )
-  if (existing !== undefined) {
-    await options.auth.apiTokens.ensure(existing, LOCAL_ADMIN, NAME)
-    options.log.info('local mode: the admin token is the one in the data directory', { path })
+  const existing = await readAdminFile(path)
+  if (existing === undefined) {
+    await createAdmin(options, path)
     return
   }
+  const id = apiTokenId(existing)
+  if (await auth.apiTokens.exists(id)) {
+    await writeMarker(options.store, id)
+    log.info('local mode: the admin token is the one in the data directory', { path })
+    return
+  }
+  const marked = await readMarker(options.store)
+  if (marked === undefined && (await isEmpty(options.store))) {
+    await auth.apiTokens.ensure(existing, LOCAL_ADMIN, NAME)
+    await writeMarker(options.store, id)
+    log.info('local mode: the admin token is the one in the data directory', { path })
+    return
+  }
+  // Its record is gone from a store that knew it (or, written before the marker existed, knows
+  // other things): it was revoked.
+  await writeMarker(options.store, id)
+  log.warn(
+    `local mode: the admin token in ${path} was revoked and stays revoked; delete that file and restart to make a new one`,
+    { path, token_id: id },
+  )
+}
+
+/**
+ * With an OpenID provider: says at start whether local mode's admin token still works
+ * (`SVC_LOCAL_ADMIN=true`) or, when a data directory still holds one, that it no longer does.
+ */
+export async function reportLocalAdmin(options: {
+  dataDir: string
+  accepted: boolean
+  log: Logger
+}): Promise<void> {
+  const path = join(options.dataDir, FILE)
+  if (options.accepted) {
+    options.log.warn(
+      'SVC_LOCAL_ADMIN is on: the admin token of local mode stays a full administrator beside the OpenID provider',
+      { path },
+    )
+    return
+  }
+  if ((await readAdminFile(path)) !== undefined) {
+    options.log.warn(
+      'an OpenID provider is configured: the admin token of local mode is refused (set SVC_LOCAL_ADMIN=true to keep it)',
+      { path },
+    )
+  }
+}
+
+async function createAdmin(options: LocalAdminOptions, path: string): Promise<void> {
   const created = await options.auth.createApiToken(LOCAL_ADMIN, NAME)
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 })
   await writeFile(path, `${created.token}\n`, { mode: 0o600, flag: 'wx' })
+  await writeMarker(options.store, created.id)
   options.log.info('local mode: created the admin token', { path, token_id: created.id })
   options.print(
     [
@@ -54,4 +108,39 @@ export async function ensureLocalAdmin(options: {
       '',
     ].join('\n'),
   )
+}
+
+async function readAdminFile(path: string): Promise<string | undefined> {
+  return readFile(path, 'utf8').then(
+    (text) => text.trim(),
+    (error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    },
+  )
+}
+
+async function readMarker(store: ObjectStore): Promise<string | undefined> {
+  const object = await store.get(MARKER_KEY)
+  if (object === undefined) return undefined
+  const text = Buffer.from(await collectBytes(object.body)).toString('utf8')
+  try {
+    const parsed = JSON.parse(text) as { token_id?: unknown }
+    return typeof parsed.token_id === 'string' ? parsed.token_id : ''
+  } catch {
+    return ''
+  }
+}
+
+async function writeMarker(store: ObjectStore, id: string): Promise<void> {
+  if ((await readMarker(store)) === id) return
+  await store.put(MARKER_KEY, Buffer.from(`${JSON.stringify({ token_id: id })}\n`))
+}
+
+/** Whether the store holds no records at all yet (a memory store, or a new data directory). */
+async function isEmpty(store: ObjectStore): Promise<boolean> {
+  for (const prefix of ['auth/', 'units/']) {
+    if ((await store.list({ prefix, limit: 1 })).objects.length > 0) return false
+  }
+  return true
 }

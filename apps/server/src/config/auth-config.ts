@@ -11,6 +11,8 @@ export interface AuthConfig {
   readonly authUrl: string | undefined
   readonly tokenUrl: string | undefined
   readonly devSkipVerify: boolean
+  /** With a provider configured, whether local mode's admin token still works (it warns). */
+  readonly localAdmin: boolean
   /** Redirect URIs a CLI may use with the provider, shown by `GET /v1/auth/config`. */
   readonly redirectUris: readonly string[]
   readonly scopes: string
@@ -33,6 +35,8 @@ export const AUTH_VARIABLES = {
   SVC_AUTH_AUTH_URL: 'the provider authorization endpoint, instead of the discovered one',
   SVC_AUTH_TOKEN_URL: 'the provider token endpoint, instead of the discovered one',
   SVC_AUTH_DEV_SKIP_VERIFY: 'true: skip the ID token issuer and audience checks (development only)',
+  SVC_LOCAL_ADMIN:
+    'true: with SVC_AUTH_ISSUER, still accept the admin token of local mode (warns at start)',
   SVC_AUTH_REDIRECT_URIS: 'comma-separated redirect URIs clients use (default loopback /callback)',
   SVC_AUTH_SCOPES: 'scopes clients ask for (default "openid profile email offline_access")',
   SVC_TOKENS_PRIVATE_KEY_PEM_PATH: 'Ed25519 private key (PEM) signing tokens; unset: ephemeral',
@@ -91,6 +95,10 @@ const AuthSchema = v.object({
   SVC_AUTH_TOKEN_URL: v.optional(url('SVC_AUTH_TOKEN_URL')),
   SVC_AUTH_DEV_SKIP_VERIFY: v.optional(
     v.picklist(['true', 'false', '1', '0'], 'SVC_AUTH_DEV_SKIP_VERIFY must be true or false'),
+    'false',
+  ),
+  SVC_LOCAL_ADMIN: v.optional(
+    v.picklist(['true', 'false', '1', '0'], 'SVC_LOCAL_ADMIN must be true or false'),
     'false',
   ),
   SVC_AUTH_REDIRECT_URIS: v.optional(v.string()),
@@ -152,6 +160,7 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv): AuthConfig {
     authUrl: out.SVC_AUTH_AUTH_URL,
     tokenUrl: out.SVC_AUTH_TOKEN_URL,
     devSkipVerify: out.SVC_AUTH_DEV_SKIP_VERIFY === 'true' || out.SVC_AUTH_DEV_SKIP_VERIFY === '1',
+    localAdmin: out.SVC_LOCAL_ADMIN === 'true' || out.SVC_LOCAL_ADMIN === '1',
     redirectUris:
       redirectUris.length > 0
         ? redirectUris

@@ -32,6 +32,14 @@ describe('loadConfig', () => {
       maxRequestBytes: 1024 * 1024,
       logLevel: 'info',
       shutdownTimeoutMs: 30_000,
+      limits: {
+        headersTimeoutMs: 20_000,
+        idleTimeoutMs: 60_000,
+        requestTimeoutMs: 3_600_000,
+        smallBodyTimeoutMs: 10_000,
+        maxConnections: 1000,
+        maxUploads: 64,
+      },
       tls: undefined,
       auth: {
         issuer: undefined,
@@ -40,6 +48,7 @@ describe('loadConfig', () => {
         authUrl: undefined,
         tokenUrl: undefined,
         devSkipVerify: false,
+        localAdmin: false,
         redirectUris: ['http://127.0.0.1/callback', 'http://localhost/callback'],
         scopes: 'openid profile email offline_access',
         privateKeyPath: undefined,

@@ -16,9 +16,26 @@ export interface Config {
   readonly maxRequestBytes: number
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly shutdownTimeoutMs: number
+  readonly limits: ServerLimits
   /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
   readonly tls: { certPath: string; keyPath: string } | undefined
   readonly auth: AuthConfig
+}
+
+/** What one client may hold of the server, and for how long. */
+export interface ServerLimits {
+  /** All request headers must arrive within this. */
+  readonly headersTimeoutMs: number
+  /** A connection with nothing sent either way for this long is closed. */
+  readonly idleTimeoutMs: number
+  /** A whole request, a state upload included, must arrive within this. */
+  readonly requestTimeoutMs: number
+  /** The body of a small request (JSON, form, LockInfo) must arrive within this. */
+  readonly smallBodyTimeoutMs: number
+  /** Connections open at once; one more is answered 503 and closed. */
+  readonly maxConnections: number
+  /** State uploads in flight at once; one more answers 503. */
+  readonly maxUploads: number
 }
 
 /** Each flag, its environment variable and its help line. Go style: `-flag` and `--flag` alike. */
@@ -45,6 +62,30 @@ export const FLAGS = {
     env: 'SVC_SHUTDOWN_TIMEOUT',
     help: 'how long a stop waits for requests in flight, as a Go duration (default 30s)',
   },
+  'headers-timeout': {
+    env: 'SVC_HEADERS_TIMEOUT',
+    help: 'time for a request to send all its headers (default 20s)',
+  },
+  'idle-timeout': {
+    env: 'SVC_IDLE_TIMEOUT',
+    help: 'a connection silent this long is closed (default 60s)',
+  },
+  'request-timeout': {
+    env: 'SVC_REQUEST_TIMEOUT',
+    help: 'time for a whole request to arrive, state uploads included (default 1h)',
+  },
+  'small-request-timeout': {
+    env: 'SVC_SMALL_REQUEST_TIMEOUT',
+    help: 'time for the body of a JSON, form or lock request to arrive (default 10s)',
+  },
+  'max-connections': {
+    env: 'SVC_MAX_CONNECTIONS',
+    help: 'connections open at once; more are answered 503 (default 1000)',
+  },
+  'max-uploads': {
+    env: 'SVC_MAX_UPLOADS',
+    help: 'state uploads in flight at once; more answer 503 (default 64)',
+  },
   'tls-cert': {
     env: 'SVC_TLS_CERT_PATH',
     help: 'serve HTTPS with this certificate (PEM, chain included)',
@@ -61,6 +102,22 @@ const wholeNumber = (name: string, min: number, max: number) =>
     v.number(),
     v.minValue(min, `${name} must be at least ${min}`),
     v.maxValue(max, `${name} must be at most ${max}`),
+  )
+
+/** A Go duration (`30s`, `15m`, `1h`) in milliseconds, at least `min`. */
+const duration = (name: string, min = 0) =>
+  v.pipe(
+    v.string(),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      try {
+        const ms = parseDuration(dataset.value)
+        if (ms >= min) return ms
+        addIssue({ message: `${name} must be at least ${min} ms` })
+      } catch (error) {
+        addIssue({ message: `${name}: ${(error as Error).message}` })
+      }
+      return NEVER
+    }),
   )
 
 const boolean = (name: string) =>
@@ -94,22 +151,19 @@ const ConfigSchema = v.object({
     v.picklist(LOG_LEVELS, '-log-level (SVC_LOG_LEVEL) must be debug, info, warn or error'),
     'info',
   ),
-  'shutdown-timeout': v.optional(
-    v.pipe(
-      v.string(),
-      v.rawTransform(({ dataset, addIssue, NEVER }) => {
-        try {
-          return parseDuration(dataset.value)
-        } catch (error) {
-          addIssue({
-            message: `-shutdown-timeout (SVC_SHUTDOWN_TIMEOUT): ${(error as Error).message}`,
-          })
-          return NEVER
-        }
-      }),
-    ),
-    '30s',
+  'shutdown-timeout': v.optional(duration('-shutdown-timeout (SVC_SHUTDOWN_TIMEOUT)'), '30s'),
+  'headers-timeout': v.optional(duration('-headers-timeout (SVC_HEADERS_TIMEOUT)', 1000), '20s'),
+  'idle-timeout': v.optional(duration('-idle-timeout (SVC_IDLE_TIMEOUT)', 1000), '60s'),
+  'request-timeout': v.optional(duration('-request-timeout (SVC_REQUEST_TIMEOUT)', 1000), '1h'),
+  'small-request-timeout': v.optional(
+    duration('-small-request-timeout (SVC_SMALL_REQUEST_TIMEOUT)', 100),
+    '10s',
   ),
+  'max-connections': v.optional(
+    wholeNumber('-max-connections (SVC_MAX_CONNECTIONS)', 1, 1_000_000),
+    '1000',
+  ),
+  'max-uploads': v.optional(wholeNumber('-max-uploads (SVC_MAX_UPLOADS)', 1, 100_000), '64'),
   'tls-cert': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-cert must not be empty'))),
   'tls-key': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-key must not be empty'))),
 })
@@ -134,6 +188,11 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
   const result = v.safeParse(ConfigSchema, raw)
   if (!result.success) throw new ConfigError(result.issues[0].message)
   const out = result.output
+  if (out['headers-timeout'] > out['request-timeout']) {
+    throw new ConfigError(
+      '-headers-timeout (SVC_HEADERS_TIMEOUT) must not be longer than -request-timeout (SVC_REQUEST_TIMEOUT)',
+    )
+  }
   if ((out['tls-cert'] === undefined) !== (out['tls-key'] === undefined)) {
     throw new ConfigError(
       '-tls-cert (SVC_TLS_CERT_PATH) and -tls-key (SVC_TLS_KEY_PATH) go together: give both or neither',
@@ -150,6 +209,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       maxRequestBytes: out['max-request-bytes'],
       logLevel: out['log-level'],
       shutdownTimeoutMs: out['shutdown-timeout'],
+      limits: Object.freeze({
+        headersTimeoutMs: out['headers-timeout'],
+        idleTimeoutMs: out['idle-timeout'],
+        requestTimeoutMs: out['request-timeout'],
+        smallBodyTimeoutMs: out['small-request-timeout'],
+        maxConnections: out['max-connections'],
+        maxUploads: out['max-uploads'],
+      }),
       tls:
         out['tls-cert'] === undefined || out['tls-key'] === undefined
           ? undefined

@@ -1,17 +1,21 @@
-import { bodyOf, InvalidRequestError, StateTooLargeError } from '@cairn/core'
+import { bodyOf, InvalidRequestError, readBounded, StateTooLargeError } from '@cairn/core'
 import type { Context } from 'hono'
 import type { AppEnv } from './app-env'
-import { HttpError } from './errors'
+
+/**
+ * The largest body of the routes that take a few fields (logins, tokens, OAuth, LockInfo): an ID
+ * token or a LockInfo is a few KiB.
+ */
+export const SMALL_BODY_BYTES = 64 * 1024
 
 /**
  * The request body as a stream. Under @hono/node-server it is read straight from Node's request,
  * which is faster than the web stream hono would build over it; `app.request()` gives the latter.
  */
 export function requestStream(c: Context<AppEnv>): AsyncIterable<Uint8Array> {
-  const env = c.env as AppEnv['Bindings'] | undefined
-  const incoming = env?.incoming
+  const incoming = incomingOf(c)
   // A reader that stops early (a refused body) must not destroy the request: the connection
-  // stays open for the response and the next request, and the server drains what is left.
+  // stays open for the response, which then closes it (see `closeIfUnread`).
   if (incoming !== undefined && !incoming.readableDidRead) {
     return { [Symbol.asyncIterator]: () => incoming.iterator({ destroyOnReturn: false }) }
   }
@@ -29,23 +33,31 @@ export function checkStateLength(c: Context<AppEnv>, limit: number): number | un
 }
 
 /**
+ * Reads a small request body whole, the one way every route but the state uploads reads one: at
+ * most `limit` bytes (a larger declared length is refused unread, a longer chunked body is cut
+ * off), and all of it before the small-request timeout.
+ *
+ * @throws RequestTooLargeError, RequestTimeoutError
+ */
+export function readSmallBody(c: Context<AppEnv>, limit: number): Promise<Buffer> {
+  const { smallBodyTimeoutMs } = c.var.limits
+  return readBounded(requestStream(c), {
+    limit,
+    declaredLength: declaredLength(c),
+    deadline: { at: c.var.started + smallBodyTimeoutMs, timeoutMs: smallBodyTimeoutMs },
+  })
+}
+
+/**
  * Reads a small JSON request body, up to `limit` bytes. An empty body gives undefined.
  *
- * @throws HttpError `request_too_large`, InvalidRequestError when it is not JSON
+ * @throws RequestTooLargeError, RequestTimeoutError, InvalidRequestError when it is not JSON
  */
 export async function readJsonBody(c: Context<AppEnv>, limit: number): Promise<unknown> {
-  if ((declaredLength(c) ?? 0) > limit) throw tooLarge(limit)
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for await (const chunk of requestStream(c)) {
-    size += chunk.byteLength
-    if (size > limit) throw tooLarge(limit)
-    chunks.push(chunk)
-  }
-  if (size === 0) return undefined
-  const text = Buffer.concat(chunks).toString('utf8')
+  const bytes = await readSmallBody(c, limit)
+  if (bytes.byteLength === 0) return undefined
   try {
-    return JSON.parse(text) as unknown
+    return JSON.parse(bytes.toString('utf8')) as unknown
   } catch {
     throw new InvalidRequestError('the request body is not JSON')
   }
@@ -64,11 +76,41 @@ export async function readJsonObject(
   return body as Record<string, unknown>
 }
 
+/**
+ * Reads an `application/x-www-form-urlencoded` body (RFC 6749 section 4.1.3), parsed only once
+ * it is known to be small.
+ */
+export async function readForm(c: Context<AppEnv>, limit: number): Promise<URLSearchParams> {
+  const type = c.req.header('content-type') ?? ''
+  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) {
+    throw new InvalidRequestError('the request body must be application/x-www-form-urlencoded')
+  }
+  return new URLSearchParams((await readSmallBody(c, limit)).toString('utf8'))
+}
+
+/**
+ * Marks the response to close its connection when the request's body was not read to its end,
+ * instead of letting Node read and discard the rest (as much as the client declares or keeps
+ * sending) before the next request. An authenticated caller's refused request (a lock conflict, a
+ * state that does not parse) keeps its connection: its body is within the limits, and a client
+ * still sending it reads the answer more reliably than a reset. A body over its limit, too slow,
+ * or from a caller who is not known closes the connection.
+ */
+export function closeIfUnread(c: Context<AppEnv>): void {
+  const env = c.env as AppEnv['Bindings'] | undefined
+  if (env?.incoming === undefined || env.outgoing === undefined || env.incoming.complete) return
+  const { status } = c.res
+  const known = (c.var as Partial<AppEnv['Variables']>).principal !== undefined
+  if (known && status < 500 && status !== 408 && status !== 413) return
+  // Before the head is written, this makes Node send `Connection: close` and end the socket.
+  env.outgoing.shouldKeepAlive = false
+}
+
+function incomingOf(c: Context<AppEnv>) {
+  return (c.env as AppEnv['Bindings'] | undefined)?.incoming
+}
+
 function declaredLength(c: Context<AppEnv>): number | undefined {
   const header = c.req.header('content-length')
   return header === undefined || !/^\d+$/.test(header) ? undefined : Number(header)
-}
-
-function tooLarge(limit: number): HttpError {
-  return new HttpError('request_too_large', `the request body is larger than ${limit} bytes`)
 }

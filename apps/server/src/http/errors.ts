@@ -1,12 +1,12 @@
 import { AuthError, type AuthErrorCode } from '@cairn/auth'
-import { CoreError, type CoreErrorCode } from '@cairn/core'
+import { CoreError, isClientAbort, type CoreErrorCode } from '@cairn/core'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { AppEnv } from './app-env'
 
 /** Failures the HTTP layer itself reports, beside core's. */
 export type HttpErrorCode =
-  'not_found' | 'method_not_allowed' | 'request_too_large' | 'unauthorized' | 'internal'
+  'not_found' | 'method_not_allowed' | 'unauthorized' | 'server_busy' | 'internal'
 
 export type ApiErrorCode = CoreErrorCode | AuthErrorCode | HttpErrorCode
 
@@ -25,6 +25,7 @@ export const STATUS = {
   version_not_found: 404,
   token_not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   unit_exists: 409,
   lock_conflict: 409,
   serial_conflict: 409,
@@ -36,8 +37,22 @@ export const STATUS = {
   internal: 500,
   write_contention: 503,
   storage_unavailable: 503,
+  server_busy: 503,
   oidc_unavailable: 503,
 } as const satisfies Record<ApiErrorCode, ContentfulStatusCode>
+
+/** Codes a client should simply retry a moment later: their answers carry `Retry-After`. */
+const RETRY_LATER = new Set<ApiErrorCode>([
+  'write_contention',
+  'storage_unavailable',
+  'server_busy',
+])
+
+/**
+ * The status logged for a request whose client went away mid-body (nginx's convention): no
+ * answer reaches it.
+ */
+export const CLIENT_CLOSED = 499
 
 /** An error raised by the HTTP layer, rendered like core's. */
 export class HttpError extends Error {
@@ -58,39 +73,41 @@ export function errorBody(error: unknown): {
   body: Record<string, unknown>
   headers: Record<string, string>
 } {
-  if (error instanceof CoreError) {
+  const known =
+    error instanceof CoreError
+      ? { code: error.code, details: error.details(), headers: {} }
+      : error instanceof AuthError
+        ? { code: error.code, details: {}, headers: {} }
+        : error instanceof HttpError
+          ? { code: error.code, details: {}, headers: error.headers }
+          : undefined
+  if (known === undefined) {
     return {
-      status: STATUS[error.code],
-      body: { error: error.code, message: error.message, ...error.details() },
-      headers: error.code === 'write_contention' ? { 'Retry-After': '1' } : {},
-    }
-  }
-  if (error instanceof AuthError) {
-    return {
-      status: STATUS[error.code],
-      body: { error: error.code, message: error.message },
+      status: 500,
+      body: {
+        error: 'internal',
+        message: 'the server failed; the request ID in the log names the cause',
+      },
       headers: {},
     }
   }
-  if (error instanceof HttpError) {
-    return {
-      status: STATUS[error.code],
-      body: { error: error.code, message: error.message },
-      headers: error.headers,
-    }
-  }
+  const message = (error as Error).message
   return {
-    status: 500,
-    body: {
-      error: 'internal',
-      message: 'the server failed; the request ID in the log names the cause',
-    },
-    headers: {},
+    status: STATUS[known.code],
+    body: { error: known.code, message, ...known.details },
+    headers: RETRY_LATER.has(known.code) ? { 'Retry-After': '1', ...known.headers } : known.headers,
   }
 }
 
-/** hono's `onError`: renders any error as JSON and logs what the client cannot see. */
+/**
+ * hono's `onError`: renders any error as JSON. A client that went away is logged at info with
+ * no stack; every 5xx is logged once, with its cause.
+ */
 export function onError(error: Error, c: Context<AppEnv>): Response {
+  if (isClientAbort(error)) {
+    c.var.log.info('the client closed the connection mid-request', { reason: error.message })
+    return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
+  }
   const { status, body, headers } = errorBody(error)
   if (status >= 500) c.var.log.error('request failed', { error })
   for (const [name, value] of Object.entries(headers)) c.header(name, value)

@@ -1,4 +1,9 @@
-import type { Principal } from '@cairn/core'
+import type { Identity } from '@cairn/auth'
 
 /** The caller when authentication is disabled (development only). */
-export const ANONYMOUS: Principal = Object.freeze({ subject: 'anonymous' })
+export const ANONYMOUS: Identity = Object.freeze({
+  subject: 'anonymous',
+  issuer: 'urn:cairn:anonymous',
+  groups: [],
+  roles: [],
+})

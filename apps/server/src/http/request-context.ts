@@ -1,30 +1,39 @@
 import { randomUUID } from 'node:crypto'
+import { loggablePath } from '@cairn/tfe-adapter'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from '../log/logger'
-import type { AppEnv } from './app-env'
+import type { AppEnv, RequestLimits } from './app-env'
+import { closeIfUnread } from './body'
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
  * Gives each request an ID (the caller's `X-Request-ID` when it is sane), a logger that carries
- * it, and one log line when it ends. Query strings are never logged: they can carry lock IDs
- * and, later, signed-URL secrets.
+ * it, its limits, and one log line when it ends. Query strings are never logged (they can carry
+ * lock IDs), nor the signature of a signed upload URL, which travels in its path.
+ *
+ * Every answer is `Cache-Control: no-store` unless its route says otherwise: tokens and states
+ * must never sit in a proxy's or a browser's cache.
  */
-export function requestContext(log: Logger): MiddlewareHandler<AppEnv> {
+export function requestContext(log: Logger, limits: RequestLimits): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const given = c.req.header('x-request-id')
     const requestId = given !== undefined && INCOMING_ID.test(given) ? given : randomUUID()
     const requestLog = log.child({ request_id: requestId })
     c.set('requestId', requestId)
     c.set('log', requestLog)
+    c.set('started', Date.now())
+    c.set('limits', limits)
     c.header('X-Request-ID', requestId)
     const started = performance.now()
     try {
       await next()
     } finally {
+      if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store')
+      closeIfUnread(c)
       requestLog.info('request', {
         method: c.req.method,
-        path: c.req.path,
+        path: loggablePath(c.req.path),
         status: c.res.status,
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
       })

@@ -8,14 +8,13 @@ import {
 import type { AuthMode } from '../auth/identity-setup'
 import type { AuthConfig } from '../config/auth-config'
 import type { AppEnv } from '../http/app-env'
-import { readJsonObject } from '../http/body'
+import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { validate } from '@cairn/core'
 
 export interface AuthRoutesDeps {
   auth: AuthService
   mode: AuthMode
   config: AuthConfig
-  maxRequestBytes: number
 }
 
 /**
@@ -25,16 +24,8 @@ export interface AuthRoutesDeps {
 export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
   const { auth, config } = deps
   const app = new Hono<AppEnv>()
-  const json = (c: Context<AppEnv>) => readJsonObject(c, deps.maxRequestBytes)
-  const caller = (c: Context<AppEnv>): Identity => {
-    const { subject, email, groups, roles } = c.var.principal
-    return {
-      subject,
-      ...(email === undefined ? {} : { email }),
-      groups: [...(groups ?? [])],
-      roles: [...(roles ?? [])],
-    }
-  }
+  const json = (c: Context<AppEnv>) => readJsonObject(c, SMALL_BODY_BYTES)
+  const caller = (c: Context<AppEnv>): Identity => c.var.principal
 
   app.get('/v1/auth/config', async (c) => {
     const oidc = auth.oidc

@@ -9,7 +9,7 @@ import {
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
-import { checkStateLength, readJsonBody, requestStream } from '../http/body'
+import { checkStateLength, readJsonBody, requestStream, SMALL_BODY_BYTES } from '../http/body'
 import { queryText } from '../http/query'
 import { toWebStream } from '@cairn/core'
 import { rawPathOf } from '../http/unit-path'
@@ -63,7 +63,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   app.put(`${PREFIX}*`, write)
 
   app.on('LOCK', `${PREFIX}*`, async (c) => {
-    const body = await readJsonBody(c, deps.maxRequestBytes)
+    const body = await readJsonBody(c, SMALL_BODY_BYTES)
     const request = parseLockRequest(body === undefined ? {} : body)
     try {
       const lock = await units.lock(c.var.principal, idOf(c), request, {
@@ -79,7 +79,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   })
 
   app.on('UNLOCK', `${PREFIX}*`, async (c) => {
-    const body = await readJsonBody(c, deps.maxRequestBytes)
+    const body = await readJsonBody(c, SMALL_BODY_BYTES)
     const force = body === undefined
     let lockId: string | undefined
     if (!force) {

@@ -16,6 +16,7 @@ import * as v from 'valibot'
 import type { AuthConfig } from '../config/auth-config'
 import type { AppEnv } from '../http/app-env'
 import { publicBaseUrl } from '../http/base-url'
+import { readForm, SMALL_BODY_BYTES } from '../http/body'
 
 export interface OAuthRoutesDeps {
   auth: AuthService
@@ -43,6 +44,8 @@ const SessionSchema = v.object({
 
 const CodeClaimsSchema = v.object({
   sub: v.string(),
+  /** The provider that vouched for `sub`. */
+  idp: v.string(),
   jti: v.string(),
   exp: v.number(),
   client_id: v.string(),
@@ -146,6 +149,7 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
         client_id: session.client,
         redirect_uri: session.redirect,
         code_challenge: session.challenge,
+        idp: identity.issuer,
         ...(identity.email === undefined ? {} : { email: identity.email }),
         groups: identity.groups,
       },
@@ -156,11 +160,8 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
   })
 
   app.post('/oauth/token', async (c) => {
-    const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}))
-    const field = (name: string): string => {
-      const value = form[name]
-      return typeof value === 'string' ? value : ''
-    }
+    const form = await readForm(c, SMALL_BODY_BYTES)
+    const field = (name: string): string => form.get(name) ?? ''
     if (field('grant_type') !== 'authorization_code') {
       return oauthError(c, 'unsupported_grant_type', 'grant_type must be authorization_code')
     }
@@ -185,14 +186,17 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
       return oauthError(c, 'invalid_grant', INVALID_CODE)
     const identity: Identity = {
       subject: claims.sub,
+      issuer: claims.idp,
       ...(claims.email === undefined ? {} : { email: claims.email }),
       groups: claims.groups ?? [],
       roles: [],
     }
     const accessToken = await deps.auth.accessToken(identity, deps.config.iacTokenTtlMs)
+    // Both tokens live SVC_IAC_TOKEN_TTL: a login leaves nothing behind that never expires.
     const apiToken = await deps.auth.createApiToken(
       identity,
       `terraform login ${new Date(deps.clock.now()).toISOString().slice(0, 10)}`,
+      Math.floor(deps.config.iacTokenTtlMs / 1000),
     )
     c.var.log.info('terraform login', { subject: identity.subject, token_id: apiToken.id })
     c.header('Cache-Control', 'no-store')

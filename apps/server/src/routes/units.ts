@@ -12,7 +12,13 @@ import {
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
-import { checkStateLength, readJsonBody, readJsonObject, requestStream } from '../http/body'
+import {
+  checkStateLength,
+  readJsonBody,
+  readJsonObject,
+  requestStream,
+  SMALL_BODY_BYTES,
+} from '../http/body'
 import { HttpError } from '../http/errors'
 import { queryFlag, queryInt, queryText } from '../http/query'
 import { parseUnitPath, rawPathOf } from '../http/unit-path'
@@ -96,7 +102,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     lock: {
       POST: async (c, id) => {
         // LockInfo is checked whole by its own parser, which names the field at fault.
-        const body = await readJsonBody(c, deps.maxRequestBytes)
+        const body = await readJsonBody(c, SMALL_BODY_BYTES)
         const request = parseLockRequest(body === undefined ? {} : body)
         return c.json(await units.lock(c.var.principal, id, request, { source: 'api' }))
       },

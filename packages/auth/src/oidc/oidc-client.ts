@@ -139,7 +139,7 @@ export class OidcClient {
         },
       )
     }
-    return identityOf(payload)
+    return identityOf(payload, this.issuer)
   }
 
   /**
@@ -227,11 +227,15 @@ function audienceHas(aud: JWTPayload['aud'], clientId: string): boolean {
   return Array.isArray(aud) ? aud.includes(clientId) : aud === clientId
 }
 
-function identityOf(payload: JWTPayload): Identity {
+function identityOf(payload: JWTPayload, issuer: string): Identity {
   const email = payload['email']
+  // An address the provider says it did not verify is anyone's claim: it names no one (OpenID
+  // Connect Core 5.1). Providers that never send `email_verified` vouch for what they send.
+  const verified = payload['email_verified'] !== false
   return {
     subject: payload.sub as string,
-    ...(typeof email === 'string' ? { email } : {}),
+    issuer,
+    ...(typeof email === 'string' && verified ? { email } : {}),
     groups: stringList(payload['groups']),
     // Roles are Cairn's to give (RBAC), never taken from the provider's token.
     roles: [],

@@ -2,7 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { listAllKeys, type Clock, type ObjectStore } from '@cairn/core'
 import * as v from 'valibot'
 import { AuthError, TokenVerificationError } from '../errors'
-import type { Identity } from '../identity'
+import { LOCAL_ISSUER, sameIdentity, type Identity } from '../identity'
 import { readRecord, writeRecord } from '../records/json-records'
 
 /** Opaque API tokens start with this (service spec, Tokens). */
@@ -13,17 +13,26 @@ export const API_TOKENS_PREFIX = 'auth/api-tokens/'
 // 32 random bytes, base64url: 43 characters.
 const TOKEN_SHAPE = /^svc_tfe_[A-Za-z0-9_-]{43}$/
 
+/** How many API tokens may hang from one another: each is checked on every use of the last. */
+export const MAX_TOKEN_CHAIN = 4
+
 const ApiTokenRecordSchema = v.object({
   id: v.string(),
   name: v.string(),
   /** SHA-256 of the whole token, hex: the token itself is never stored. */
   sha256: v.string(),
   subject: v.string(),
+  /** Who vouches for the subject; absent in records written before issuers were kept. */
+  issuer: v.optional(v.string()),
   email: v.optional(v.string()),
   groups: v.array(v.string()),
   roles: v.array(v.string()),
   created: v.string(),
   expires: v.nullable(v.string()),
+  /** The login it was minted in: it dies with that login's refresh-token family. */
+  family: v.optional(v.string()),
+  /** The API tokens it was minted with, the nearest last: it dies with any of them. */
+  parents: v.optional(v.array(v.string())),
 })
 type ApiTokenRecord = v.InferOutput<typeof ApiTokenRecordSchema>
 
@@ -49,32 +58,56 @@ export interface CreatedApiToken extends ApiTokenInfo {
 export class ApiTokens {
   readonly #store: ObjectStore
   readonly #clock: Clock
+  readonly #families: FamilyCheck
+  readonly #legacyIssuer: string
 
-  constructor(store: ObjectStore, clock: Clock) {
+  /**
+   * @param families tells whether a login was revoked
+   * @param legacyIssuer the issuer of a record written before issuers were kept that is not the
+   *   local admin's: the OpenID provider configured now
+   */
+  constructor(store: ObjectStore, clock: Clock, families: FamilyCheck, legacyIssuer: string) {
     this.#store = store
     this.#clock = clock
+    this.#families = families
+    this.#legacyIssuer = legacyIssuer
   }
 
   /**
    * Creates a token speaking for `owner`. `expiresInSeconds` bounds its life; absent, it lives
-   * until revoked.
+   * until revoked. A token minted with another token (`owner.origin`) never outlives it: its
+   * expiry is no later, and it stops working when that token, or the login it belongs to, is
+   * revoked.
+   *
+   * @throws AuthError `invalid_request` when the chain of tokens would grow too long
    */
   async create(owner: Identity, name: string, expiresInSeconds?: number): Promise<CreatedApiToken> {
+    const parents = owner.origin?.tokens ?? []
+    if (parents.length >= MAX_TOKEN_CHAIN) {
+      throw new AuthError(
+        'invalid_request',
+        `this token was minted through ${parents.length} tokens already; create the new one with a login or a token nearer to it`,
+      )
+    }
     const token = `${API_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
     const now = this.#clock.now()
+    const asked = expiresInSeconds === undefined ? undefined : now + expiresInSeconds * 1000
+    const limit = owner.origin?.expires
+    const expires = limit === undefined ? asked : Math.min(asked ?? limit, limit)
+    const family = owner.origin?.family
     const record: ApiTokenRecord = {
       id: idOf(token),
       name,
       sha256: hashOf(token),
       subject: owner.subject,
+      issuer: owner.issuer,
       ...(owner.email === undefined ? {} : { email: owner.email }),
       groups: owner.groups,
       roles: owner.roles,
       created: new Date(now).toISOString(),
-      expires:
-        expiresInSeconds === undefined
-          ? null
-          : new Date(now + expiresInSeconds * 1000).toISOString(),
+      expires: expires === undefined ? null : new Date(expires).toISOString(),
+      ...(family === undefined ? {} : { family }),
+      ...(parents.length === 0 ? {} : { parents }),
     }
     await writeRecord(this.#store, keyOf(record.id), record, { ifNoneMatch: '*' })
     return { ...infoOf(record), token }
@@ -82,7 +115,7 @@ export class ApiTokens {
 
   /**
    * Keeps a token whose secret is already known (the local-mode admin token, whose file outlived
-   * its record). Does nothing if the record exists.
+   * a memory store). Does nothing if the record exists.
    */
   async ensure(token: string, owner: Identity, name: string): Promise<void> {
     if (!TOKEN_SHAPE.test(token)) throw new AuthError('invalid_request', 'not an API token')
@@ -93,6 +126,7 @@ export class ApiTokens {
       name,
       sha256: hashOf(token),
       subject: owner.subject,
+      issuer: owner.issuer,
       groups: owner.groups,
       roles: owner.roles,
       created: new Date(this.#clock.now()).toISOString(),
@@ -101,7 +135,12 @@ export class ApiTokens {
     await writeRecord(this.#store, keyOf(id), record)
   }
 
-  /** The identity a token speaks for. @throws TokenVerificationError */
+  /** Whether the store holds a token with this ID. */
+  async exists(id: string): Promise<boolean> {
+    return (await this.#store.head(keyOf(id))) !== undefined
+  }
+
+  /** The identity a token speaks for, with its origin. @throws TokenVerificationError */
   async verify(token: string): Promise<Identity> {
     if (!TOKEN_SHAPE.test(token)) throw new TokenVerificationError('not an API token')
     const stored = await readRecord(this.#store, keyOf(idOf(token)), ApiTokenRecordSchema)
@@ -115,20 +154,37 @@ export class ApiTokens {
     if (record.expires !== null && Date.parse(record.expires) <= this.#clock.now()) {
       throw new TokenVerificationError('expired API token')
     }
+    const parents = record.parents ?? []
+    const [familyRevoked, ...parentsKept] = await Promise.all([
+      record.family === undefined ? false : this.#families.isRevoked(record.family),
+      ...parents.map((id) => this.exists(id)),
+    ])
+    if (familyRevoked) {
+      throw new TokenVerificationError(`API token ${record.id} belongs to a revoked login`)
+    }
+    if (parentsKept.includes(false)) {
+      throw new TokenVerificationError(`API token ${record.id} was minted with a revoked token`)
+    }
+    const expires = record.expires === null ? undefined : Date.parse(record.expires)
     return {
-      subject: record.subject,
-      ...(record.email === undefined ? {} : { email: record.email }),
-      groups: record.groups,
-      roles: record.roles,
+      ...identityOf(record, this.#legacyIssuer),
+      origin: {
+        ...(expires === undefined ? {} : { expires }),
+        ...(record.family === undefined ? {} : { family: record.family }),
+        tokens: [...parents, record.id],
+      },
     }
   }
 
-  /** Tokens, newest first: those of `subject`, or all of them when it is undefined. */
-  async list(subject: string | undefined): Promise<ApiTokenInfo[]> {
+  /** Tokens, newest first: those of `owner`, or all of them when it is undefined. */
+  async list(owner: Identity | undefined): Promise<ApiTokenInfo[]> {
     const found: ApiTokenInfo[] = []
     for await (const key of listAllKeys(this.#store, API_TOKENS_PREFIX)) {
       const stored = await readRecord(this.#store, key, ApiTokenRecordSchema)
-      if (stored !== undefined && (subject === undefined || stored.value.subject === subject)) {
+      if (
+        stored !== undefined &&
+        (owner === undefined || sameIdentity(identityOf(stored.value, this.#legacyIssuer), owner))
+      ) {
         found.push(infoOf(stored.value))
       }
     }
@@ -136,18 +192,47 @@ export class ApiTokens {
   }
 
   /**
-   * Revokes a token by ID: the caller's own, or any when `asAdmin`.
+   * Revokes a token by ID: the caller's own, or any when `asAdmin`. Tokens minted with it stop
+   * working with it.
    *
    * @throws AuthError `token_not_found` (also for another's token, which is not shown to exist)
    */
-  async revoke(id: string, subject: string, asAdmin: boolean): Promise<ApiTokenInfo> {
+  async revoke(id: string, caller: Identity, asAdmin: boolean): Promise<ApiTokenInfo> {
     if (!/^tok_[0-9a-f]{24}$/.test(id)) throw new AuthError('token_not_found', `no API token ${id}`)
     const stored = await readRecord(this.#store, keyOf(id), ApiTokenRecordSchema)
-    if (stored === undefined || (!asAdmin && stored.value.subject !== subject)) {
+    if (
+      stored === undefined ||
+      (!asAdmin && !sameIdentity(identityOf(stored.value, this.#legacyIssuer), caller))
+    ) {
       throw new AuthError('token_not_found', `no API token ${id}`)
     }
     await this.#store.delete(keyOf(id), { ifMatch: stored.etag })
     return infoOf(stored.value)
+  }
+}
+
+/** Tells whether a login's refresh-token family was revoked. */
+export interface FamilyCheck {
+  isRevoked(family: string): Promise<boolean>
+}
+
+/**
+ * Who a record speaks for. Records written before issuers were kept name none: the local admin
+ * (subject `local-admin` with the `admin` role, which no provider's user was ever given) is local,
+ * everyone else came from the provider.
+ */
+function identityOf(record: ApiTokenRecord, legacyIssuer: string): Identity {
+  const issuer =
+    record.issuer ??
+    (record.subject === 'local-admin' && record.roles.includes('admin')
+      ? LOCAL_ISSUER
+      : legacyIssuer)
+  return {
+    subject: record.subject,
+    issuer,
+    ...(record.email === undefined ? {} : { email: record.email }),
+    groups: record.groups,
+    roles: record.roles,
   }
 }
 
@@ -158,6 +243,12 @@ export function isApiToken(bearer: string): boolean {
 
 function hashOf(token: string): string {
   return createHash('sha256').update(token).digest('hex')
+}
+
+/** The ID of an API token (`tok_...`), from the token itself. */
+export function apiTokenId(token: string): string {
+  if (!TOKEN_SHAPE.test(token)) throw new AuthError('invalid_request', 'not an API token')
+  return idOf(token)
 }
 
 function idOf(token: string): string {

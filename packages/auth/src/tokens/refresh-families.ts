@@ -11,6 +11,8 @@ export const FAMILIES_PREFIX = 'auth/refresh-families/'
 const FamilySchema = v.object({
   family: v.string(),
   subject: v.string(),
+  /** Absent in families started before issuers were kept: those all came from the provider. */
+  issuer: v.optional(v.string()),
   email: v.optional(v.string()),
   groups: v.array(v.string()),
   roles: v.array(v.string()),
@@ -35,10 +37,23 @@ export type RevokeReason = 'reuse'
 export class RefreshFamilies {
   readonly #store: ObjectStore
   readonly #clock: Clock
+  readonly #legacyIssuer: string
 
-  constructor(store: ObjectStore, clock: Clock) {
+  /** @param legacyIssuer the issuer of families started before issuers were kept */
+  constructor(store: ObjectStore, clock: Clock, legacyIssuer: string) {
     this.#store = store
     this.#clock = clock
+    this.#legacyIssuer = legacyIssuer
+  }
+
+  /**
+   * Whether a login was revoked (a spent refresh token of it was presented), so that what was
+   * minted in it stops working too. A family that cannot be found counts as revoked.
+   */
+  async isRevoked(family: string): Promise<boolean> {
+    if (!FAMILY_SHAPE.test(family)) return true
+    const stored = await readRecord(this.#store, keyOf(family), FamilySchema)
+    return stored === undefined || stored.value.revoked
   }
 
   /** Starts a family for a login; returns its ID and the `jti` of its first token. */
@@ -49,6 +64,7 @@ export class RefreshFamilies {
     const record: Family = {
       family,
       subject: identity.subject,
+      issuer: identity.issuer,
       ...(identity.email === undefined ? {} : { email: identity.email }),
       groups: identity.groups,
       roles: identity.roles,
@@ -94,6 +110,7 @@ export class RefreshFamilies {
       return {
         identity: {
           subject: record.subject,
+          issuer: record.issuer ?? this.#legacyIssuer,
           ...(record.email === undefined ? {} : { email: record.email }),
           groups: record.groups,
           roles: record.roles,
@@ -104,7 +121,9 @@ export class RefreshFamilies {
   }
 }
 
+const FAMILY_SHAPE = /^[0-9a-f-]{36}$/
+
 function keyOf(family: string): string {
-  if (!/^[0-9a-f-]{36}$/.test(family)) throw new TokenVerificationError('malformed refresh family')
+  if (!FAMILY_SHAPE.test(family)) throw new TokenVerificationError('malformed refresh family')
   return `${FAMILIES_PREFIX}${family}.json`
 }

@@ -1,4 +1,4 @@
-import type { Principal } from '../access/principal'
+import { isSamePrincipal, type Principal } from '../access/principal'
 import { LockConflictError } from '../errors'
 import type { HeldLock, Source } from '../units/unit-record'
 import type { LockInfo, LockRequest } from './lock-info'
@@ -39,8 +39,7 @@ export function checkWriteLock(
     return
   }
   if (lock === null) return
-  if (guard.asHolder === true && lock.subject === principal.subject && lock.source === source)
-    return
+  if (guard.asHolder === true && isSamePrincipal(lock, principal) && lock.source === source) return
   throw new LockConflictError(`the unit is locked by ${describe(lock.info)}`, lock.info)
 }
 

@@ -16,6 +16,7 @@ import {
 import { dirname, join, sep } from 'node:path'
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { collectPage } from './list-page'
+import { guardStorageFaults } from './storage-faults'
 import {
   bodyOf,
   PreconditionFailedError,
@@ -102,7 +103,8 @@ export async function openFsStore(root: string): Promise<FsStore> {
     if (!holds) throw new PreconditionFailedError(key)
   }
 
-  return {
+  // Out of file handles or space, the store answers as unavailable (503), never as a bug (500).
+  return guardStorageFaults<FsStore>({
     async get(key): Promise<StoredObject | undefined> {
       let handle: FileHandle
       try {
@@ -184,7 +186,7 @@ export async function openFsStore(root: string): Promise<FsStore> {
     async close() {
       await unlink(join(root, LOCK_FILE)).catch(() => undefined)
     },
-  }
+  })
 }
 
 async function claimDataDir(root: string): Promise<void> {

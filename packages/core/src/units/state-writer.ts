@@ -1,4 +1,4 @@
-import type { Principal } from '../access/principal'
+import { isSamePrincipal, type Principal } from '../access/principal'
 import type { DependencyGraph } from '../graph/dependency-graph'
 import { acksFor } from '../graph/graph-rules'
 import { outputDigests } from '../state/canonical-json'
@@ -180,7 +180,7 @@ export class StateWriter {
         checkWriteLock(record.lock, principal, options.source, options)
         const held = record.lock
         const holder =
-          held !== null && held.subject === principal.subject && held.source === options.source
+          held !== null && isSamePrincipal(held, principal) && held.source === options.source
         checkSerial(
           current,
           staged.inspected,

@@ -45,6 +45,8 @@ export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 export const HeldLockSchema = v.object({
   info: LockInfoSchema,
   subject: v.string(),
+  /** The issuer of the holder's identity; absent on locks taken before issuers were kept. */
+  issuer: v.optional(v.string()),
   source: SourceSchema,
   acquired: v.string(),
 })

@@ -1,5 +1,5 @@
 import { allowAll, demand, type Authorizer } from '../access/authorizer'
-import type { Principal } from '../access/principal'
+import { isSamePrincipal, type Principal } from '../access/principal'
 import { mapLimit } from '../concurrency/map-limit'
 import {
   InvalidRequestError,
@@ -418,7 +418,13 @@ export class UnitService {
       }
       const now = this.#clock.now()
       const info = completeLockInfo(request, principal, this.#ids.uuid(), now)
-      const lock = { info, subject: principal.subject, source: options.source, acquired: iso(now) }
+      const lock = {
+        info,
+        subject: principal.subject,
+        ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
+        source: options.source,
+        acquired: iso(now),
+      }
       return Promise.resolve({ put: { ...record, lock }, result: info })
     })
   }
@@ -451,7 +457,7 @@ export class UnitService {
         if (force) return Promise.resolve(unlocked)
         // Protocols whose unlock carries no lock ID: the holder took it, through the same one.
         if (options.asHolder === true) {
-          if (held.subject === principal.subject && held.source === options.source) {
+          if (isSamePrincipal(held, principal) && held.source === options.source) {
             return Promise.resolve(unlocked)
           }
           throw new LockConflictError(`the unit is locked by ${describe(held.info)}`, held.info)

@@ -1,6 +1,7 @@
-import { CoreError, type CoreErrorCode } from '@cairn/core'
+import { CoreError, isClientAbort, type CoreErrorCode } from '@cairn/core'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { TfeEnv } from '../tfe-env'
 import { JSON_API } from './document'
 
 /** A failure of the TFE surface itself, beside core's. */
@@ -32,6 +33,8 @@ const STATUS = {
   lock_conflict: 409,
   serial_conflict: 409,
   state_too_large: 413,
+  request_too_large: 413,
+  request_timeout: 408,
   write_contention: 503,
   storage_unavailable: 503,
   dependency_cycle: 422,
@@ -43,6 +46,7 @@ const TITLES: Partial<Record<ContentfulStatusCode, string>> = {
   401: 'unauthorized',
   403: 'forbidden',
   404: 'not found',
+  408: 'request timeout',
   409: 'conflict',
   413: 'payload too large',
   422: 'invalid attribute',
@@ -50,8 +54,18 @@ const TITLES: Partial<Record<ContentfulStatusCode, string>> = {
   503: 'service unavailable',
 }
 
-/** Renders any error as a JSON:API error document (`{"errors": [{status, title, detail}]}`). */
-export function renderError(error: unknown, c: Context): Response {
+/**
+ * Renders any error as a JSON:API error document (`{"errors": [{status, title, detail}]}`). A
+ * client that went away is logged at info, with no stack; every 5xx is logged once, with its
+ * cause; a 503 says when to retry.
+ */
+export function renderError(error: unknown, c: Context<TfeEnv>): Response {
+  if (isClientAbort(error)) {
+    c.var.log.info('the client closed the connection mid-request', {
+      reason: (error as Error).message,
+    })
+    return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
+  }
   let status: ContentfulStatusCode = 500
   let title = 'internal server error'
   let detail = 'the server failed; the request ID in its log names the cause'
@@ -64,8 +78,13 @@ export function renderError(error: unknown, c: Context): Response {
     title = TITLES[status] ?? error.code
     detail = error.message
   }
+  if (status >= 500) c.var.log.error('request failed', { error })
+  if (status === 503) c.header('Retry-After', '1')
   return errorResponse(c, status, title, detail)
 }
+
+/** The status logged for a request whose client went away mid-body: no answer reaches it. */
+const CLIENT_CLOSED = 499
 
 export function errorResponse(
   c: Context,

@@ -26,6 +26,7 @@ const PendingSchema = v.object({
   created: v.string(),
   principal: v.object({
     subject: v.string(),
+    issuer: v.optional(v.string()),
     email: v.optional(v.string()),
     groups: v.array(v.string()),
     roles: v.array(v.string()),
@@ -57,13 +58,14 @@ export class PendingVersions {
     const now = this.#clock.now()
     // The time first, so that records list oldest first and can be swept in order.
     const id = `${PENDING_PREFIX}${now.toString(36).padStart(9, '0')}${randomBytes(12).toString('hex')}`
-    const { subject, email, groups, roles } = fields.principal
+    const { subject, issuer, email, groups, roles } = fields.principal
     const record: PendingVersion = {
       ...fields,
       id,
       created: new Date(now).toISOString(),
       principal: {
         subject,
+        ...(issuer === undefined ? {} : { issuer }),
         ...(email === undefined ? {} : { email }),
         groups: [...(groups ?? [])],
         roles: [...(roles ?? [])],

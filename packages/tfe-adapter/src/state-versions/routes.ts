@@ -21,7 +21,7 @@ import {
 } from '../ids'
 import { document, pageOf, pagination, timestamp, type Resource } from '../jsonapi/document'
 import { notFound, TfeError } from '../jsonapi/errors'
-import { readDocument } from '../jsonapi/request'
+import { MAX_INLINE_STATE_DOCUMENT_BYTES, readDocument } from '../jsonapi/request'
 import type { TfeDeps, TfeEnv } from '../tfe-env'
 import { PendingVersions, type PendingVersion } from './pending-versions'
 import { UPLOAD_URL_TTL_MS, UploadUrls, type UploadKind } from './upload-urls'
@@ -94,7 +94,9 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   api.post('/workspaces/:id/state-versions', async (c) => {
     const unit = unitOfWorkspaceId(c.req.param('id'))
-    const { attributes } = (await readDocument(c, CreateSchema)).data
+    const { attributes } = (
+      await readDocument(c, deps.readBody, CreateSchema, MAX_INLINE_STATE_DOCUMENT_BYTES)
+    ).data
     const declared = { serial: attributes.serial, lineage: attributes.lineage }
     const force = attributes.force === true
     await units.details(c.var.principal, unit)
@@ -361,6 +363,12 @@ function kindOf(value: unknown): string {
 
 /** Who created a pending state version: the upload, which carries no token, writes as them. */
 function principalOf(record: PendingVersion): Principal {
-  const { subject, email, groups, roles } = record.principal
-  return { subject, ...(email === undefined ? {} : { email }), groups, roles }
+  const { subject, issuer, email, groups, roles } = record.principal
+  return {
+    subject,
+    ...(issuer === undefined ? {} : { issuer }),
+    ...(email === undefined ? {} : { email }),
+    groups,
+    roles,
+  }
 }

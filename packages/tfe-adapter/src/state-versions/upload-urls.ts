@@ -44,3 +44,11 @@ export class UploadUrls {
     return createHmac('sha256', this.#key).update(`PUT\n${base}`).digest('base64url')
   }
 }
+
+const SIGNED_PATH =
+  /^(\/tfe\/api\/v2\/state-versions\/[^/]+\/(?:upload|json-upload)\/[^/]+\/)[^/]+$/
+
+/** A request path fit for a log: an upload URL's signature, a capability, is left out. */
+export function loggablePath(path: string): string {
+  return path.replace(SIGNED_PATH, '$1[signature]')
+}

@@ -116,7 +116,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   })
 
   app.post('/organizations/:org/workspaces', async (c) => {
-    const body = await readDocument(c, CreateSchema)
+    const body = await readDocument(c, deps.readBody, CreateSchema)
     const { attributes, relationships } = body.data
     if (attributes['execution-mode'] === 'remote' || attributes['execution-mode'] === 'agent') {
       throw new TfeError(
@@ -145,7 +145,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.get('/workspaces/:id', (c) => read(c, byId(c)))
 
   const update = async (c: Context<TfeEnv>, unit: UnitId) => {
-    const attributes = (await readDocument(c, UpdateSchema)).data.attributes ?? {}
+    const attributes = (await readDocument(c, deps.readBody, UpdateSchema)).data.attributes ?? {}
     if (attributes.name !== undefined && attributes.name !== workspaceName(unit)) {
       throw new TfeError(
         422,
@@ -188,7 +188,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.patch('/workspaces/:id/tag-bindings', async (c) => {
     const unit = byId(c)
-    const bindings = (await readDocument(c, BindingsSchema)).data.map(
+    const bindings = (await readDocument(c, deps.readBody, BindingsSchema)).data.map(
       (binding) => binding.attributes,
     )
     const current = (await units.details(c.var.principal, unit)).tags
@@ -204,7 +204,9 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.post('/workspaces/:id/relationships/tags', async (c) => {
     const unit = byId(c)
-    const names = (await readDocument(c, TagRelationSchema)).data.map((tag) => tag.attributes.name)
+    const names = (await readDocument(c, deps.readBody, TagRelationSchema)).data.map(
+      (tag) => tag.attributes.name,
+    )
     const current = (await units.details(c.var.principal, unit)).tags
     await units.update(c.var.principal, unit, {
       tags: [...current, ...names.filter((name) => !current.includes(name))],
@@ -215,7 +217,9 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.delete('/workspaces/:id/relationships/tags', async (c) => {
     const unit = byId(c)
     const names = new Set(
-      (await readDocument(c, TagRelationSchema)).data.map((tag) => tag.attributes.name),
+      (await readDocument(c, deps.readBody, TagRelationSchema)).data.map(
+        (tag) => tag.attributes.name,
+      ),
     )
     const current = (await units.details(c.var.principal, unit)).tags
     await units.update(c.var.principal, unit, { tags: current.filter((tag) => !names.has(tag)) })
@@ -224,7 +228,8 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.post('/workspaces/:id/actions/lock', async (c) => {
     const unit = byId(c)
-    const reason = (await readOptionalDocument(c, LockSchema))?.data?.attributes?.reason
+    const reason = (await readOptionalDocument(c, deps.readBody, LockSchema))?.data?.attributes
+      ?.reason
     const who = c.var.principal.email ?? c.var.principal.subject
     await units.lock(
       c.var.principal,

@@ -1,0 +1,70 @@
+import type { IncomingMessage, Server } from 'node:http'
+import type { Socket } from 'node:net'
+import type { ServerLimits } from '../config/config'
+import type { Logger } from '../log/logger'
+
+const BUSY_BODY = JSON.stringify({
+  error: 'server_busy',
+  message: 'the server has as many connections open as it allows; retry in a moment',
+})
+
+/** Written straight to a connection over the cap, before Node parses anything from it. */
+const BUSY_RESPONSE = [
+  'HTTP/1.1 503 Service Unavailable',
+  'Content-Type: application/json',
+  `Content-Length: ${Buffer.byteLength(BUSY_BODY)}`,
+  'Retry-After: 1',
+  'Cache-Control: no-store',
+  'Connection: close',
+  '',
+  BUSY_BODY,
+].join('\r\n')
+
+const refused = new WeakSet<Socket>()
+
+/**
+ * What one client may hold of the server: headers within `headersTimeoutMs`, no silence longer
+ * than `idleTimeoutMs`, a whole request within `requestTimeoutMs` (small bodies have a shorter
+ * limit of their own), and at most `maxConnections` connections at once. A connection over the cap
+ * is answered 503 with `Retry-After` and closed (over TLS, where no answer can be written before
+ * the handshake, it is closed).
+ */
+export function applyServerLimits(
+  server: Server,
+  limits: ServerLimits,
+  options: { tls: boolean; log: Logger },
+): void {
+  server.headersTimeout = limits.headersTimeoutMs
+  server.requestTimeout = limits.requestTimeoutMs
+  // Silence on a connection, mid-request or between requests, closes it (Node's default: never).
+  server.timeout = limits.idleTimeoutMs
+  server.keepAliveTimeout = Math.min(5_000, limits.idleTimeoutMs)
+  let open = 0
+  let lastWarning = 0
+  server.on('connection', (socket: Socket) => {
+    if (open >= limits.maxConnections) {
+      refused.add(socket)
+      if (options.tls) socket.destroy()
+      else socket.end(BUSY_RESPONSE)
+      const now = Date.now()
+      if (now - lastWarning > 10_000) {
+        lastWarning = now
+        options.log.warn('connection refused: the server is at its limit of open connections', {
+          limit: limits.maxConnections,
+        })
+      }
+      return
+    }
+    open += 1
+    socket.once('close', () => {
+      open -= 1
+    })
+  })
+}
+
+/** Whether a request arrived on a connection already refused (and answered) by the cap. */
+export function onRefusedConnection(request: IncomingMessage): boolean {
+  if (!refused.has(request.socket)) return false
+  request.socket.destroy()
+  return true
+}
