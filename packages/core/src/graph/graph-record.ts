@@ -1,5 +1,7 @@
 import * as v from 'valibot'
+import { OutputDigestsSchema } from '../state/outputs'
 import type { Dependency } from '../units/requests'
+import { ownRecord } from '../validation'
 
 /**
  * The dependency graph lives in one object, `graph/graph.json`, so that the status of one unit, or
@@ -45,14 +47,15 @@ export const GraphUnitSchema = v.object({
   /** Digest of the state as a whole; null when there is none or it is not a Terraform state. */
   state: v.nullable(v.string()),
   /** Digests of the outputs other units consume; null when the outputs cannot be read. */
-  outputs: v.nullable(v.record(v.string(), v.string())),
+  outputs: v.nullable(OutputDigestsSchema),
   dependencies: v.array(GraphEdgeSchema),
 })
 export type GraphUnit = v.InferOutput<typeof GraphUnitSchema>
 
 export const GraphRecordSchema = v.object({
   format: v.literal(1),
-  units: v.record(v.string(), GraphUnitSchema),
+  // Keyed by unit ID, and `constructor` or `prototype` is a unit ID like any other.
+  units: ownRecord(GraphUnitSchema),
 })
 export type GraphRecord = v.InferOutput<typeof GraphRecordSchema>
 

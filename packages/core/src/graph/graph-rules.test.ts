@@ -1,7 +1,8 @@
+import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
-import { emptyGraph, type GraphRecord, type GraphUnit } from './graph-record'
+import { emptyGraph, GraphRecordSchema, type GraphRecord, type GraphUnit } from './graph-record'
 import { Graph } from './graph-draft'
-import { StatusReader } from './graph-rules'
+import { digestOf, StatusReader } from './graph-rules'
 
 const version = { timestamp: '2026-01-01T00:00:00.000Z', serial: 2 }
 
@@ -59,4 +60,43 @@ describe('StatusReader', () => {
       red_upstream: [],
     })
   })
+
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])(
+    'shows an edge on output %s of an upstream that has no such output as unknown',
+    (name) => {
+      const graph: GraphRecord = emptyGraph()
+      graph.units['net'] = unit('1')
+      graph.units['app'] = unit('1', [{ from: 'net', output: name, ack: null, since: null }])
+      expect(digestOf(graph.units['net'], name)).toBeNull()
+      expect(new StatusReader(Graph.fromRecord(graph)).report('app')).toMatchObject({
+        status: 'green',
+        edges: [{ from: 'net', output: name, state: 'unknown' }],
+      })
+    },
+  )
+
+  it.each(['__proto__', 'constructor', 'prototype'])(
+    'compares an output really named %s from a stored graph like any other',
+    (name) => {
+      const stored = JSON.parse(
+        JSON.stringify({
+          format: 1,
+          units: {
+            net: { ...unit('1'), outputs: Object.fromEntries([[name, 'new']]) },
+            app: unit('1', [{ from: 'net', output: name, ack: 'old', since: null }]),
+            web: unit('1', [{ from: 'net', output: name, ack: 'new', since: null }]),
+          },
+        }),
+      ) as unknown
+      const reader = new StatusReader(Graph.fromRecord(v.parse(GraphRecordSchema, stored)))
+      expect(reader.report('app')).toMatchObject({
+        status: 'red',
+        edges: [{ from: 'net', output: name, state: 'pending' }],
+      })
+      expect(reader.report('web')).toMatchObject({
+        status: 'green',
+        edges: [{ from: 'net', output: name, state: 'ok' }],
+      })
+    },
+  )
 })

@@ -1,5 +1,6 @@
 import { DependencyCycleError } from '../errors'
 import { shortDigest } from '../state/canonical-json'
+import { outputMap, outputNamed } from '../state/outputs'
 import type { Ack, UnitRecord } from '../units/unit-record'
 import type { Dependency } from '../units/requests'
 import type { EdgeStatus, UnitStatus } from '../wire'
@@ -18,7 +19,8 @@ export function digestOf(
 ): string | null {
   if (upstream?.created == null || upstream.version === null) return null
   if (output === undefined) return upstream.state
-  return upstream.outputs?.[output] ?? null
+  if (upstream.outputs === null) return null
+  return outputNamed(upstream.outputs, output) ?? null
 }
 
 /** What a write of `id` acknowledges: the digest each of its edges sees now, or undefined. */
@@ -241,11 +243,11 @@ function consumedDigests(
   digests: Record<string, string> | null,
 ): Record<string, string> | null {
   if (digests === null) return null
-  const consumed: Record<string, string> = {}
+  const consumed = outputMap<string>()
   for (const downstream of draft.consumersOf(id)) {
     for (const edge of draft.get(downstream)?.dependencies ?? []) {
       if (edge.from !== id || edge.output === undefined) continue
-      const digest = digests[edge.output]
+      const digest = outputNamed(digests, edge.output)
       if (digest !== undefined) consumed[edge.output] = digest
     }
   }

@@ -33,4 +33,36 @@ describe('lock info', () => {
     expect(() => parseLockRequest(input)).toThrow(InvalidLockInfoError)
     expect(() => parseLockRequest(input)).toThrow(message)
   })
+
+  it('strips the ANSI escapes and line breaks of a field, so they never reach a terminal', () => {
+    const { Info } = parseLockRequest({ Info: '\u001b[31mred\u001b[0m\r\nforged' })
+    expect(Info).toBe('[31mred[0m forged')
+    for (const control of ['\u001b', '\r', '\n']) expect(Info).not.toContain(control)
+  })
+
+  it.each(['Operation', 'Info', 'Who', 'Version', 'Path'])(
+    'strips C0 and C1 controls, DEL and bidirectional overrides from %s',
+    (field) => {
+      const hostile = 'a\u0000b\u0007c\u007fd\u0085e\u009bf\u202eg\u2066h\u2069i\tj\u0008k'
+      expect(parseLockRequest({ [field]: hostile })).toEqual({ [field]: 'abcdefghi jk' })
+    },
+  )
+
+  it('leaves ordinary text as it is', () => {
+    const info = {
+      Operation: 'OperationTypeApply',
+      Info: 'Ünïcödé λ 日本語 ✓ — déploiement',
+      Who: 'user@host',
+      Version: '1.11.4',
+      Path: 'team/app env/prod.tfstate',
+    }
+    expect(parseLockRequest(info)).toEqual(info)
+  })
+
+  it('takes a lock whose fields are nothing but controls, leaving them empty', () => {
+    expect(parseLockRequest({ Who: '\u001b\u009b\u202e', Info: '' })).toEqual({
+      Who: '',
+      Info: '',
+    })
+  })
 })

@@ -1,7 +1,7 @@
 import { isSamePrincipal, type Principal } from '../access/principal'
 import { LockConflictError } from '../errors'
 import type { HeldLock, Source } from '../units/unit-record'
-import type { LockInfo, LockRequest } from './lock-info'
+import { parseLockRequest, type LockInfo, type LockRequest } from './lock-info'
 
 /** How a write proves it may pass the unit's lock. */
 export interface LockGuard {
@@ -50,7 +50,10 @@ export function completeLockInfo(
   id: string,
   now: number,
 ): LockInfo {
-  return {
+  // Checked whole again: fields that did not come through `parseLockRequest` (a TFE lock's
+  // reason, the caller's subject as `Who`) meet the same limits and lose their control characters
+  // before they are stored, where an over-long field would make the unit record unreadable.
+  return parseLockRequest({
     ID: request.ID ?? id,
     Operation: request.Operation ?? '',
     Info: request.Info ?? '',
@@ -58,7 +61,7 @@ export function completeLockInfo(
     Version: request.Version ?? '',
     Created: request.Created ?? new Date(now).toISOString(),
     Path: request.Path ?? '',
-  }
+  }) as LockInfo
 }
 
 /** A lock in words, for messages: its ID, holder and operation. */

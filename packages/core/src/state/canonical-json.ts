@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { outputMap } from './outputs'
 
 /**
  * Canonical JSON: no whitespace, object keys sorted by UTF-16 code units, strings escaped the way
@@ -36,7 +37,7 @@ export function shortDigest(sha256: Uint8Array | string): string {
  */
 export function outputDigests(raw: Uint8Array): Record<string, string> | null {
   try {
-    const digests: Record<string, string> = {}
+    const digests = outputMap<string>()
     for (const [name, source] of topLevelValues(new TextDecoder().decode(raw))) {
       digests[name] = canonicalDigest(source)
     }

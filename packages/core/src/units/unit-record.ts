@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { LockInfoSchema } from '../locks/lock-info'
+import { OutputDigestsSchema } from '../state/outputs'
 
 /** Which surface a write or lock came through. */
 export const SourceSchema = v.picklist(['api', 'cloud', 's3', 'http', 'restore'])
@@ -36,7 +37,7 @@ export const VersionRecordSchema = v.object({
   object: v.string(),
   terraform_version: v.nullable(v.string()),
   serial_span: v.nullable(v.tuple([v.number(), v.number()])),
-  output_digests: v.optional(v.nullable(v.record(v.string(), v.string()))),
+  output_digests: v.optional(v.nullable(OutputDigestsSchema)),
   acks: v.optional(v.array(AckSchema)),
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>

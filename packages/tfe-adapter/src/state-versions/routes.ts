@@ -225,7 +225,9 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     const id = parseOutputId(c.req.param('id'))
     if (id === undefined) throw notFound(`no state version output ${c.req.param('id')}`)
     const read = await units.outputs(c.var.principal, id.unit, id.timestamp)
-    const output = read?.outputs[id.name]
+    // Own properties only: an output named `toString` or `__proto__` must be one the state has.
+    const output =
+      read !== null && Object.hasOwn(read.outputs, id.name) ? read.outputs[id.name] : undefined
     if (output === undefined) throw notFound(`no output ${id.name}`)
     // One by one, sensitive values are shown: this is how Terraform reads them.
     return document(c, { data: outputResource(id.unit, id.timestamp, id.name, output, true) })

@@ -13,6 +13,7 @@ import {
   type Harness,
   type OutputSpec,
 } from '../../test/harness'
+import { outputId, parseOutputId } from '../ids'
 
 const WS = 'ws-app-prod'
 
@@ -31,6 +32,15 @@ async function lockedWorkspace(): Promise<Harness> {
   await h.workspace('app-prod')
   expect((await h.lock(WS)).status).toBe(200)
   return h
+}
+
+/** The unit and version in the ID of the current output `name`, to build other output IDs from. */
+const outputIdOf = async (h: Harness, name: string) => {
+  const list = await h.api('GET', `/workspaces/${WS}/current-state-version-outputs`)
+  const found = list.many().find((output) => output.attributes.name === name)
+  const parsed = parseOutputId(found?.id ?? '')
+  if (parsed === undefined) throw new Error(`no output ${name} in ${list.text}`)
+  return parsed
 }
 
 const attributesOf = async (h: Harness, path: string) => {
@@ -276,6 +286,54 @@ describe('state version outputs', () => {
   it('answers current-state-version-outputs with 404 while the workspace has no state', async () => {
     const h = await lockedWorkspace()
     expect((await h.api('GET', `/workspaces/${WS}/current-state-version-outputs`)).status).toBe(404)
+  })
+
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])(
+    'answers 404 for an output named %s that the state does not have, and 200 for a real one',
+    async (name) => {
+      const h = await lockedWorkspace()
+      await h.push(WS, stateText(1, { outputs: OUTPUTS }))
+      const { unit, timestamp } = await outputIdOf(h, 'greeting')
+      const missing = await h.api(
+        'GET',
+        `/state-version-outputs/${outputId(unit, timestamp, name)}`,
+      )
+      expect(missing.status, missing.text).toBe(404)
+      const real = await h.api(
+        'GET',
+        `/state-version-outputs/${outputId(unit, timestamp, 'greeting')}`,
+      )
+      expect(real.status).toBe(200)
+      expect(real.one().attributes).toMatchObject({ name: 'greeting', value: 'héllo' })
+    },
+  )
+
+  it('serves an output the state really names __proto__ as that output, and nothing else through it', async () => {
+    const h = await lockedWorkspace()
+    // JSON.stringify writes an own `__proto__` key, as a state from Terraform would have it.
+    const outputs = Object.fromEntries([
+      ['__proto__', { value: 'proto-value', type: 'string' }],
+      ...Object.entries(OUTPUTS),
+    ]) as Record<string, OutputSpec>
+    await h.push(WS, stateText(1, { outputs }))
+    const list = await h.api('GET', `/workspaces/${WS}/current-state-version-outputs`)
+    expect(list.many().map((output) => output.attributes.name)).toEqual(
+      expect.arrayContaining(['__proto__', 'greeting', 'obj', 'secret']),
+    )
+    expect(list.many()).toHaveLength(4)
+    const { unit, timestamp } = await outputIdOf(h, '__proto__')
+    const read = await h.api(
+      'GET',
+      `/state-version-outputs/${outputId(unit, timestamp, '__proto__')}`,
+    )
+    expect(read.status).toBe(200)
+    expect(read.one().attributes).toMatchObject({ name: '__proto__', value: 'proto-value' })
+    // Fields of the `__proto__` output are no outputs of their own.
+    for (const name of ['value', 'type', 'sensitive']) {
+      const answer = await h.api('GET', `/state-version-outputs/${outputId(unit, timestamp, name)}`)
+      expect(answer.status, name).toBe(404)
+    }
+    expect(({} as Record<string, unknown>)['value']).toBeUndefined()
   })
 })
 

@@ -39,6 +39,25 @@ describe('locking a workspace', () => {
     expect(answer.one().attributes.locked).toBe(true)
   })
 
+  it('refuses a reason longer than a lock field may be with 422, and the unit stays readable', async () => {
+    const h = await withWorkspace()
+    const answer = await h.api('POST', `/workspaces/${WS}/actions/lock`, {
+      body: { data: { attributes: { reason: 'x'.repeat(5000) } } },
+    })
+    expect(answer.status).toBe(422)
+    expect((await h.unit('app-prod')).locked).toBe(false)
+    expect((await h.api('GET', `/workspaces/${WS}`)).status).toBe(200)
+  })
+
+  it('strips control characters from a reason before other operators see it', async () => {
+    const h = await withWorkspace()
+    const answer = await h.api('POST', `/workspaces/${WS}/actions/lock`, {
+      body: { data: { attributes: { reason: '\u001b[2J\rdeploy' } } },
+    })
+    expect(answer.status).toBe(200)
+    expect((await h.unit('app-prod')).lock?.Info).toBe('[2J deploy')
+  })
+
   it.each([
     ['the holder', 'good'],
     ['another user', 'bob'],

@@ -1,0 +1,101 @@
+import { beforeEach, describe, expect, it } from 'vitest'
+import type { Principal } from '../access/principal'
+import { createMemoryStore } from '../storage/memory-store'
+import type { ObjectStore } from '../storage/object-store'
+import { bytesOf, terraformState } from '../testing/fixtures'
+import { ManualClock } from '../testing/manual-clock'
+import { parseUnitId } from '../units/unit-id'
+import { UnitService } from '../units/unit-service'
+
+const alice: Principal = { subject: 'alice' }
+const id = parseUnitId
+
+/**
+ * Output names are Terraform identifiers, and `__proto__`, `constructor` or `toString` are valid
+ * ones: a name must only ever find an output the state really has, never something inherited.
+ */
+describe('dependencies on outputs named like Object.prototype members', () => {
+  let store: ObjectStore
+  let clock: ManualClock
+  let units: UnitService
+  let serial = 0
+  /** A service with nothing in memory, which reads the graph back from the store. */
+  const fresh = () => new UnitService({ store, clock, sleep: () => Promise.resolve() })
+  const apply = async (unit: string, outputs: Record<string, unknown>) => {
+    serial += 1
+    clock.advance(1000)
+    return units.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+      source: 'http',
+      create: true,
+    })
+  }
+
+  beforeEach(() => {
+    store = createMemoryStore()
+    clock = new ManualClock()
+    units = fresh()
+    serial = 0
+  })
+
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype'])(
+    'shows an edge on output %s of an upstream that has no such output as unknown',
+    async (name) => {
+      await apply('net', { vpc: 'vpc-1' })
+      await apply('app', {})
+      await units.setDependencies(alice, id('app'), {
+        dependencies: [{ from: 'net', output: name }],
+      })
+      expect((await units.status(alice, id('app'))).edges).toEqual([
+        { from: 'net', output: name, state: 'unknown' },
+      ])
+      // An inherited member once became the acknowledged digest, and `graph.json` unreadable.
+      expect((await fresh().status(alice, id('app'))).edges).toEqual([
+        { from: 'net', output: name, state: 'unknown' },
+      ])
+    },
+  )
+
+  it.each(['__proto__', 'constructor', 'prototype'])(
+    'follows a real output named %s like any other',
+    async (name) => {
+      await apply('net', Object.fromEntries([[name, 'one']]))
+      await apply('app', {})
+      await units.setDependencies(alice, id('app'), {
+        dependencies: [{ from: 'net', output: name }],
+      })
+      expect((await units.status(alice, id('app'))).edges).toEqual([
+        { from: 'net', output: name, state: 'ok' },
+      ])
+      await apply('net', Object.fromEntries([[name, 'two']]))
+      expect((await fresh().status(alice, id('app'))).edges).toMatchObject([
+        { from: 'net', output: name, state: 'pending' },
+      ])
+    },
+  )
+})
+
+describe('units named like Object.prototype members', () => {
+  it.each(['constructor', 'prototype', 'toString'])(
+    'keeps unit %s in the graph when it is read back from the store',
+    async (name) => {
+      const store = createMemoryStore()
+      const clock = new ManualClock()
+      const fresh = () => new UnitService({ store, clock, sleep: () => Promise.resolve() })
+      const units = fresh()
+      const write = async (unit: string, serial: number, outputs: Record<string, unknown>) => {
+        clock.advance(1000)
+        await units.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+          source: 'http',
+          create: true,
+        })
+      }
+      await write(name, 1, { vpc: 'vpc-1' })
+      await write('app', 1, {})
+      await units.setDependencies(alice, id('app'), {
+        dependencies: [{ from: name, output: 'vpc' }],
+      })
+      await write(name, 2, { vpc: 'vpc-2' })
+      expect((await fresh().status(alice, id('app'))).status).toBe('red')
+    },
+  )
+})
