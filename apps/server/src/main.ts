@@ -17,7 +17,7 @@ import { setUpIdentity, type IdentitySetup } from './auth/identity-setup'
 import { ensureLocalAdmin, reportLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
-import { applyServerLimits, onRefusedConnection } from './http/server-limits'
+import { applyServerLimits, onRefusedConnection, serverOptions } from './http/server-limits'
 import { createLogger, type Logger } from './log/logger'
 import { WorkerScanners } from './scanning/worker-scanners'
 
@@ -132,8 +132,11 @@ async function main(): Promise<void> {
   try {
     server =
       config.tls === undefined
-        ? createServer(handle)
-        : createHttpsServer(await readTls(config.tls), handle)
+        ? createServer(serverOptions(config.limits), handle)
+        : createHttpsServer(
+            { ...serverOptions(config.limits), ...(await readTls(config.tls)) },
+            handle,
+          )
   } catch (error) {
     refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
   }

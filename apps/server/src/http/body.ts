@@ -1,4 +1,5 @@
 import { bodyOf, InvalidRequestError, readBounded, StateTooLargeError } from '@cairn/core'
+import type { Socket } from 'node:net'
 import type { Context } from 'hono'
 import type { AppEnv } from './app-env'
 
@@ -104,6 +105,27 @@ export function closeIfUnread(c: Context<AppEnv>): void {
   if (known && status < 500 && status !== 408 && status !== 413) return
   // Before the head is written, this makes Node send `Connection: close` and end the socket.
   env.outgoing.shouldKeepAlive = false
+  lingerOnClose(env.incoming.socket)
+}
+
+/** How long a closing connection still takes (and discards) what its client sends. */
+const LINGER_MS = 2_000
+
+/**
+ * Closing a socket while the client's bytes are still arriving makes the kernel answer with a
+ * reset, which can reach the client before it has read the answer (a 413 it never sees). So, as
+ * nginx's lingering close does, the socket is half-closed once the answer is out, what still
+ * arrives is discarded for a moment, and only then is the socket destroyed.
+ */
+function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = () => {
+    socket.end()
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+    timer.unref()
+    socket.once('close', () => {
+      clearTimeout(timer)
+    })
+  }
 }
 
 function incomingOf(c: Context<AppEnv>) {

@@ -23,6 +23,15 @@ const BUSY_RESPONSE = [
 const refused = new WeakSet<Socket>()
 
 /**
+ * Options Node takes only when the server is made: how often it checks the header and request
+ * timeouts (every 30 s by default, which would let a request that never finishes its headers
+ * hold its connection for up to 30 s past `-headers-timeout`).
+ */
+export function serverOptions(limits: ServerLimits): { connectionsCheckingInterval: number } {
+  return { connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs) }
+}
+
+/**
  * What one client may hold of the server: headers within `headersTimeoutMs`, no silence longer
  * than `idleTimeoutMs`, a whole request within `requestTimeoutMs` (small bodies have a shorter
  * limit of their own), and at most `maxConnections` connections at once. A connection over the cap
