@@ -108,18 +108,29 @@ export function closeIfUnread(c: Context<AppEnv>): void {
   lingerOnClose(env.incoming.socket)
 }
 
-/** How long a closing connection still takes (and discards) what its client sends. */
+/** How long a closing connection stays open, unread, for its client to read the answer. */
 const LINGER_MS = 2_000
 
 /**
  * Closing a socket while the client's bytes are still arriving makes the kernel answer with a
- * reset, which can reach the client before it has read the answer (a 413 it never sees). So, as
- * nginx's lingering close does, the socket is half-closed once the answer is out, what still
- * arrives is discarded for a moment, and only then is the socket destroyed.
+ * reset, which can reach the client before it has read the answer (a 413 it never sees). So the
+ * socket is half-closed once the answer is out and left open a moment for the client to read it,
+ * but no longer read: what the client still sends fills the kernel's buffers, and TCP stops it.
+ * Only then is the socket destroyed.
  */
 function lingerOnClose(socket: Socket): void {
+  const stopReading = (): void => {
+    socket.pause()
+    // While Node's HTTP parser consumes the socket's handle directly, pausing the stream does not
+    // stop the reads: stop them at the handle.
+    ;(socket as unknown as { _handle?: { readStop?: () => number } })._handle?.readStop?.()
+  }
   socket.destroySoon = () => {
     socket.end()
+    stopReading()
+    // Node dumps an unread request body as the answer finishes, which resumes reading on the
+    // next tick: stop again once that has run.
+    setImmediate(stopReading)
     const timer = setTimeout(() => socket.destroy(), LINGER_MS)
     timer.unref()
     socket.once('close', () => {
