@@ -5,4 +5,13 @@ import { pathToFileURL } from 'node:url'
 import { bootstrap, root } from './bootstrap.mjs'
 
 bootstrap()
+
+// A supervisor that stops `npm start` signals npm, which dies without passing the signal on: this
+// process is left behind, reparented, still serving and holding the data directory. So when the
+// parent goes away, stop as if signalled ourselves (the server finishes requests in flight).
+const parent = process.ppid
+setInterval(() => {
+  if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM')
+}, 500).unref()
+
 await import(pathToFileURL(join(root, 'apps', 'server', 'dist', 'main.js')).href)

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, waitFor } from './support/http-client'
 import { SERVER_MAIN, startServer, type RunningServer } from '@cairn/testkit'
@@ -193,6 +195,40 @@ describe('starting the server process', () => {
     }
   })
 
+  it('stops when a supervisor signals `npm start`, and frees the data directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-npm-start-'))
+    const root = fileURLToPath(new URL('../../..', import.meta.url))
+    // `npm start` runs `sh -c node scripts/start.mjs`: npm dies on SIGTERM without passing it on.
+    const npm = spawn(
+      'npm',
+      ['start', '--', '-auth-disable', '-host', '127.0.0.1', '-port', '0', '-data-dir', dir],
+      {
+        cwd: root,
+        env: { ...process.env, SVC_LOG_LEVEL: 'info' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let output = ''
+    npm.stdout.setEncoding('utf8').on('data', (text: string) => (output += text))
+    npm.stderr.setEncoding('utf8').on('data', (text: string) => (output += text))
+    try {
+      await waitFor(
+        'the listening line',
+        () => (output.includes('"msg":"listening"') ? true : undefined),
+        60_000,
+      )
+      const pid = Number((await readFile(join(dir, '.lock'), 'utf8')).trim())
+      expect(pid).not.toBe(npm.pid)
+      npm.kill('SIGTERM')
+      await waitFor('the server to exit', () => (isRunning(pid) ? undefined : true), 10_000)
+      expect(existsSync(join(dir, '.lock'))).toBe(false)
+      expect(output).toContain('"msg":"stopped"')
+    } finally {
+      npm.kill('SIGKILL')
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   // A process manager may stop a server as soon as it says it listens. A race cannot be forced,
   // so this tries many times: each try sends SIGTERM the moment the listening line arrives.
   it('exits 0 on a SIGTERM sent the moment it logs that it listens', async () => {
@@ -287,3 +323,12 @@ describe('a running server', () => {
     expect(server.output()).not.toContain(secret)
   })
 })
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
