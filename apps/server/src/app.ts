@@ -6,6 +6,7 @@ import { TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
 import type { AuthConfig } from './config/auth-config'
 import { authenticate } from './http/authenticate'
+import { refuseDotSegments } from './http/dot-segments'
 import { publicBaseUrl } from './http/base-url'
 import { readSmallBody, requestStream } from './http/body'
 import { ANONYMOUS } from './http/principal'
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   app.use(requestContext(deps.log, deps.limits))
   app.onError(onError)
+  app.use(refuseDotSegments())
   app.use(uploadSlots(deps.limits.maxUploads))
   app.notFound((c) =>
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
