@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     identity = await setUpIdentity({
       config: config.auth,
       authDisable: config.authDisable,
+      dataDir: config.dataDir,
       store,
       clock: systemClock,
       log,

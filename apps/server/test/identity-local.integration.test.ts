@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -165,6 +166,51 @@ resource "terraform_data" "x" {
     server = await startServer({ dataDir, auth: true })
     expect(server.output().match(TOKEN)).toBeNull()
     expect((await call('/v1/units')).status).toBe(200)
+  })
+
+  it('keeps its signing key in the data directory: no warning, and what it signed outlives a restart', async () => {
+    expect((await stat(join(dataDir, 'signing.pem'))).mode & 0o777).toBe(0o600)
+    expect(server.output()).not.toContain('SVC_TOKENS_PRIVATE_KEY_PEM_PATH')
+    const jwks = await (await call('/oidc/jwks.json')).text()
+    // An upload URL is signed with a key derived from the signing key.
+    const workspace = await call('/tfe/api/v2/organizations/acme/workspaces', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/vnd.api+json' },
+      body: JSON.stringify({ data: { type: 'workspaces', attributes: { name: 'keyed' } } }),
+    })
+    expect(workspace.status).toBe(201)
+    const state = JSON.stringify({
+      version: 4,
+      serial: 1,
+      lineage: 'k',
+      outputs: {},
+      resources: [],
+    })
+    const created = await call('/tfe/api/v2/workspaces/ws-keyed/state-versions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/vnd.api+json' },
+      body: JSON.stringify({
+        data: {
+          type: 'state-versions',
+          attributes: {
+            serial: 1,
+            lineage: 'k',
+            md5: createHash('md5').update(state).digest('hex'),
+          },
+        },
+      }),
+    })
+    expect(created.status).toBe(201)
+    const { data } = (await created.json()) as {
+      data: { attributes: { 'hosted-state-upload-url': string } }
+    }
+    const uploadUrl = new URL(data.attributes['hosted-state-upload-url'])
+
+    await server.stop()
+    server = await startServer({ dataDir, auth: true })
+    expect(await (await call('/oidc/jwks.json')).text()).toBe(jwks)
+    const upload = await fetch(`${server.url}${uploadUrl.pathname}`, { method: 'PUT', body: state })
+    expect(upload.status).toBe(200)
   })
 })
 

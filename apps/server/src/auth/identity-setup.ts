@@ -1,5 +1,6 @@
-import { readFile, stat } from 'node:fs/promises'
-import { basename, extname } from 'node:path'
+import { generateKeyPairSync } from 'node:crypto'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { basename, extname, join } from 'node:path'
 import { AuthService, KeyError, loadKeySet, OidcClient, type KeySet } from '@cairn/auth'
 import type { Clock, ObjectStore } from '@cairn/core'
 import type { AuthConfig } from '../config/auth-config'
@@ -11,6 +12,9 @@ export type AuthMode = 'oidc' | 'local' | 'disabled'
 
 /** The issuer of Cairn's tokens when no public URL is configured (DESIGN section 8). */
 export const DEFAULT_TOKEN_ISSUER = 'urn:cairn'
+
+/** Local mode's signing key, in the data directory. */
+const LOCAL_KEY_FILE = 'signing.pem'
 
 /** The spec's message for a signing key that is missing or unreadable. */
 const SIGNER_NOT_AVAILABLE = 'JWT signer not available'
@@ -30,12 +34,19 @@ export interface IdentitySetup {
 export async function setUpIdentity(options: {
   config: AuthConfig
   authDisable: boolean
+  /** Where local mode keeps its signing key, beside the admin token. */
+  dataDir: string
   store: ObjectStore
   clock: Clock
   log: Logger
 }): Promise<IdentitySetup> {
   const { config, log } = options
-  const keys = await loadKeys(config, log)
+  const local = config.issuer === undefined && !options.authDisable
+  const keys = await loadKeys(
+    config,
+    log,
+    local && config.privateKeyPath === undefined ? options.dataDir : undefined,
+  )
   if (keys.ephemeral && !options.authDisable) {
     log.warn(
       'SVC_TOKENS_PRIVATE_KEY_PEM_PATH is not set: tokens are signed with a key made at start, so they stop working when the server restarts and other instances refuse them',
@@ -90,10 +101,18 @@ export async function setUpIdentity(options: {
   return { mode, auth, keys }
 }
 
-async function loadKeys(config: AuthConfig, log: Logger): Promise<KeySet> {
+async function loadKeys(
+  config: AuthConfig,
+  log: Logger,
+  localDataDir: string | undefined,
+): Promise<KeySet> {
   const path = config.privateKeyPath
   const privateKeyPem =
-    path === undefined ? undefined : await readKey(path, 'SVC_TOKENS_PRIVATE_KEY_PEM_PATH', log)
+    path !== undefined
+      ? await readKey(path, 'SVC_TOKENS_PRIVATE_KEY_PEM_PATH', log)
+      : localDataDir === undefined
+        ? undefined
+        : await localSigningKey(localDataDir, log)
   const previous = await Promise.all(
     config.previousKeyPaths.map(async (file, index) => ({
       pem: await readKey(file, 'SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS', log),
@@ -127,4 +146,35 @@ async function readKey(path: string, variable: string, log: Logger): Promise<str
     log.warn('the signing key file can be read by other users; mode 0400 is recommended', { path })
   }
   return text
+}
+
+/**
+ * Local mode's signing key: made on the first start and kept in `<data-dir>/signing.pem` (mode
+ * 0600), like the admin token, so that what it signed (upload URLs, OAuth state) outlives a
+ * restart. One process serves a data directory, so no other instance needs it.
+ */
+async function localSigningKey(dataDir: string, log: Logger): Promise<string> {
+  const path = join(dataDir, LOCAL_KEY_FILE)
+  try {
+    return await readFile(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw new ConfigError(
+        `${SIGNER_NOT_AVAILABLE}: cannot read ${path}: ${(error as Error).message}`,
+      )
+    }
+  }
+  const pem = generateKeyPairSync('ed25519')
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString()
+  await mkdir(dataDir, { recursive: true, mode: 0o700 })
+  try {
+    await writeFile(path, pem, { mode: 0o600, flag: 'wx' })
+  } catch (error) {
+    // Another start made it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return readFile(path, 'utf8')
+    throw error
+  }
+  log.info('local mode: created the signing key', { path })
+  return pem
 }
