@@ -19,6 +19,7 @@ import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
+import { tokensPageRoutes } from './routes/tokens-page'
 import { unitRoutes } from './routes/units'
 
 export interface AppDeps {
@@ -47,6 +48,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
   )
   app.route('/', healthRoutes(deps.store))
+  app.route(
+    '/',
+    tokensPageRoutes(deps.identity.mode, (request) =>
+      publicBaseUrl(request, deps.authConfig.publicBaseUrl),
+    ),
+  )
   const { identity } = deps
   app.use('/v1/*', authenticate(identity.mode === 'disabled' ? undefined : identity.auth))
   app.route(

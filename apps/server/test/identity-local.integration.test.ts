@@ -168,6 +168,16 @@ resource "terraform_data" "x" {
     expect((await call('/v1/units')).status).toBe(200)
   })
 
+  it('answers the tokens page terraform login names with how to make a token', async () => {
+    const page = await call('/app/settings/tokens?source=terraform-login', {}, null)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/)
+    const html = await page.text()
+    expect(html).toContain('cairn tokens create terraform')
+    expect(html).toContain('admin.token')
+    expect(html).not.toContain(token)
+  })
+
   it('keeps its signing key in the data directory: no warning, and what it signed outlives a restart', async () => {
     expect((await stat(join(dataDir, 'signing.pem'))).mode & 0o777).toBe(0o600)
     expect(server.output()).not.toContain('SVC_TOKENS_PRIVATE_KEY_PEM_PATH')

@@ -77,6 +77,13 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
     })
   })
 
+  it('answers the tokens page terraform login names, with the CLI steps for a provider', async () => {
+    const page = await httpsRequest(`${base}/app/settings/tokens?source=terraform-login`, tls.ca)
+    expect(page.status).toBe(200)
+    expect(page.body).toContain(`cairn login --server ${base}`)
+    expect(page.body).toContain('cairn tokens create terraform')
+  })
+
   it('logs Terraform in, and Terraform then applies with the token it stored', async () => {
     const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
     try {
