@@ -42,7 +42,7 @@ export interface ServerLimits {
 export const FLAGS = {
   host: { env: 'SVC_HOST', help: 'address to listen on (default 0.0.0.0)' },
   port: { env: 'PORT', help: 'port to listen on; 0 picks a free one (default 8080)' },
-  storage: { env: 'SVC_STORAGE', help: 'fs (default), memory (lost on exit) or s3' },
+  storage: { env: 'SVC_STORAGE', help: 'fs (default) or memory (lost on exit)' },
   'data-dir': { env: 'SVC_DATA_DIR', help: 'directory of the fs store (default ./data)' },
   'auth-disable': {
     env: 'SVC_AUTH_DISABLE',
