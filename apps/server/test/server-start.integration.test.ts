@@ -181,7 +181,7 @@ describe('starting the server process', () => {
     }
   })
 
-  it("exits 0 on SIGTERM after logging 'stopped'", async () => {
+  it("exits 0 on SIGTERM after logging 'stopped', and frees the data directory", async () => {
     const server = await startServer()
     try {
       // One answered request first: this test is about the shutdown, not the start-up race below.
@@ -190,6 +190,8 @@ describe('starting the server process', () => {
       await waitFor('the stopped line', () =>
         linesOf(server.output()).find((line) => line.includes('"msg":"stopped"')),
       )
+      // The data directory is free for the next server.
+      expect(existsSync(join(server.dataDir, '.lock'))).toBe(false)
     } finally {
       await server.dispose()
     }
