@@ -223,6 +223,27 @@ describe("Terraform's cloud block over real TLS", () => {
       expect((await api('/units/green')).status).toBe(404)
       expect((await tf.run(['workspace', 'list'])).stdout).not.toContain('green')
     })
+
+    it('lets CI init without input on a workspace made beforehand as a unit with the tags (README)', async () => {
+      const made = await api('/units', {
+        method: 'POST',
+        body: JSON.stringify({ id: 'app-prod', tags: ['app', 'ci'] }),
+      })
+      expect(made.status).toBe(201)
+      const ci = await workspace()
+      try {
+        await ci.write('main.tf', cloudConfig(hostname, 'tags = ["app", "ci"]'))
+        const init = await ci.run(['init', '-input=false'], { env: { TF_WORKSPACE: 'app-prod' } })
+        expect(init.code, init.stderr).toBe(0)
+        const apply = await ci.run(['apply', '-auto-approve', '-input=false'], {
+          env: { TF_WORKSPACE: 'app-prod' },
+        })
+        expect(apply.code, apply.stderr).toBe(0)
+        expect((await api('/units/app-prod')).json()).toMatchObject({ version_count: 1 })
+      } finally {
+        await ci.dispose()
+      }
+    })
   })
 
   it('refuses a wrong token with unauthorized', async () => {
