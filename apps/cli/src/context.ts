@@ -1,10 +1,12 @@
 import {
   createClient,
+  fetchTrusting,
   refreshingTokens,
   staticToken,
   type CairnClient,
   type TokenProvider,
 } from '@cairn/sdk'
+import { caCertificates } from './config/ca-file'
 import { Credentials } from './config/credentials'
 import { LocksFile } from './config/locks-file'
 import { resolveServer } from './config/server-url'
@@ -20,6 +22,10 @@ export interface Context {
   locks: LocksFile
   /** Whether any credentials were found for the server. */
   loggedIn: boolean
+  /** What requests go through: one that trusts `--ca-file` when it is given, else the global fetch. */
+  fetch: typeof fetch
+  /** A client of the same server, trusting the same CAs, with this token or none. */
+  connect(token?: string): CairnClient
   /** The lock ID given on the command line, or the one `cairn unit lock` took for the unit. */
   lockFor(unit: string, given: string | undefined): Promise<string | undefined>
 }
@@ -27,6 +33,7 @@ export interface Context {
 export interface ContextArgs {
   server?: string | undefined
   json?: boolean | undefined
+  'ca-file'?: string | undefined
 }
 
 /**
@@ -40,6 +47,8 @@ export async function openContext(
 ): Promise<Context> {
   const credentials = new Credentials(env)
   const server = await resolveServer(args.server, env, credentials)
+  const ca = await caCertificates(args['ca-file'], env)
+  const doFetch = ca === undefined ? fetch : fetchTrusting(ca)
   const sources: TokenProvider[] = []
   const fromTerraform = await terraformToken(server, env)
   if (fromTerraform !== undefined) sources.push(staticToken(fromTerraform))
@@ -52,6 +61,7 @@ export async function openContext(
             baseUrl: server,
             accessToken: profile.access_token,
             refreshToken: profile.refresh_token,
+            fetch: doFetch,
             onRotate: (pair) =>
               credentials.set(server, {
                 access_token: pair.access_token,
@@ -61,14 +71,19 @@ export async function openContext(
     )
   }
   const locks = new LocksFile(env)
+  const connect = (token?: string | TokenProvider): CairnClient =>
+    createClient({
+      baseUrl: server,
+      ...(token === undefined ? {} : { token }),
+      fetch: doFetch,
+      userAgent: 'cairn-cli',
+    })
   return {
     server,
     lockFor: async (unit, given) => given ?? (await locks.get(server, unit)),
-    client: createClient({
-      baseUrl: server,
-      ...(sources.length === 0 ? {} : { token: firstThatWorks(sources) }),
-      userAgent: 'cairn-cli',
-    }),
+    client: connect(sources.length === 0 ? undefined : firstThatWorks(sources)),
+    fetch: doFetch,
+    connect,
     out: new Output(args.json === true),
     credentials,
     locks,

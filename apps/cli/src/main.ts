@@ -1,4 +1,4 @@
-import { CairnApiError, CairnError } from '@cairn/sdk'
+import { CairnApiError, CairnError, CertificateError } from '@cairn/sdk'
 import { CLIError, EXIT } from './cli-error'
 import { root } from './commands/index'
 import { runCli } from './run'
@@ -9,7 +9,7 @@ async function main(): Promise<void> {
   try {
     await runCli(root, args)
   } catch (error) {
-    process.stderr.write(`cairn: ${explain(error, serverOf(args))}\n`)
+    process.stderr.write(`cairn: ${explain(error, flagOf(args, '--server'), caFileOf(args))}\n`)
     process.exitCode =
       error instanceof CLIError
         ? error.exitCode
@@ -19,7 +19,19 @@ async function main(): Promise<void> {
   }
 }
 
-function explain(error: unknown, server: string | undefined): string {
+function explain(error: unknown, server: string | undefined, caFile: string | undefined): string {
+  if (error instanceof CertificateError && error.untrustedIssuer) {
+    // A self-signed certificate is its own CA: the file to give is the certificate itself.
+    const which =
+      error.reason === 'DEPTH_ZERO_SELF_SIGNED_CERT'
+        ? 'the certificate itself (it is self-signed), in PEM,'
+        : 'the certificate (PEM) of the CA that issued it'
+    const advice =
+      caFile === undefined
+        ? `give ${which} with --ca-file <file> or CAIRN_CA_FILE=<file> (NODE_EXTRA_CA_CERTS=<file> works too, for every Node.js program)`
+        : `${caFile} does not hold the CA that issued it: give ${which} with --ca-file <file> or CAIRN_CA_FILE=<file>`
+    return `cannot trust the certificate of ${error.server} (${error.reason}): ${advice}`
+  }
   if (error instanceof CairnApiError && error.code === 'unauthorized') {
     const target = server ?? process.env['SVC_SERVER_URL'] ?? 'the server'
     const flag = server === undefined ? '' : ` --server ${server}`
@@ -30,12 +42,20 @@ function explain(error: unknown, server: string | undefined): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-/** The --server the user gave, to repeat it in advice. */
-function serverOf(args: string[]): string | undefined {
-  const at = args.findIndex((arg) => arg === '--server' || arg.startsWith('--server='))
+/** A flag's value as the user gave it (--server, to repeat it in advice). */
+function flagOf(args: string[], flag: string): string | undefined {
+  const at = args.findIndex((arg) => arg === flag || arg.startsWith(`${flag}=`))
   if (at === -1) return undefined
   const arg = args[at] as string
   return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[at + 1]
+}
+
+/** Where the CAs the CLI was told to trust came from, to say so when they do not fit. */
+function caFileOf(args: string[]): string | undefined {
+  const flag = flagOf(args, '--ca-file')
+  if (flag !== undefined) return `--ca-file ${flag}`
+  const env = process.env['CAIRN_CA_FILE']
+  return env === undefined || env === '' ? undefined : `CAIRN_CA_FILE ${env}`
 }
 
 await main()

@@ -155,7 +155,9 @@ describe('cairn login through a real OpenID provider', () => {
     try {
       const run = await user.run(['login', '--server', local.url])
       expect(run.code).toBe(1)
-      expect(run.stderr).toContain(`cairn login --server ${local.url} --token <token>`)
+      expect(run.stderr).toContain(
+        `cairn login --server ${local.url} --token-stdin < data/admin.token`,
+      )
     } finally {
       await local.dispose()
     }

@@ -76,8 +76,10 @@ describe('cairn, as a user runs it', () => {
     )
   })
 
-  it('logs in with a token, keeping it in credentials.json (0600) for that server', async () => {
-    const run = await cairn('login', '--server', server.url, '--token', admin)
+  it('logs in with a token read from stdin, keeping it in credentials.json (0600) for that server', async () => {
+    const run = await user.run(['login', '--server', server.url, '--token-stdin'], {
+      input: `${admin}\n`,
+    })
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toContain(`Logged in to ${server.url} as local-admin`)
     const path = join(user.home, '.config', 'cairn', 'credentials.json')
@@ -87,21 +89,60 @@ describe('cairn, as a user runs it', () => {
     })
   })
 
-  it('refuses to log in with a token the server rejects, saving nothing', async () => {
-    const other = await CliUser.create()
-    try {
-      const run = await other.run([
-        'login',
-        '--server',
-        server.url,
-        '--token',
-        `svc_tfe_${'x'.repeat(43)}`,
-      ])
-      expect(run.code).toBe(1)
-      await expect(stat(join(other.home, '.config', 'cairn', 'credentials.json'))).rejects.toThrow()
-    } finally {
-      await other.dispose()
-    }
+  it('still logs in with --token, but not with --token and --token-stdin at once', async () => {
+    const run = await cairn('login', '--server', server.url, '--token', admin)
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toContain(`Logged in to ${server.url} as local-admin`)
+    const both = await user.run(
+      ['login', '--server', server.url, '--token', admin, '--token-stdin'],
+      {
+        input: admin,
+      },
+    )
+    expect(both.code).toBe(2)
+    expect(both.stderr).toContain('give --token or --token-stdin, not both')
+    const empty = await user.run(['login', '--server', server.url, '--token-stdin'], {
+      input: ' \n',
+    })
+    expect(empty.code).toBe(2)
+    expect(empty.stderr).toContain('the token is empty')
+  })
+
+  const wrongToken = `svc_tfe_${'x'.repeat(43)}`
+  it.each([
+    ['--token', ['--token', wrongToken], undefined],
+    ['--token-stdin', ['--token-stdin'], wrongToken],
+  ])(
+    'says the server refused a wrong token given with %s, exits 1 and saves nothing',
+    async (_flag, args, input) => {
+      const other = await CliUser.create()
+      try {
+        const run = await other.run(
+          ['login', '--server', server.url, ...args],
+          input === undefined ? {} : { input },
+        )
+        expect(run.code).toBe(1)
+        expect(run.stderr.trim()).toBe(
+          `cairn: ${server.url} refused the token (401 unauthorized): it is mistyped, expired or revoked; nothing was saved`,
+        )
+        await expect(
+          stat(join(other.home, '.config', 'cairn', 'credentials.json')),
+        ).rejects.toThrow()
+      } finally {
+        await other.dispose()
+      }
+    },
+  )
+
+  it('keeps the saved login when a new token is refused', async () => {
+    const path = join(user.home, '.config', 'cairn', 'credentials.json')
+    const before = await readFile(path, 'utf8')
+    const run = await user.run(['login', '--server', server.url, '--token-stdin'], {
+      input: `svc_tfe_${'y'.repeat(43)}`,
+    })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('refused the token (401')
+    expect(await readFile(path, 'utf8')).toBe(before)
   })
 
   it('uses the only saved server when none is named, and says who you are', async () => {

@@ -1,6 +1,7 @@
 import { AuthApi, TokensApi } from './auth'
 import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
+import { fetchOf, type CaCertificates } from './trusting-fetch'
 import { Transport } from './transport'
 import { UnitsApi } from './units'
 
@@ -11,6 +12,11 @@ export interface ClientOptions {
   token?: string | TokenProvider
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch
+  /**
+   * Certificate authorities to trust beside Node's own (Node.js only), PEM text or bytes: for a
+   * server whose certificate a private or self-signed CA issued. Not with `fetch`.
+   */
+  ca?: CaCertificates
   userAgent?: string
 }
 
@@ -26,6 +32,7 @@ export interface CairnClient {
 /**
  * Makes a client for a Cairn server's `/v1` API.
  *
+ * @throws CairnError when `ca` holds no certificate, or comes with `fetch`.
  * @example
  * ```ts
  * const cairn = createClient({ baseUrl: 'http://localhost:8080', token: process.env.CAIRN_TOKEN })
@@ -37,7 +44,7 @@ export function createClient(options: ClientOptions): CairnClient {
   const transport = new Transport({
     baseUrl: options.baseUrl,
     ...(tokens === undefined ? {} : { tokens }),
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    fetch: fetchOf(options),
     ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
   })
   return {

@@ -9,6 +9,88 @@ export class CairnError extends Error {
 }
 
 /**
+ * The server's TLS certificate was refused, so nothing was sent. `reason` is Node's code for why
+ * (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`, `DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED`,
+ * `ERR_TLS_CERT_ALTNAME_INVALID`, ...).
+ */
+export class CertificateError extends CairnError {
+  readonly server: string
+  readonly reason: string
+  /**
+   * The certificate was issued by a certificate authority this client does not trust (a private
+   * or self-signed one): trusting that CA (`ca`, or NODE_EXTRA_CA_CERTS) fixes it.
+   */
+  readonly untrustedIssuer: boolean
+
+  /** `detail` is what TLS said, such as which names the certificate holds. */
+  constructor(server: string, reason: string, options?: ErrorOptions & { detail?: string }) {
+    const untrusted = UNTRUSTED_ISSUER.has(reason)
+    super(
+      untrusted
+        ? `cannot trust the certificate of ${server} (${reason}): it was issued by a certificate authority this client does not trust; pass that CA's certificate as \`ca\`, or name it in NODE_EXTRA_CA_CERTS`
+        : `the certificate of ${server} is not valid (${reason})${options?.detail === undefined ? '' : `: ${options.detail}`}`,
+      options,
+    )
+    this.name = 'CertificateError'
+    this.server = server
+    this.reason = reason
+    this.untrustedIssuer = untrusted
+  }
+}
+
+/** OpenSSL's verification results for a chain that ends at a CA nobody told us to trust. */
+const UNTRUSTED_ISSUER = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+])
+
+/** Every other code Node gives a certificate it will not accept. */
+const INVALID_CERTIFICATE = new Set([
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+])
+
+/**
+ * The error for a request that got no answer: a `CertificateError` when TLS refused the server's
+ * certificate, a `CairnError` naming the cause (`ECONNREFUSED`, ...) otherwise.
+ * @internal
+ */
+export function unreachable(server: string, error: unknown): CairnError {
+  // undici's "fetch failed" holds the reason in its cause (sometimes a cause deeper).
+  let failure = error as Failure
+  for (let depth = 0; failure != null && depth < 5; depth += 1) {
+    const code = failure.code
+    if (typeof code === 'string' && (UNTRUSTED_ISSUER.has(code) || INVALID_CERTIFICATE.has(code))) {
+      const detail = failure.message
+      return new CertificateError(server, code, {
+        cause: error,
+        ...(typeof detail === 'string' ? { detail } : {}),
+      })
+    }
+    failure = failure.cause as Failure
+  }
+  const cause = (error as Failure)?.cause as Failure
+  const why = [cause?.code, cause?.message, (error as Failure)?.message].find(
+    (text) => typeof text === 'string',
+  )
+  return new CairnError(`cannot reach ${server}: ${String(why ?? error)}`, { cause: error })
+}
+
+type Failure = { code?: unknown; message?: unknown; cause?: unknown } | null | undefined
+
+/**
  * The server refused a request. `code` is the server's stable `error` code (`unit_not_found`,
  * `lock_conflict`, `unauthorized`, ...), `status` the HTTP status.
  */

@@ -4,11 +4,14 @@ export { createClient } from './client'
 export {
   CairnApiError,
   CairnError,
+  CertificateError,
   DependencyCycleError,
   LockConflictError,
   SerialConflictError,
 } from './errors'
 export { StatusApi } from './status'
+export type { CaCertificates } from './trusting-fetch'
+export { fetchTrusting } from './trusting-fetch'
 export type { RefreshingTokensOptions, TokenProvider } from './token-provider'
 export { expiryOf, refreshingTokens, staticToken } from './token-provider'
 export type { DependencyChange, DependencySet, PageQuery, StateBody, StateDownload } from './units'

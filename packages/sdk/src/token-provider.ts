@@ -1,6 +1,7 @@
 import { TokenPairSchema, type TokenPair } from '@cairn/core/wire'
 import * as v from 'valibot'
-import { CairnError } from './errors'
+import { CairnError, unreachable } from './errors'
+import { fetchOf, type CaCertificates } from './trusting-fetch'
 
 /** Where the client gets its bearer token, and a fresh one after a 401. */
 export interface TokenProvider {
@@ -22,6 +23,8 @@ export interface RefreshingTokensOptions {
   /** Called with each new pair, to save it: the previous refresh token no longer works. */
   onRotate: (pair: TokenPair) => void | Promise<void>
   fetch?: typeof fetch
+  /** Certificate authorities to trust beside Node's own (Node.js only), as `createClient` takes. */
+  ca?: CaCertificates
   /** Refresh this long before the access token expires (default 30 s). */
   marginMs?: number
   now?: () => number
@@ -38,14 +41,17 @@ export function refreshingTokens(options: RefreshingTokensOptions): TokenProvide
   let pending: Promise<string | undefined> | undefined
   const margin = options.marginMs ?? 30_000
   const now = options.now ?? (() => Date.now())
-  const doFetch = options.fetch ?? fetch
+  const doFetch = fetchOf(options)
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
 
   const renew = (): Promise<string | undefined> =>
     (pending ??= (async () => {
-      const response = await doFetch(`${options.baseUrl.replace(/\/+$/, '')}/v1/auth/token`, {
+      const response = await doFetch(`${baseUrl}/v1/auth/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ refresh_token: refresh }),
+      }).catch((error: unknown) => {
+        throw unreachable(baseUrl, error)
       })
       if (response.status === 401) return undefined
       if (!response.ok)

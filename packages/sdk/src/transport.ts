@@ -1,6 +1,6 @@
 import { ErrorBodySchema } from '@cairn/core/wire'
 import * as v from 'valibot'
-import { apiError, CairnError } from './errors'
+import { apiError, CairnError, unreachable } from './errors'
 import type { TokenProvider } from './token-provider'
 
 /** A request body: JSON, bytes, text, or a stream (sent as it is read, never buffered). */
@@ -41,7 +41,10 @@ export class Transport {
     this.#userAgent = options.userAgent
   }
 
-  /** Sends a request and answers the response of a 2xx status. @throws CairnApiError, CairnError */
+  /**
+   * Sends a request and answers the response of a 2xx status.
+   * @throws CairnApiError, CertificateError, CairnError
+   */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const token = options.anonymous === true ? undefined : await this.#tokens?.token()
     let response = await this.#attempt(method, path, options, token)
@@ -110,7 +113,7 @@ export class Transport {
     try {
       return await this.#fetch(url, init)
     } catch (error) {
-      throw new CairnError(`cannot reach ${this.baseUrl}: ${causeOf(error)}`, { cause: error })
+      throw unreachable(this.baseUrl, error)
     }
   }
 
@@ -146,11 +149,6 @@ function toStream(
       await iterator.return?.()
     },
   })
-}
-
-function causeOf(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause
-  return cause?.code ?? cause?.message ?? (error as Error).message
 }
 
 /** A unit ID in a path: each segment percent-encoded, the slashes kept. */

@@ -7,6 +7,10 @@ export const common = {
     description:
       'the Cairn server (default: SVC_SERVER_URL, the only saved login, or http://localhost:8080)',
   },
+  'ca-file': {
+    type: 'string',
+    description: 'trust the CA certificate (PEM) in this file, for https (default: CAIRN_CA_FILE)',
+  },
   json: { type: 'boolean', description: 'print the result as JSON' },
 } as const satisfies Record<string, ArgDef>
 

@@ -16,6 +16,8 @@ export interface OidcLoginOptions {
   timeoutMs: number
   /** Where to say what is happening (stderr). */
   say: (text: string) => void
+  /** The fetch for the provider's token endpoint (one that trusts `--ca-file`, when given). */
+  fetch?: typeof fetch
 }
 
 /**
@@ -62,7 +64,7 @@ export async function loginWithProvider(options: OidcLoginOptions): Promise<stri
     )
     if (browser !== undefined) spawn(browser, [url], { stdio: 'ignore', detached: true }).unref()
     const code = await waitForCode(listener, redirect.path, state, options.timeoutMs)
-    return await exchangeCode(config.token_endpoint, {
+    return await exchangeCode(options.fetch ?? fetch, config.token_endpoint, {
       grant_type: 'authorization_code',
       code,
       redirect_uri: redirectUri,
@@ -171,11 +173,19 @@ function waitForCode(
   })
 }
 
-async function exchangeCode(tokenEndpoint: string, form: Record<string, string>): Promise<string> {
-  const response = await fetch(tokenEndpoint, {
+async function exchangeCode(
+  doFetch: typeof fetch,
+  tokenEndpoint: string,
+  form: Record<string, string>,
+): Promise<string> {
+  const response = await doFetch(tokenEndpoint, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams(form).toString(),
+  }).catch((error: unknown) => {
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause
+    const why = typeof cause?.code === 'string' ? cause.code : String(cause?.message ?? error)
+    throw new CLIError(`cannot reach the provider's token endpoint ${tokenEndpoint}: ${why}`)
   })
   const body = (await response.json().catch(() => ({}))) as {
     id_token?: unknown

@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises'
+import { CLIError } from '../cli-error'
+
+/**
+ * The certificate authorities to trust beside Node's own, for a server whose certificate a
+ * private or self-signed CA issued: the PEM file `--ca-file` names, else `CAIRN_CA_FILE`; none
+ * when neither is set (NODE_EXTRA_CA_CERTS, which Node reads itself, then still applies).
+ *
+ * A client given CAs of its own stops seeing NODE_EXTRA_CA_CERTS on Node 20, so that file's
+ * certificates are added too: both keep working together.
+ */
+export async function caCertificates(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<string[] | undefined> {
+  const fromEnv = env['CAIRN_CA_FILE'] === '' ? undefined : env['CAIRN_CA_FILE']
+  const path = flag ?? fromEnv
+  if (path === undefined) return undefined
+  const source = flag === undefined ? 'CAIRN_CA_FILE' : '--ca-file'
+  let pem: string
+  try {
+    pem = await readFile(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message
+    throw new CLIError(`cannot read ${source} ${path} (${code}): name a CA certificate in PEM`)
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new CLIError(
+      `${source} ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----): name the certificate of the CA that issued the server's`,
+    )
+  }
+  const extra = env['NODE_EXTRA_CA_CERTS']
+  // Node itself warns at start when this file cannot be read; nothing more to say here.
+  const also =
+    extra === undefined || extra === '' ? '' : await readFile(extra, 'utf8').catch(() => '')
+  return also.includes('-----BEGIN CERTIFICATE-----') ? [pem, also] : [pem]
+}
