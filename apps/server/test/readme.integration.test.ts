@@ -1,0 +1,141 @@
+import { spawn } from 'node:child_process'
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { startServer, terraformBinary, type RunningServer } from '@cairn/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
+
+/**
+ * The README's own commands, run as a reader would: every fenced block that follows a
+ * `<!-- readme-test: file <scenario>/<path> -->` marker is written to that file, and every block
+ * after `<!-- readme-test: run <scenario>... -->` is run, in order, by one bash per scenario, in a
+ * directory that holds the files, `./cairn` and `data/` (the server's data directory) as a
+ * checkout would. The one change made to the text: the server listens on a free port, not 8080.
+ */
+interface Readme {
+  files: Map<string, Map<string, string>>
+  scripts: Map<string, string[]>
+}
+
+function parseReadme(text: string, port: number): Readme {
+  const files = new Map<string, Map<string, string>>()
+  const scripts = new Map<string, string[]>()
+  const marker = /<!-- readme-test: (file|run) ([^>]+?) -->\s*\n\s*```[a-z]*\n([\s\S]*?)```/g
+  for (const [, kind, args, body] of text.matchAll(marker)) {
+    const code = (body ?? '').replaceAll('localhost:8080', `127.0.0.1:${port}`)
+    const names = (args ?? '').trim().split(/\s+/)
+    if (kind === 'file') {
+      const [scenario, ...path] = (names[0] ?? '').split('/')
+      const scenarioFiles = files.get(scenario ?? '') ?? new Map<string, string>()
+      scenarioFiles.set(path.join('/'), code)
+      files.set(scenario ?? '', scenarioFiles)
+    } else {
+      for (const scenario of names) scripts.set(scenario, [...(scripts.get(scenario) ?? []), code])
+    }
+  }
+  return { files, scripts }
+}
+
+interface Run {
+  code: number | null
+  output: string
+}
+
+function bash(script: string, cwd: string, env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text))
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text))
+    const deadline = setTimeout(() => child.kill('SIGKILL'), 240_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(deadline)
+      resolve({ code, output })
+    })
+  })
+}
+
+describe("the README's own commands", () => {
+  let dataDir: string
+  let home: string
+  let server: RunningServer
+  let readme: Readme
+  let env: Record<string, string>
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'cairn-readme-data-'))
+    home = await mkdtemp(join(tmpdir(), 'cairn-readme-home-'))
+    server = await startServer({ dataDir, auth: true })
+    readme = parseReadme(await readFile(join(ROOT, 'README.md'), 'utf8'), server.port)
+    const cliConfig = join(home, 'terraform.rc')
+    await writeFile(cliConfig, '')
+    const terraform = dirname(terraformBinary())
+    env = {
+      PATH: `${terraform}:${process.env['PATH'] ?? ''}`,
+      HOME: home,
+      CHECKPOINT_DISABLE: '1',
+      TF_CLI_CONFIG_FILE: cliConfig,
+      TF_IN_AUTOMATION: '1',
+      LANG: 'C.UTF-8',
+    }
+  }, 60_000)
+  afterAll(async () => {
+    await server.dispose()
+    await rm(home, { recursive: true, force: true })
+  })
+
+  /** Lays out a scenario's directory like a checkout and runs its blocks in one bash. */
+  async function play(scenario: string): Promise<Run> {
+    const dir = join(home, scenario)
+    await mkdir(dir, { recursive: true })
+    await symlink(join(ROOT, 'cairn'), join(dir, 'cairn'))
+    await symlink(dataDir, join(dir, 'data'))
+    for (const [path, content] of readme.files.get(scenario) ?? []) {
+      await mkdir(dirname(join(dir, path)), { recursive: true })
+      await writeFile(join(dir, path), content)
+    }
+    const blocks = readme.scripts.get(scenario) ?? []
+    expect(blocks.length, `README blocks marked for ${scenario}`).toBeGreaterThan(0)
+    const script = ['set -euo pipefail', 'shopt -s expand_aliases', ...blocks].join('\n')
+    return bash(script, dir, env)
+  }
+
+  const api = async (path: string) => {
+    const token = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+    const answer = await fetch(`${server.url}${path}`, {
+      headers: { Authorization: `Bearer ${token}` },
+    })
+    expect(answer.status).toBe(200)
+    return (await answer.json()) as Record<string, unknown>
+  }
+
+  it('runs the quickstart: init, apply, the API, a lock Terraform waits for, a restore', async () => {
+    const run = await play('quickstart')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('terraform_data.example')
+    expect(run.output).toContain('refused: the unit is locked by me')
+    // The CLI section's `./cairn unit ls --json | jq -r '.units[].id'`: stdout is the CLI's alone.
+    expect(run.output.split('\n')).toContain('team/app/prod')
+    const unit = await api('/v1/units/team/app/prod')
+    expect(unit).toMatchObject({ locked: false })
+    // apply, apply with the new input, the restore, and the apply after it.
+    expect(unit['version_count']).toBe(4)
+  })
+
+  it('runs the dependencies example: three units, red and yellow, then green again', async () => {
+    const run = await play('dependencies')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toMatch(/team\/app\s+red/)
+    expect(run.output).toMatch(/team\/dns\s+yellow/)
+    expect(run.output).toContain('team/dns is red: apply it')
+    const { units } = (await api('/v1/status?prefix=team/')) as {
+      units: { id: string; status: string }[]
+    }
+    const example = units.filter((unit) => ['team/net', 'team/app', 'team/dns'].includes(unit.id))
+    expect(example.map((unit) => unit.status)).toEqual(['green', 'green', 'green'])
+  })
+})
