@@ -101,7 +101,7 @@ export function errorBody(error: unknown): {
 
 /**
  * hono's `onError`: renders any error as JSON. A client that went away is logged at info with
- * no stack; every 5xx is logged once, with its cause.
+ * no stack; every 500 is logged once at error, with its cause, and a 503 at warn.
  */
 export function onError(error: Error, c: Context<AppEnv>): Response {
   if (isClientAbort(error)) {
@@ -109,7 +109,12 @@ export function onError(error: Error, c: Context<AppEnv>): Response {
     return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
   }
   const { status, body, headers } = errorBody(error)
-  if (status >= 500) c.var.log.error('request failed', { error })
+  // A fault of the server's is an error; storage that is unavailable for now is a warning; a
+  // refusal at a limit (logged where it is decided) is neither.
+  if (status === 500) c.var.log.error('request failed', { error })
+  else if (status >= 500 && body['error'] !== 'server_busy') {
+    c.var.log.warn('request failed for now', { error })
+  }
   for (const [name, value] of Object.entries(headers)) c.header(name, value)
   return c.json(body, status)
 }

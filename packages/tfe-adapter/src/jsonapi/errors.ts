@@ -56,8 +56,8 @@ const TITLES: Partial<Record<ContentfulStatusCode, string>> = {
 
 /**
  * Renders any error as a JSON:API error document (`{"errors": [{status, title, detail}]}`). A
- * client that went away is logged at info, with no stack; every 5xx is logged once, with its
- * cause; a 503 says when to retry.
+ * client that went away is logged at info, with no stack; every 500 is logged once at error, with
+ * its cause (a 503 at warn); a 503 says when to retry.
  */
 export function renderError(error: unknown, c: Context<TfeEnv>): Response {
   if (isClientAbort(error)) {
@@ -78,7 +78,8 @@ export function renderError(error: unknown, c: Context<TfeEnv>): Response {
     title = TITLES[status] ?? error.code
     detail = error.message
   }
-  if (status >= 500) c.var.log.error('request failed', { error })
+  if (status === 500) c.var.log.error('request failed', { error })
+  else if (status >= 500) c.var.log.warn('request failed for now', { error })
   if (status === 503) c.header('Retry-After', '1')
   return errorResponse(c, status, title, detail)
 }
