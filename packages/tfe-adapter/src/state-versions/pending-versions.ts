@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import {
   collectBytes,
+  parseStored,
   PreconditionFailedError,
   type Clock,
   type ObjectStore,
@@ -79,13 +80,12 @@ export class PendingVersions {
 
   async get(id: string): Promise<{ record: PendingVersion; etag: string } | undefined> {
     if (!/^sv-p-[0-9a-z]{9}[0-9a-f]{24}$/.test(id)) return undefined
-    const object = await this.#store.get(`${PENDING_FOLDER}${id}.json`)
+    const key = `${PENDING_FOLDER}${id}.json`
+    const object = await this.#store.get(key)
     if (object === undefined) return undefined
-    const parsed = v.safeParse(
-      PendingSchema,
-      JSON.parse(new TextDecoder().decode(await collectBytes(object.body))),
-    )
-    return parsed.success ? { record: parsed.output, etag: object.etag } : undefined
+    // A record that does not parse is a damaged store (503 naming the key), never a 500.
+    const record = parseStored(PendingSchema, await collectBytes(object.body), key)
+    return { record, etag: object.etag }
   }
 
   /** Marks a pending version as stored as `version`; false if another upload finished it first. */

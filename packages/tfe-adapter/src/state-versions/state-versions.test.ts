@@ -1,4 +1,4 @@
-import { parseUnitId } from '@cairn/core'
+import { parseUnitId, type ObjectStore } from '@cairn/core'
 import { describe, expect, it } from 'vitest'
 import {
   alice,
@@ -351,5 +351,32 @@ describe('the inline create form', () => {
     expect(await h.unit('app-prod')).toMatchObject({ serial: 1, version_count: 1 })
     const versions = await h.units.versions(alice, parseUnitId('app-prod'))
     expect(versions.items[0]).toMatchObject({ source: 'cloud', author: 'alice', md5: md5(state) })
+  })
+})
+
+describe('a damaged pending state version record', () => {
+  it('answers 503 naming the record, never a 500', async () => {
+    let memory: ObjectStore | undefined
+    const h = setup({
+      store: (store) => {
+        memory = store
+        return store
+      },
+    })
+    const id = await h.workspace('damaged')
+    const created = await h.api('POST', `/workspaces/${id}/state-versions`, {
+      body: {
+        data: {
+          type: 'state-versions',
+          attributes: { serial: 1, lineage: 'l', md5: '0'.repeat(32) },
+        },
+      },
+    })
+    expect(created.status).toBe(201)
+    const pending = created.one().id
+    await memory?.put(`tfe/state-versions/${pending}.json`, Buffer.from('{not json'))
+    const answer = await h.api('GET', `/state-versions/${pending}`)
+    expect(answer.status).toBe(503)
+    expect(answer.error().detail).toContain(`tfe/state-versions/${pending}.json`)
   })
 })
