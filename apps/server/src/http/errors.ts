@@ -118,3 +118,18 @@ export function onError(error: Error, c: Context<AppEnv>): Response {
   for (const [name, value] of Object.entries(headers)) c.header(name, value)
   return c.json(body, status)
 }
+
+/**
+ * `onError` for the OAuth endpoints: the same statuses and logging, with RFC 6749's body
+ * (section 5.2: `error` and `error_description`). A client mistake is `invalid_request`, a fault
+ * of the server's `server_error`, storage that is down for now `temporarily_unavailable`.
+ */
+export function onOAuthError(error: Error, c: Context<AppEnv>): Response {
+  const response = onError(error, c)
+  if (response.status === CLIENT_CLOSED) return response
+  const { status, body } = errorBody(error)
+  const code =
+    status === 500 ? 'server_error' : status >= 500 ? 'temporarily_unavailable' : 'invalid_request'
+  c.header('Cache-Control', 'no-store')
+  return c.json({ error: code, error_description: String(body['message']) }, status)
+}

@@ -17,6 +17,7 @@ import type { AuthConfig } from '../config/auth-config'
 import type { AppEnv } from '../http/app-env'
 import { publicBaseUrl } from '../http/base-url'
 import { readForm, SMALL_BODY_BYTES } from '../http/body'
+import { onOAuthError } from '../http/errors'
 
 export interface OAuthRoutesDeps {
   auth: AuthService
@@ -63,6 +64,7 @@ const CodeClaimsSchema = v.object({
  */
 export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
+  app.onError(onOAuthError)
   const sealer = new OAuthStateSealer(deps.stateKey, deps.clock)
   const usedCodes = new UsedCodes(deps.store, deps.clock)
   const callbackOf = (c: Context<AppEnv>) =>
