@@ -2,7 +2,12 @@ import { isSamePrincipal, type Principal } from '../access/principal'
 import type { DependencyGraph } from '../graph/dependency-graph'
 import { acksFor } from '../graph/graph-rules'
 import { outputDigests } from '../state/canonical-json'
-import { ChecksumMismatchError, InvalidStateError, UnitNotFoundError } from '../errors'
+import {
+  ChecksumMismatchError,
+  InvalidStateError,
+  StorageUnavailableError,
+  UnitNotFoundError,
+} from '../errors'
 import { checkWriteLock } from '../locks/lock-rules'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
@@ -124,7 +129,13 @@ export class StateWriter {
       const target = await find(snapshot)
       const current = snapshot.record.current
       const object = await this.#store.get(target.object)
-      if (object === undefined) throw new UnitNotFoundError(id)
+      // The record names a file the store no longer has: the store is damaged, as a download of
+      // the same version says (503), not a unit that does not exist (404).
+      if (object === undefined) {
+        throw new StorageUnavailableError(
+          `the state object of version ${target.timestamp} of unit ${id} is missing from storage`,
+        )
+      }
       let body: AsyncIterable<Uint8Array> = object.body
       if (target.serial !== null && target.serial_span !== null && current?.serial != null) {
         body = rewriteSerial(body, target.serial_span, current.serial + 1)
