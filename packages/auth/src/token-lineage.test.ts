@@ -159,3 +159,16 @@ describe('issuers', () => {
     expect((await auth.authenticate(bobs.token)).issuer).not.toBe(LOCAL_ISSUER)
   })
 })
+
+describe('a damaged token record', () => {
+  it('answers storage_unavailable naming the record, never a silent refusal', async () => {
+    const { auth, store } = await setup()
+    const created = await auth.createApiToken(alice, 'ci')
+    const key = `auth/api-tokens/${created.id}.json`
+    await store.put(key, Buffer.from('{"id": "tok_'))
+    await expect(auth.authenticate(created.token)).rejects.toMatchObject({
+      code: 'storage_unavailable',
+      message: expect.stringContaining(key) as unknown,
+    })
+  })
+})

@@ -1,5 +1,5 @@
-import { collectBytes, type ObjectStore, type PutCondition } from '@cairn/core'
-import * as v from 'valibot'
+import { collectBytes, parseStored, type ObjectStore, type PutCondition } from '@cairn/core'
+import type * as v from 'valibot'
 
 /** A stored JSON record with the ETag it was read at. */
 export interface Stored<T> {
@@ -8,8 +8,10 @@ export interface Stored<T> {
 }
 
 /**
- * Reads a JSON record, or undefined when absent. A record that does not match its schema is
- * treated as absent: auth records are never trusted beyond what they prove.
+ * Reads a JSON record, or undefined when absent. A record that does not parse or match its schema
+ * is a damaged store, as everywhere in core (`parseStored`): `storage_unavailable` naming the key.
+ *
+ * @throws StorageUnavailableError
  */
 export async function readRecord<T>(
   store: ObjectStore,
@@ -18,15 +20,7 @@ export async function readRecord<T>(
 ): Promise<Stored<T> | undefined> {
   const object = await store.get(key)
   if (object === undefined) return undefined
-  const text = new TextDecoder().decode(await collectBytes(object.body))
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return undefined
-  }
-  const result = v.safeParse(schema, parsed)
-  return result.success ? { value: result.output, etag: object.etag } : undefined
+  return { value: parseStored(schema, await collectBytes(object.body), key), etag: object.etag }
 }
 
 /** Writes a JSON record, conditionally when asked (see ObjectStore.put). */
