@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { apiTokenId, LOCAL_ISSUER, type AuthService, type Identity } from '@cairn/auth'
-import { collectBytes, type ObjectStore } from '@cairn/core'
+import { collectBytes, STORE_KEYS, type ObjectStore } from '@cairn/core'
 import type { Logger } from '../log/logger'
 
 /** Who the local-mode admin token speaks for. */
@@ -18,7 +18,7 @@ const NAME = 'local admin'
  * Which token the file holds, kept in the store beside the token records: when the record is
  * gone but this names it, the token was revoked, and stays so.
  */
-export const MARKER_KEY = 'auth/local-admin.json'
+export const MARKER_KEY = STORE_KEYS.localAdmin
 
 interface LocalAdminOptions {
   auth: AuthService
@@ -139,7 +139,7 @@ async function writeMarker(store: ObjectStore, id: string): Promise<void> {
 
 /** Whether the store holds no records at all yet (a memory store, or a new data directory). */
 async function isEmpty(store: ObjectStore): Promise<boolean> {
-  for (const prefix of ['auth/', 'units/']) {
+  for (const prefix of ['auth/', STORE_KEYS.units]) {
     if ((await store.list({ prefix, limit: 1 })).objects.length > 0) return false
   }
   return true

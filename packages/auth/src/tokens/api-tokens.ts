@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { listAllKeys, type Clock, type ObjectStore } from '@cairn/core'
+import { listAllKeys, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
 import * as v from 'valibot'
 import { AuthError, TokenVerificationError } from '../errors'
 import { LOCAL_ISSUER, sameIdentity, type Identity } from '../identity'
@@ -8,7 +8,7 @@ import { readRecord, writeRecord } from '../records/json-records'
 /** Opaque API tokens start with this (service spec, Tokens). */
 export const API_TOKEN_PREFIX = 'svc_tfe_'
 /** The object-store folder of API token records. */
-export const API_TOKENS_PREFIX = 'auth/api-tokens/'
+export const API_TOKENS_PREFIX = STORE_KEYS.apiTokens
 
 // 32 random bytes, base64url: 43 characters.
 const TOKEN_SHAPE = /^svc_tfe_[A-Za-z0-9_-]{43}$/

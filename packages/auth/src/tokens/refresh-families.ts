@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import { PreconditionFailedError, type Clock, type ObjectStore } from '@cairn/core'
+import { PreconditionFailedError, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
 import * as v from 'valibot'
 import { TokenVerificationError } from '../errors'
 import type { Identity } from '../identity'
 import { readRecord, writeRecord } from '../records/json-records'
 
 /** The object-store folder of refresh-token families. */
-export const FAMILIES_PREFIX = 'auth/refresh-families/'
+export const FAMILIES_PREFIX = STORE_KEYS.refreshFamilies
 
 const FamilySchema = v.object({
   family: v.string(),

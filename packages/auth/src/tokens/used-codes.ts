@@ -1,8 +1,8 @@
-import { PreconditionFailedError, type Clock, type ObjectStore } from '@cairn/core'
+import { PreconditionFailedError, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
 import { writeRecord } from '../records/json-records'
 
 /** The object-store folder of spent authorization codes. */
-export const USED_CODES_PREFIX = 'auth/used-codes/'
+export const USED_CODES_PREFIX = STORE_KEYS.usedCodes
 
 /** How many expired markers one spend sweeps away, at most. */
 const SWEEP_LIMIT = 100

@@ -2,6 +2,7 @@ import * as v from 'valibot'
 import { OutputDigestsSchema } from '../state/outputs'
 import type { Dependency } from '../units/requests'
 import { ownRecord } from '../validation'
+import { STORE_KEYS } from '../storage/key-layout'
 
 /**
  * The dependency graph lives in one object, `graph/graph.json`, so that the status of one unit, or
@@ -16,8 +17,8 @@ import { ownRecord } from '../validation'
  * graph/pending/<id>!<ms>-<rand>         a write to <id> whose graph step may not have run yet
  * ```
  */
-export const GRAPH_KEY = 'graph/graph.json'
-export const PENDING_PREFIX = 'graph/pending/'
+export const GRAPH_KEY = STORE_KEYS.graph
+export const PENDING_PREFIX = STORE_KEYS.graphPending
 
 /** A version of an upstream unit, as status answers name it. */
 export const VersionRefSchema = v.object({

@@ -1,4 +1,5 @@
 import type { UnitId } from './unit-id'
+import { STORE_KEYS } from '../storage/key-layout'
 
 /**
  * Where a unit's objects live in the store. Everything of unit `team/app` sits under
@@ -16,7 +17,7 @@ import type { UnitId } from './unit-id'
  * The epoch changes each time a unit is created, so the leftovers of a deleted unit of the same
  * name (if a delete was cut short) never show up as its versions.
  */
-export const UNITS_PREFIX = 'units/'
+export const UNITS_PREFIX = STORE_KEYS.units
 export const UNIT_DELIMITER = '!'
 
 /** Version and event keys hold 9999999999999 minus the time in ms, so they list newest first. */

@@ -3,6 +3,7 @@ import {
   collectBytes,
   parseStored,
   PreconditionFailedError,
+  STORE_KEYS,
   type Clock,
   type ObjectStore,
   type Principal,
@@ -11,7 +12,7 @@ import * as v from 'valibot'
 import { PENDING_PREFIX } from '../ids'
 
 /** Where pending state versions wait for their upload. */
-export const PENDING_FOLDER = 'tfe/state-versions/'
+export const PENDING_FOLDER = STORE_KEYS.pendingStateVersions
 
 /** How long a pending (or finished) state version's record is kept. */
 const KEEP_MS = 24 * 3600 * 1000

@@ -1,0 +1,27 @@
+/**
+ * Every key in the object store, by the prefix it lives under and the package that owns it: the
+ * one place to look before adding a kind of record. Each owner writes only under its own prefixes,
+ * so drivers, backups and a person with `ls` can tell what any object is. `docs/storage.md` shows
+ * the same layout on disk.
+ *
+ * | prefix                   | owner                     | what                                              |
+ * | ------------------------ | ------------------------- | ------------------------------------------------- |
+ * | `units/`                 | core, units               | unit records, states, versions, history           |
+ * | `graph/graph.json`       | core, dependency graph    | edges, acknowledgements, upstream digests         |
+ * | `graph/pending/`         | core, dependency graph    | graph steps a crash may have cut off              |
+ * | `auth/api-tokens/`       | auth                      | API token records (hashes, never the tokens)      |
+ * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
+ * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
+ * | `auth/local-admin.json`  | server, local mode        | which token `admin.token` holds                   |
+ * | `tfe/state-versions/`    | tfe-adapter               | state versions waiting for their upload           |
+ */
+export const STORE_KEYS = {
+  units: 'units/',
+  graph: 'graph/graph.json',
+  graphPending: 'graph/pending/',
+  apiTokens: 'auth/api-tokens/',
+  refreshFamilies: 'auth/refresh-families/',
+  usedCodes: 'auth/used-codes/',
+  localAdmin: 'auth/local-admin.json',
+  pendingStateVersions: 'tfe/state-versions/',
+} as const
