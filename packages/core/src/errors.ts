@@ -43,6 +43,7 @@ export class CoreError extends Error {
 
 /** A request that is malformed in a way no more specific error describes. */
 export class InvalidRequestError extends CoreError {
+  declare readonly code: 'invalid_request'
   constructor(message: string, options?: ErrorOptions) {
     super('invalid_request', message, options)
     this.name = 'InvalidRequestError'
@@ -50,6 +51,7 @@ export class InvalidRequestError extends CoreError {
 }
 
 export class InvalidUnitIdError extends CoreError {
+  declare readonly code: 'invalid_unit_id'
   readonly id: string
 
   constructor(id: string, reason: string) {
@@ -60,6 +62,7 @@ export class InvalidUnitIdError extends CoreError {
 }
 
 export class InvalidLockInfoError extends CoreError {
+  declare readonly code: 'invalid_lock_info'
   constructor(reason: string) {
     super('invalid_lock_info', `invalid lock info: ${reason}`)
     this.name = 'InvalidLockInfoError'
@@ -68,6 +71,7 @@ export class InvalidLockInfoError extends CoreError {
 
 /** The body is not JSON, or claims to be a Terraform state and breaks its rules. */
 export class InvalidStateError extends CoreError {
+  declare readonly code: 'invalid_state'
   /** What is wrong, without the `invalid state:` prefix. */
   readonly reason: string
 
@@ -80,6 +84,7 @@ export class InvalidStateError extends CoreError {
 
 /** The body's bytes do not hash to the checksum the client declared for them. */
 export class ChecksumMismatchError extends CoreError {
+  declare readonly code: 'forbidden'
   constructor(algorithm: string, declared: string, actual: string) {
     super(
       'checksum_mismatch',
@@ -90,6 +95,7 @@ export class ChecksumMismatchError extends CoreError {
 }
 
 export class ForbiddenError extends CoreError {
+  declare readonly code: 'forbidden'
   constructor(message: string) {
     super('forbidden', message)
     this.name = 'ForbiddenError'
@@ -97,6 +103,7 @@ export class ForbiddenError extends CoreError {
 }
 
 export class UnitNotFoundError extends CoreError {
+  declare readonly code: 'unit_not_found'
   constructor(id: string) {
     super('unit_not_found', `unit ${id} does not exist`)
     this.name = 'UnitNotFoundError'
@@ -104,6 +111,7 @@ export class UnitNotFoundError extends CoreError {
 }
 
 export class StateNotFoundError extends CoreError {
+  declare readonly code: 'state_not_found'
   constructor(id: string) {
     super('state_not_found', `unit ${id} has no state yet`)
     this.name = 'StateNotFoundError'
@@ -111,6 +119,7 @@ export class StateNotFoundError extends CoreError {
 }
 
 export class VersionNotFoundError extends CoreError {
+  declare readonly code: 'version_not_found'
   constructor(id: string, timestamp: string) {
     super('version_not_found', `unit ${id} has no version at ${timestamp}`)
     this.name = 'VersionNotFoundError'
@@ -118,6 +127,7 @@ export class VersionNotFoundError extends CoreError {
 }
 
 export class UnitExistsError extends CoreError {
+  declare readonly code: 'unit_exists'
   constructor(id: string) {
     super('unit_exists', `unit ${id} already exists`)
     this.name = 'UnitExistsError'
@@ -126,6 +136,7 @@ export class UnitExistsError extends CoreError {
 
 /** The unit is locked by someone else, or the caller names a lock that is not the one held. */
 export class LockConflictError extends CoreError {
+  declare readonly code: 'lock_conflict'
   /** The lock currently held, or null when the caller named a lock and the unit is unlocked. */
   readonly lock: LockInfo | null
 
@@ -142,6 +153,7 @@ export class LockConflictError extends CoreError {
 
 /** A Terraform state that would go backwards: a lower serial, or the same serial with other bytes. */
 export class SerialConflictError extends CoreError {
+  declare readonly code: 'serial_conflict'
   readonly current: { serial: number; lineage: string }
 
   constructor(message: string, current: { serial: number; lineage: string }) {
@@ -156,6 +168,7 @@ export class SerialConflictError extends CoreError {
 }
 
 export class StateTooLargeError extends CoreError {
+  declare readonly code: 'state_too_large'
   readonly limit: number
 
   constructor(limit: number) {
@@ -171,6 +184,7 @@ export class StateTooLargeError extends CoreError {
 
 /** A request body (not a state) over its route's limit: refused unread, or cut off at the limit. */
 export class RequestTooLargeError extends CoreError {
+  declare readonly code: 'request_too_large'
   readonly limit: number
 
   constructor(limit: number) {
@@ -186,6 +200,7 @@ export class RequestTooLargeError extends CoreError {
 
 /** A request body that did not arrive within its route's time limit. */
 export class RequestTimeoutError extends CoreError {
+  declare readonly code: 'request_timeout'
   constructor(timeoutMs: number) {
     super('request_timeout', `the request body did not arrive within ${timeoutMs / 1000} s`)
     this.name = 'RequestTimeoutError'
@@ -194,6 +209,7 @@ export class RequestTimeoutError extends CoreError {
 
 /** Other writers kept winning the conditional write; the caller may retry. */
 export class WriteContentionError extends CoreError {
+  declare readonly code: 'write_contention'
   constructor(id: string, what = `unit ${id}`) {
     super('write_contention', `${what} is changing too fast to write; retry`)
     this.name = 'WriteContentionError'
@@ -202,6 +218,7 @@ export class WriteContentionError extends CoreError {
 
 /** A set of dependencies that would let a unit depend, through others, on itself. */
 export class DependencyCycleError extends CoreError {
+  declare readonly code: 'dependency_cycle'
   /** The units around the cycle, each feeding the next; the first is repeated at the end. */
   readonly cycle: string[]
 
@@ -218,6 +235,7 @@ export class DependencyCycleError extends CoreError {
 
 /** A conditional request (`If-Match`) whose condition no longer holds; nothing was changed. */
 export class PreconditionError extends CoreError {
+  declare readonly code: 'precondition_failed'
   constructor(message: string) {
     super('precondition_failed', message)
     this.name = 'PreconditionError'
@@ -226,8 +244,34 @@ export class PreconditionError extends CoreError {
 
 /** The object store failed or holds something core cannot read. */
 export class StorageUnavailableError extends CoreError {
+  declare readonly code: 'storage_unavailable'
   constructor(message: string, options?: ErrorOptions) {
     super('storage_unavailable', message, options)
     this.name = 'StorageUnavailableError'
   }
 }
+
+/**
+ * Every error core throws on purpose, as one union: a `switch (error.code)` over it narrows to the
+ * subclass and its data (jose's pattern), and a table over `CoreErrorCode` must name every code.
+ */
+export type AnyCoreError =
+  | InvalidRequestError
+  | InvalidUnitIdError
+  | InvalidLockInfoError
+  | InvalidStateError
+  | ChecksumMismatchError
+  | ForbiddenError
+  | UnitNotFoundError
+  | StateNotFoundError
+  | VersionNotFoundError
+  | UnitExistsError
+  | LockConflictError
+  | SerialConflictError
+  | StateTooLargeError
+  | RequestTooLargeError
+  | RequestTimeoutError
+  | WriteContentionError
+  | DependencyCycleError
+  | PreconditionError
+  | StorageUnavailableError

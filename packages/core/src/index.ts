@@ -2,7 +2,7 @@ export type { Authorizer, Permission } from './access/authorizer'
 export { allowAll } from './access/authorizer'
 export type { Principal } from './access/principal'
 export { isSamePrincipal } from './access/principal'
-export type { CoreErrorCode } from './errors'
+export type { AnyCoreError, CoreErrorCode } from './errors'
 export {
   ChecksumMismatchError,
   CoreError,

@@ -83,6 +83,45 @@ export const StatusListSchema = v.object({
 export type StatusList = v.InferOutput<typeof StatusListSchema>
 
 /** Every error body on `/v1`: a stable code, a sentence, and fields that help. */
+/**
+ * Every `error` code a `/v1` answer may carry: core's, identity's and the HTTP layer's. The
+ * server's status table must name exactly these (it is checked against this list), and the SDK
+ * types its errors with them.
+ */
+export const V1_ERROR_CODES = [
+  // core (CoreErrorCode)
+  'invalid_request',
+  'invalid_unit_id',
+  'invalid_lock_info',
+  'invalid_state',
+  'checksum_mismatch',
+  'forbidden',
+  'unit_not_found',
+  'state_not_found',
+  'version_not_found',
+  'unit_exists',
+  'lock_conflict',
+  'serial_conflict',
+  'state_too_large',
+  'request_too_large',
+  'request_timeout',
+  'write_contention',
+  'storage_unavailable',
+  'dependency_cycle',
+  'precondition_failed',
+  // identity
+  'unauthorized',
+  'token_not_found',
+  'oidc_unavailable',
+  'oidc_not_configured',
+  // the HTTP layer
+  'not_found',
+  'method_not_allowed',
+  'server_busy',
+  'internal',
+] as const
+export type V1ErrorCode = (typeof V1_ERROR_CODES)[number]
+
 export const ErrorBodySchema = v.looseObject({
   error: v.string(),
   message: v.string(),

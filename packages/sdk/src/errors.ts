@@ -1,4 +1,4 @@
-import type { ErrorBody, LockInfo } from '@cairn/core/wire'
+import type { ErrorBody, LockInfo, V1ErrorCode } from '@cairn/core/wire'
 
 /** The base of every error the SDK throws: a transport failure or an answer it cannot use. */
 export class CairnError extends Error {
@@ -96,7 +96,8 @@ type Failure = { code?: unknown; message?: unknown; cause?: unknown } | null | u
  */
 export class CairnApiError extends CairnError {
   readonly status: number
-  readonly code: string
+  /** One of the contract's codes; a newer server may send one this SDK does not know yet. */
+  readonly code: V1ErrorCode | (string & {})
   readonly body: ErrorBody
 
   constructor(status: number, body: ErrorBody) {

@@ -35,6 +35,7 @@ export type {
   UnitList,
   UnitStatus,
   UnlockResponse,
+  V1ErrorCode,
   Version,
   VersionList,
 } from '@cairn/core/wire'
@@ -45,5 +46,6 @@ export {
   LockInfoSchema,
   TokenPairSchema,
   UnitSchema,
+  V1_ERROR_CODES,
   VersionSchema,
 } from '@cairn/core/wire'

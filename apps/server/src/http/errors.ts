@@ -1,5 +1,6 @@
 import { AuthError, type AuthErrorCode } from '@cairn/auth'
 import { CoreError, isClientAbort, type CoreErrorCode } from '@cairn/core'
+import type { V1ErrorCode } from '@cairn/core/wire'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { AppEnv } from './app-env'
@@ -40,6 +41,16 @@ export const STATUS = {
   server_busy: 503,
   oidc_unavailable: 503,
 } as const satisfies Record<ApiErrorCode, ContentfulStatusCode>
+
+/**
+ * The codes the server can answer are exactly those the `/v1` contract (and so the SDK) lists:
+ * this type does not compile otherwise.
+ *
+ * @internal
+ */
+export type ContractListsEveryCode = IsTrue<Same<ApiErrorCode, V1ErrorCode>>
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+type IsTrue<T extends true> = T
 
 /** Codes a client should simply retry a moment later: their answers carry `Retry-After`. */
 const RETRY_LATER = new Set<ApiErrorCode>([
