@@ -1,4 +1,4 @@
-import { allowAll, type Clock, type ObjectStore, type UnitService } from '@cairn/core'
+import { type Authorizer, type Clock, type ObjectStore, type UnitService } from '@cairn/core'
 import { tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
@@ -25,6 +25,8 @@ import { unitRoutes } from './routes/units'
 export interface AppDeps {
   store: ObjectStore
   units: UnitService
+  /** What each caller may do: the same instance the unit service checks, for every surface. */
+  authorizer: Authorizer
   identity: IdentitySetup
   authConfig: AuthConfig
   clock: Clock
@@ -86,7 +88,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     tfeRoutes({
       units: deps.units,
       store: deps.store,
-      authorizer: allowAll,
+      authorizer: deps.authorizer,
       authenticate: async (token) => {
         if (mode === 'disabled') return ANONYMOUS
         // Only a token that fails its checks is refused; a store that cannot be read is a 503.

@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import {
+  allowAll,
   createMemoryStore,
   DataDirInUseError,
   openFsStore,
@@ -99,8 +100,12 @@ async function main(): Promise<void> {
   }
   log.info('identity', { mode: identity.mode, signing_kid: identity.keys.signing.kid })
   const scanners = new WorkerScanners()
+  // One authorizer for every surface (RBAC plugs in here): every authenticated caller may do
+  // everything while it is off.
+  const authorizer = allowAll
   const units = new UnitService({
     store,
+    authorizer,
     maxStateBytes: config.maxStateBytes,
     scanners: scanners.source,
     onGraphError: (error) => {
@@ -115,6 +120,7 @@ async function main(): Promise<void> {
   const app = createApp({
     store,
     units,
+    authorizer,
     identity,
     authConfig: config.auth,
     clock: systemClock,
