@@ -8,6 +8,7 @@ import {
   TerraformWorkspace,
   type RunningServer,
   type TestCa,
+  waitFor,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -165,10 +166,15 @@ describe("Terraform's cloud block over real TLS", () => {
       const before = (await api('/units/team/app/prod')).json()['version_count'] as number
       await tf.write('main.tf', cloudConfig(hostname, 'name = "team__app__prod"', 'third'))
       const running = tf.run(['apply', '-auto-approve', '-input=false', '-lock-timeout=60s'])
-      await waitFor(() =>
-        server
-          .output()
-          .includes('"path":"/tfe/api/v2/workspaces/ws-team__app__prod/actions/lock","status":409'),
+      await waitFor(
+        'Terraform to be refused the lock once',
+        () =>
+          server
+            .output()
+            .includes(
+              '"path":"/tfe/api/v2/workspaces/ws-team__app__prod/actions/lock","status":409',
+            ),
+        30_000,
       )
       expect(
         (
@@ -262,11 +268,3 @@ describe("Terraform's cloud block over real TLS", () => {
     }
   })
 })
-
-async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((done) => setTimeout(done, 50))
-  }
-}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer, TerraformWorkspace } from '@cairn/testkit'
+import { startServer, type RunningServer, TerraformWorkspace, waitFor } from '@cairn/testkit'
 
 const UNIT = 'team/app/prod'
 
@@ -123,8 +123,11 @@ describe('Terraform with the http backend', () => {
     await workspace.write('main.tf', configuration(server.url, 'v4'))
     const running = workspace.run(['apply', '-auto-approve', '-input=false', '-lock-timeout=60s'])
     // Release the lock once Terraform has been refused at least once (the server logs each 423).
-    await waitFor(() =>
-      server.output().includes('"method":"LOCK","path":"/v1/backend/team/app/prod","status":423'),
+    await waitFor(
+      'Terraform to be refused the lock once',
+      () =>
+        server.output().includes('"method":"LOCK","path":"/v1/backend/team/app/prod","status":423'),
+      30_000,
     )
     const unlocked = await api(`${UNIT}/unlock`, {
       method: 'DELETE',
@@ -151,11 +154,3 @@ describe('Terraform with the http backend', () => {
     expect(apply.code, apply.stderr).toBe(0)
   })
 })
-
-async function waitFor(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((done) => setTimeout(done, 50))
-  }
-}

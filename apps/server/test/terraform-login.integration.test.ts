@@ -13,6 +13,7 @@ import {
   type RunningProvider,
   type RunningServer,
   type TestCa,
+  waitFor,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -90,7 +91,9 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
       const hostname = `localhost:${server.port}`
       const login = tf.start(['login', hostname], { input: 'yes\n' })
       const url = await waitFor(
+        'terraform login to print the authorization URL',
         () => /https:\/\/localhost:\d+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
+        20_000,
       )
       const back = await browse(url)
       expect(back).toMatch(/^http:\/\/localhost:100\d\d\/login\?/)
@@ -255,13 +258,3 @@ resource "terraform_data" "x" {
     })
   })
 })
-
-async function waitFor<T>(find: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const found = find()
-    if (found !== undefined) return found
-    if (Date.now() > deadline) throw new Error('not found in time')
-    await new Promise((done) => setTimeout(done, 50))
-  }
-}

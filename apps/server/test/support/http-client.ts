@@ -200,21 +200,5 @@ export function jsonOfSize(size: number, extra: Record<string, unknown> = {}): s
   return text
 }
 
-/**
- * Polls `probe` until it returns something other than undefined, or fails after `timeoutMs` saying
- * what it waited for. For conditions nothing notifies about, such as a line in a process's log.
- */
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+/** The test kit's one `waitFor`, here too for the suites that import it from this module. */
+export { waitFor } from '@cairn/testkit'
