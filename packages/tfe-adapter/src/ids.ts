@@ -51,7 +51,7 @@ export function stateVersionId(unit: UnitId, timestamp: string): string {
 
 /** The unit and version of a committed state-version ID, or undefined for another kind of ID. */
 export function parseStateVersionId(id: string): { unit: UnitId; timestamp: string } | undefined {
-  if (!id.startsWith('sv-') || id.startsWith(PENDING_PREFIX)) return undefined
+  if (!id.startsWith('sv-') || id.startsWith(PENDING_VERSION_ID_PREFIX)) return undefined
   const text = Buffer.from(id.slice(3), 'base64url').toString('utf8')
   const colon = text.indexOf(':')
   const ms = Number(text.slice(0, colon))
@@ -67,7 +67,7 @@ export function parseStateVersionId(id: string): { unit: UnitId; timestamp: stri
 }
 
 /** Pending state versions (created, not yet uploaded) have IDs of their own. */
-export const PENDING_PREFIX = 'sv-p-'
+export const PENDING_VERSION_ID_PREFIX = 'sv-p-'
 
 /** A state-version output's ID: base64url of the unit, the version and the output name. */
 export function outputId(unit: UnitId, timestamp: string, name: string): string {

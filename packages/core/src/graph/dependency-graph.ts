@@ -7,9 +7,9 @@ import { collectBytes, PreconditionFailedError, type ObjectStore } from '../stor
 import { parseStored } from '../storage/stored-json'
 import type { UnitId } from '../units/unit-id'
 import type { UnitRecord } from '../units/unit-record'
-import type { UnitRecords } from '../units/unit-records'
+import type { UnitRecordStore } from '../units/unit-record-store'
 import { Graph, GraphDraft, type GraphReader } from './graph-draft'
-import { GRAPH_KEY, GraphRecordSchema, PENDING_PREFIX } from './graph-record'
+import { GRAPH_KEY, GraphRecordSchema, GRAPH_PENDING_PREFIX } from './graph-record'
 import { prune, syncUnit } from './graph-rules'
 
 /** How many times a change of the graph re-reads and retries after losing a conditional write. */
@@ -20,7 +20,7 @@ const READ_CONCURRENCY = 16
 
 interface DependencyGraphOptions {
   store: ObjectStore
-  records: UnitRecords
+  records: UnitRecordStore
   clock: Clock
   ids: IdSource
   sleep: (ms: number) => Promise<void>
@@ -46,7 +46,7 @@ interface Operation {
  */
 export class DependencyGraph {
   readonly #store: ObjectStore
-  readonly #records: UnitRecords
+  readonly #records: UnitRecordStore
   readonly #clock: Clock
   readonly #ids: IdSource
   readonly #sleep: (ms: number) => Promise<void>
@@ -72,7 +72,7 @@ export class DependencyGraph {
    * process that stopped between a write and its graph step). Status answers read it this way.
    */
   async readSettled(): Promise<Graph> {
-    const page = await this.#store.list({ prefix: PENDING_PREFIX, limit: 1000 })
+    const page = await this.#store.list({ prefix: GRAPH_PENDING_PREFIX, limit: 1000 })
     if (page.objects.length > 0) {
       const marks = page.objects.map(({ key }) => parseMark(key))
       await Promise.all([...new Set(marks.map((mark) => mark.id))].map((id) => this.sync(id)))
@@ -91,7 +91,7 @@ export class DependencyGraph {
    */
   async mark(graph: GraphReader, id: UnitId): Promise<string | undefined> {
     if (graph.get(id) === undefined) return undefined
-    const key = `${PENDING_PREFIX}${id}!${String(this.#clock.now())}-${this.#ids.token()}`
+    const key = `${GRAPH_PENDING_PREFIX}${id}!${String(this.#clock.now())}-${this.#ids.token()}`
     await this.#store.put(key, new Uint8Array(0))
     return key
   }
@@ -232,7 +232,7 @@ export class DependencyGraph {
 
 /** `graph/pending/<id>!<ms>-<rand>` → its parts. */
 function parseMark(key: string): { key: string; id: UnitId; ms: number } {
-  const rest = key.slice(PENDING_PREFIX.length)
+  const rest = key.slice(GRAPH_PENDING_PREFIX.length)
   const bang = rest.lastIndexOf('!')
   return {
     key,

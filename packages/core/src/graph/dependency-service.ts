@@ -6,7 +6,7 @@ import { PreconditionError, UnitNotFoundError } from '../errors'
 import { iso, type Clock } from '../runtime/clock'
 import { DependenciesSchema, type Dependency } from '../units/requests'
 import { parseUnitId, type UnitId } from '../units/unit-id'
-import type { UnitRecords } from '../units/unit-records'
+import type { UnitRecordStore } from '../units/unit-record-store'
 import type { UnitRecord } from '../units/unit-record'
 import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
@@ -26,7 +26,7 @@ export interface DependencySet {
 
 interface DependencyServiceOptions {
   authorizer: Authorizer
-  records: UnitRecords
+  records: UnitRecordStore
   graph: DependencyGraph
   clock: Clock
 }
@@ -39,7 +39,7 @@ interface DependencyServiceOptions {
  */
 export class DependencyService {
   readonly #authorizer: Authorizer
-  readonly #records: UnitRecords
+  readonly #records: UnitRecordStore
   readonly #graph: DependencyGraph
   readonly #clock: Clock
 

@@ -18,7 +18,7 @@ import { STORE_KEYS } from '../storage/key-layout'
  * ```
  */
 export const GRAPH_KEY = STORE_KEYS.graph
-export const PENDING_PREFIX = STORE_KEYS.graphPending
+export const GRAPH_PENDING_PREFIX = STORE_KEYS.graphPending
 
 /** A version of an upstream unit, as status answers name it. */
 export const VersionRefSchema = v.object({

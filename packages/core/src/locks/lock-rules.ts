@@ -32,7 +32,7 @@ export function checkWriteLock(
     }
     if (lock.info.ID !== guard.lockId) {
       throw new LockConflictError(
-        `the unit is locked by ${describe(lock.info)}, not by lock ${guard.lockId}`,
+        `the unit is locked by ${describeLock(lock.info)}, not by lock ${guard.lockId}`,
         lock.info,
       )
     }
@@ -40,7 +40,7 @@ export function checkWriteLock(
   }
   if (lock === null) return
   if (guard.asHolder === true && isSamePrincipal(lock, principal) && lock.source === source) return
-  throw new LockConflictError(`the unit is locked by ${describe(lock.info)}`, lock.info)
+  throw new LockConflictError(`the unit is locked by ${describeLock(lock.info)}`, lock.info)
 }
 
 /** Fills the fields a lock request left out: a new ID, the caller as `Who`, now as `Created`. */
@@ -65,7 +65,7 @@ export function completeLockInfo(
 }
 
 /** A lock in words, for messages: its ID, holder and operation. */
-export function describe(info: LockInfo): string {
+export function describeLock(info: LockInfo): string {
   const who =
     info.Who === '' ? '' : ` (${info.Who}${info.Operation === '' ? '' : `, ${info.Operation}`})`
   return `lock ${info.ID}${who}`

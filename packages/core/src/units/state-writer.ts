@@ -18,13 +18,13 @@ import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
 import { stateKey, versionKey } from './layout'
 import type { UnitId } from './unit-id'
-import type { UnitRecords, Snapshot } from './unit-records'
+import type { UnitRecordStore, Snapshot } from './unit-record-store'
 import { toVersion, type UnitRecord, type Version, type VersionRecord } from './unit-record'
 import type { WriteOptions } from './unit-service'
 
 interface StateWriterOptions {
   store: ObjectStore
-  records: UnitRecords
+  records: UnitRecordStore
   clock: Clock
   ids: IdSource
   maxStateBytes: number
@@ -55,7 +55,7 @@ const RESTORE_ATTEMPTS = 5
  */
 export class StateWriter {
   readonly #store: ObjectStore
-  readonly #records: UnitRecords
+  readonly #records: UnitRecordStore
   readonly #clock: Clock
   readonly #ids: IdSource
   readonly #maxStateBytes: number

@@ -11,7 +11,7 @@ import {
   VersionNotFoundError,
 } from '../errors'
 import type { LockInfo, LockRequest } from '../locks/lock-info'
-import { completeLockInfo, describe, type LockGuard } from '../locks/lock-rules'
+import { completeLockInfo, describeLock, type LockGuard } from '../locks/lock-rules'
 import { inlineScanners, type ScannerSource } from '../state/chunk-scanner'
 import { iso, systemClock, type Clock } from '../runtime/clock'
 import { randomIds, type IdSource } from '../runtime/id-source'
@@ -35,7 +35,7 @@ import type { UnitStatus } from '../wire'
 import { StateScanner } from '../state/state-scanner'
 import { parseTags } from './tags'
 import { parseUnitId, type UnitId } from './unit-id'
-import { UnitRecords, type Snapshot } from './unit-records'
+import { UnitRecordStore, type Snapshot } from './unit-record-store'
 import { StateWriter } from './state-writer'
 import {
   HistoryEventSchema,
@@ -125,7 +125,7 @@ export class UnitService {
   readonly #authorizer: Authorizer
   readonly #clock: Clock
   readonly #ids: IdSource
-  readonly #records: UnitRecords
+  readonly #records: UnitRecordStore
   readonly #writer: StateWriter
   readonly #graph: DependencyGraph
   readonly #dependencies: DependencyService
@@ -138,7 +138,7 @@ export class UnitService {
     this.#ids = options.ids ?? randomIds
     const sleep =
       options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
-    this.#records = new UnitRecords(this.#store, sleep)
+    this.#records = new UnitRecordStore(this.#store, sleep)
     this.#onGraphError = options.onGraphError ?? (() => undefined)
     this.#graph = new DependencyGraph({
       store: this.#store,
@@ -215,7 +215,7 @@ export class UnitService {
         const lock = current.record.lock
         if (lock !== null && options.force !== true) {
           throw new LockConflictError(
-            `the unit is locked by ${describe(lock.info)}; unlock it first or delete with force`,
+            `the unit is locked by ${describeLock(lock.info)}; unlock it first or delete with force`,
             lock.info,
           )
         }
@@ -412,7 +412,7 @@ export class UnitService {
           return Promise.resolve({ keep: true as const, result: held.info })
         }
         throw new LockConflictError(
-          `the unit is already locked by ${describe(held.info)}`,
+          `the unit is already locked by ${describeLock(held.info)}`,
           held.info,
         )
       }
@@ -460,13 +460,13 @@ export class UnitService {
           if (isSamePrincipal(held, principal) && held.source === options.source) {
             return Promise.resolve(unlocked)
           }
-          throw new LockConflictError(`the unit is locked by ${describe(held.info)}`, held.info)
+          throw new LockConflictError(`the unit is locked by ${describeLock(held.info)}`, held.info)
         }
         if (options.lockId === undefined) {
           throw new InvalidRequestError('unlocking needs the ID of the lock held, or force')
         }
         throw new LockConflictError(
-          `the unit is locked by ${describe(held.info)}, not by lock ${options.lockId}`,
+          `the unit is locked by ${describeLock(held.info)}, not by lock ${options.lockId}`,
           held.info,
         )
       },

@@ -9,7 +9,7 @@ import {
   type Principal,
 } from '@cairn/core'
 import * as v from 'valibot'
-import { PENDING_PREFIX } from '../ids'
+import { PENDING_VERSION_ID_PREFIX } from '../ids'
 
 /** Where pending state versions wait for their upload. */
 export const PENDING_FOLDER = STORE_KEYS.pendingStateVersions
@@ -59,7 +59,7 @@ export class PendingVersions {
   ): Promise<PendingVersion> {
     const now = this.#clock.now()
     // The time first, so that records list oldest first and can be swept in order.
-    const id = `${PENDING_PREFIX}${now.toString(36).padStart(9, '0')}${randomBytes(12).toString('hex')}`
+    const id = `${PENDING_VERSION_ID_PREFIX}${now.toString(36).padStart(9, '0')}${randomBytes(12).toString('hex')}`
     const { subject, issuer, email, groups, roles } = fields.principal
     const record: PendingVersion = {
       ...fields,
@@ -116,8 +116,8 @@ export class PendingVersions {
     for (const { key } of page.objects) {
       const created = Number.parseInt(
         key.slice(
-          PENDING_FOLDER.length + PENDING_PREFIX.length,
-          PENDING_FOLDER.length + PENDING_PREFIX.length + 9,
+          PENDING_FOLDER.length + PENDING_VERSION_ID_PREFIX.length,
+          PENDING_FOLDER.length + PENDING_VERSION_ID_PREFIX.length + 9,
         ),
         36,
       )

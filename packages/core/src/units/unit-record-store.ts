@@ -24,7 +24,7 @@ const MAX_ATTEMPTS = 30
  * decided on, retried from a fresh read when another writer (here or on another instance) got in
  * first. Within this process changes to one unit queue behind each other, so they rarely collide.
  */
-export class UnitRecords {
+export class UnitRecordStore {
   readonly #store: ObjectStore
   readonly #mutex = new KeyedMutex()
   readonly #sleep: (ms: number) => Promise<void>
