@@ -10,6 +10,7 @@ import {
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, requestStream, SMALL_BODY_BYTES } from '../http/body'
+import { onError } from '../http/errors'
 import { queryText } from '../http/query'
 import { toWebStream } from '@cairn/core'
 import { rawPathOf } from '../http/unit-path'
@@ -34,16 +35,11 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const idOf = (c: Context<AppEnv>) => unitIdFromPath(rawPathOf(c.req.url).slice(PREFIX.length))
 
+  app.onError(backendError)
+
   app.get(`${PREFIX}*`, async (c) => {
-    try {
-      const { version, body } = await units.download(c.var.principal, idOf(c))
-      return c.body(toWebStream(body), 200, stateHeaders(version))
-    } catch (error) {
-      if (error instanceof UnitNotFoundError || error instanceof StateNotFoundError) {
-        return c.body(null, 404)
-      }
-      throw error
-    }
+    const { version, body } = await units.download(c.var.principal, idOf(c))
+    return c.body(toWebStream(body), 200, stateHeaders(version))
   })
 
   const write = async (c: Context<AppEnv>) => {
@@ -65,17 +61,11 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   app.on('LOCK', `${PREFIX}*`, async (c) => {
     const body = await readJsonBody(c, SMALL_BODY_BYTES)
     const request = parseLockRequest(body === undefined ? {} : body)
-    try {
-      const lock = await units.lock(c.var.principal, idOf(c), request, {
-        source: 'http',
-        create: true,
-      })
-      return c.json(lock)
-    } catch (error) {
-      // 423 with the holder's LockInfo is what makes Terraform say who holds it and retry.
-      if (error instanceof LockConflictError && error.lock !== null) return c.json(error.lock, 423)
-      throw error
-    }
+    const lock = await units.lock(c.var.principal, idOf(c), request, {
+      source: 'http',
+      create: true,
+    })
+    return c.json(lock)
   })
 
   app.on('UNLOCK', `${PREFIX}*`, async (c) => {
@@ -95,17 +85,12 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
       }
       lockId = body.ID
     }
-    try {
-      const released = await units.unlock(c.var.principal, idOf(c), {
-        source: 'http',
-        force,
-        ...(lockId === undefined ? {} : { lockId }),
-      })
-      return c.json(released ?? {})
-    } catch (error) {
-      if (error instanceof LockConflictError && error.lock !== null) return c.json(error.lock, 409)
-      throw error
-    }
+    const released = await units.unlock(c.var.principal, idOf(c), {
+      source: 'http',
+      force,
+      ...(lockId === undefined ? {} : { lockId }),
+    })
+    return c.json(released ?? {})
   })
 
   app.delete(`${PREFIX}*`, async (c) => {
@@ -114,6 +99,28 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   })
 
   return app
+}
+
+/**
+ * The `http` backend's dialect (terraform-wire.md part C): a lock conflict on LOCK or UNLOCK
+ * answers the holder's LockInfo, 423 to a LOCK (what makes Terraform name the holder and retry
+ * under -lock-timeout) and 409 to an UNLOCK; a GET of a unit or state that does not exist is an
+ * empty 404 (no state yet).
+ * Everything else is answered as on the rest of `/v1`.
+ */
+function backendError(error: Error, c: Context<AppEnv>): Response {
+  const { method } = c.req
+  const lockVerb = method === 'LOCK' || method === 'UNLOCK'
+  if (lockVerb && error instanceof LockConflictError && error.lock !== null) {
+    return c.json(error.lock, method === 'LOCK' ? 423 : 409)
+  }
+  if (
+    method === 'GET' &&
+    (error instanceof UnitNotFoundError || error instanceof StateNotFoundError)
+  ) {
+    return c.body(null, 404)
+  }
+  return onError(error, c)
 }
 
 /** The hex MD5 a request declares in `Content-MD5` (base64, RFC 1864), if it sends one. */
