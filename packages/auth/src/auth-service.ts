@@ -1,9 +1,10 @@
 import type { Clock, ObjectStore } from '@cairn/core'
+import type { ApiToken, CreatedApiToken, TokenPair } from '@cairn/core/wire'
 import { AuthError, TokenVerificationError } from './errors'
 import { LOCAL_ISSUER, stringList, type Identity } from './identity'
 import { toJwks, type KeySet } from './keys/key-set'
 import type { OidcClient } from './oidc/oidc-client'
-import { ApiTokens, isApiToken, type ApiTokenInfo, type CreatedApiToken } from './tokens/api-tokens'
+import { ApiTokens, isApiToken } from './tokens/api-tokens'
 import { JwtTokens } from './tokens/jwt-tokens'
 import { RefreshFamilies } from './tokens/refresh-families'
 
@@ -23,15 +24,6 @@ export interface AuthServiceOptions {
    * Default: only when no provider is configured.
    */
   acceptLocal?: boolean
-}
-
-/** What a login or a refresh returns (`POST /v1/auth/exchange`, `POST /v1/auth/token`). */
-export interface TokenPair {
-  access_token: string
-  refresh_token: string
-  token_type: 'Bearer'
-  /** The access token's lifetime in seconds. */
-  expires_in: number
 }
 
 /** Identities that may manage every API token: the local admin, and `admin` role holders. */
@@ -181,11 +173,11 @@ export class AuthService {
   }
 
   /** The caller's API tokens; an administrator's list holds everyone's. */
-  listApiTokens(caller: Identity): Promise<ApiTokenInfo[]> {
+  listApiTokens(caller: Identity): Promise<ApiToken[]> {
     return this.apiTokens.list(isAdmin(caller) ? undefined : caller)
   }
 
-  revokeApiToken(caller: Identity, id: string): Promise<ApiTokenInfo> {
+  revokeApiToken(caller: Identity, id: string): Promise<ApiToken> {
     return this.apiTokens.revoke(id, caller, isAdmin(caller))
   }
 

@@ -1,4 +1,4 @@
-export type { AuthServiceOptions, TokenPair } from './auth-service'
+export type { AuthServiceOptions } from './auth-service'
 export { AuthService, isAdmin } from './auth-service'
 export type { AuthErrorCode } from './errors'
 export { AuthError, TOKEN_VERIFICATION_FAILED, TokenVerificationError } from './errors'
@@ -10,7 +10,6 @@ export { INVALID_STATE, OAuthStateSealer, STATE_TTL_MS } from './oauth/oauth-sta
 export { challengeOf, isChallenge, newVerifier, verifierMatches } from './oauth/pkce'
 export type { OidcClientOptions, ProviderMetadata } from './oidc/oidc-client'
 export { OidcClient } from './oidc/oidc-client'
-export type { ApiTokenInfo, CreatedApiToken } from './tokens/api-tokens'
 export {
   API_TOKEN_PREFIX,
   ApiTokens,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { listAllKeys, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
+import type { ApiToken, CreatedApiToken } from '@cairn/core/wire'
 import * as v from 'valibot'
 import { AuthError, TokenVerificationError } from '../errors'
 import { LOCAL_ISSUER, sameIdentity, type Identity } from '../identity'
@@ -35,20 +36,6 @@ const ApiTokenRecordSchema = v.object({
   parents: v.optional(v.array(v.string())),
 })
 type ApiTokenRecord = v.InferOutput<typeof ApiTokenRecordSchema>
-
-/** An API token as listed: never the token itself. */
-export interface ApiTokenInfo {
-  id: string
-  name: string
-  subject: string
-  created: string
-  expires: string | null
-}
-
-/** A token just created: the only time its secret is shown. */
-export interface CreatedApiToken extends ApiTokenInfo {
-  token: string
-}
 
 /**
  * Opaque API tokens (`svc_tfe_<random>`), for CI and for Terraform's `cloud` block. The store
@@ -177,8 +164,8 @@ export class ApiTokens {
   }
 
   /** Tokens, newest first: those of `owner`, or all of them when it is undefined. */
-  async list(owner: Identity | undefined): Promise<ApiTokenInfo[]> {
-    const found: ApiTokenInfo[] = []
+  async list(owner: Identity | undefined): Promise<ApiToken[]> {
+    const found: ApiToken[] = []
     for await (const key of listAllKeys(this.#store, API_TOKENS_PREFIX)) {
       const stored = await readRecord(this.#store, key, ApiTokenRecordSchema)
       if (
@@ -197,7 +184,7 @@ export class ApiTokens {
    *
    * @throws AuthError `token_not_found` (also for another's token, which is not shown to exist)
    */
-  async revoke(id: string, caller: Identity, asAdmin: boolean): Promise<ApiTokenInfo> {
+  async revoke(id: string, caller: Identity, asAdmin: boolean): Promise<ApiToken> {
     if (!/^tok_[0-9a-f]{24}$/.test(id)) throw new AuthError('token_not_found', `no API token ${id}`)
     const stored = await readRecord(this.#store, keyOf(id), ApiTokenRecordSchema)
     if (
@@ -259,7 +246,7 @@ function keyOf(id: string): string {
   return `${API_TOKENS_PREFIX}${id}.json`
 }
 
-function infoOf(record: ApiTokenRecord): ApiTokenInfo {
+function infoOf(record: ApiTokenRecord): ApiToken {
   return {
     id: record.id,
     name: record.name,
