@@ -1,0 +1,92 @@
+import { createMemoryStore, allowAll, systemClock, UnitService } from '@cairn/core'
+import { describe, expect, it } from 'vitest'
+import { createApp } from './app'
+import { setUpIdentity } from './auth/identity-setup'
+import { loadAuthConfig } from './config/auth-config'
+import { createLogger } from './log/logger'
+
+/**
+ * The whole app in process, through `createApp(...).request`, on a memory store with
+ * authentication off: the route and dialect checks that need no socket. The suites under `test/`
+ * drive the built server over sockets for what does (streaming, limits, crashes, real clients).
+ */
+async function inProcess() {
+  const store = createMemoryStore()
+  const log = createLogger('error', () => undefined)
+  const identity = await setUpIdentity({
+    config: loadAuthConfig({}),
+    authDisable: true,
+    dataDir: '/nonexistent',
+    store,
+    clock: systemClock,
+    log,
+  })
+  const units = new UnitService({ store, authorizer: allowAll })
+  const app = createApp({
+    store,
+    units,
+    authorizer: allowAll,
+    identity,
+    authConfig: loadAuthConfig({}),
+    clock: systemClock,
+    log,
+    maxStateBytes: 1024 * 1024,
+    maxRequestBytes: 64 * 1024,
+    limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
+  })
+  return (path: string, init: RequestInit = {}) => app.request(path, init)
+}
+
+describe('the app in process', () => {
+  it('creates and reads a unit, every answer no-store', async () => {
+    const request = await inProcess()
+    const created = await request('/v1/units', {
+      method: 'POST',
+      body: JSON.stringify({ id: 'team/app' }),
+    })
+    expect(created.status).toBe(201)
+    const read = await request('/v1/units/team__app')
+    expect(await read.json()).toMatchObject({ id: 'team/app', locked: false })
+    expect(read.headers.get('cache-control')).toBe('no-store')
+  })
+
+  it('answers /v1 errors in its dialect, with the status of the one table', async () => {
+    const request = await inProcess()
+    const missing = await request('/v1/units/nobody')
+    expect(missing.status).toBe(404)
+    expect(await missing.json()).toMatchObject({ error: 'unit_not_found' })
+    const tooLarge = await request('/v1/units', {
+      method: 'POST',
+      body: JSON.stringify({ id: 'x', tags: ['y'.repeat(70 * 1024)] }),
+    })
+    expect(tooLarge.status).toBe(413)
+    expect(await tooLarge.json()).toMatchObject({ error: 'request_too_large' })
+  })
+
+  it('answers the OAuth endpoints in RFC 6749 dialect', async () => {
+    const request = await inProcess()
+    const answer = await request('/oauth/token', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    })
+    expect(answer.status).toBe(400)
+    expect(await answer.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'the request body must be application/x-www-form-urlencoded',
+    })
+  })
+
+  it("answers the http backend's lock conflict with the holder's LockInfo and 423", async () => {
+    const request = await inProcess()
+    const lock = (who: string) =>
+      request('/v1/backend/team/net', {
+        method: 'LOCK',
+        body: JSON.stringify({ ID: crypto.randomUUID(), Who: who }),
+      })
+    expect((await lock('first')).status).toBe(200)
+    const second = await lock('second')
+    expect(second.status).toBe(423)
+    expect(await second.json()).toMatchObject({ Who: 'first' })
+  })
+})
