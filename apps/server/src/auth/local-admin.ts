@@ -1,7 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { apiTokenId, LOCAL_ISSUER, type AuthService, type Identity } from '@cairn/auth'
-import { collectBytes, STORE_KEYS, type ObjectStore } from '@cairn/core'
+import { collectBytes, parseStored, STORE_KEYS, type ObjectStore } from '@cairn/core'
+import * as v from 'valibot'
 import type { Logger } from '../log/logger'
 
 /** Who the local-mode admin token speaks for. */
@@ -44,21 +45,24 @@ export async function ensureLocalAdmin(options: LocalAdminOptions): Promise<void
     return
   }
   const id = apiTokenId(existing)
+  const marked = await readMarker(options.store)
+  const mark = async () => {
+    if (marked !== id) await writeMarker(options.store, id)
+  }
   if (await auth.apiTokens.exists(id)) {
-    await writeMarker(options.store, id)
+    await mark()
     log.info('local mode: the admin token is the one in the data directory', { path })
     return
   }
-  const marked = await readMarker(options.store)
   if (marked === undefined && (await isEmpty(options.store))) {
     await auth.apiTokens.ensure(existing, LOCAL_ADMIN, NAME)
-    await writeMarker(options.store, id)
+    await mark()
     log.info('local mode: the admin token is the one in the data directory', { path })
     return
   }
   // Its record is gone from a store that knew it (or, written before the marker existed, knows
   // other things): it was revoked.
-  await writeMarker(options.store, id)
+  await mark()
   log.warn(
     `local mode: the admin token in ${path} was revoked and stays revoked; delete that file and restart to make a new one`,
     { path, token_id: id },
@@ -120,20 +124,16 @@ async function readAdminFile(path: string): Promise<string | undefined> {
   )
 }
 
+const MarkerSchema = v.object({ token_id: v.string() })
+
+/** The ID of the token `admin.token` holds, as the store remembers it. @throws StorageUnavailableError */
 async function readMarker(store: ObjectStore): Promise<string | undefined> {
   const object = await store.get(MARKER_KEY)
   if (object === undefined) return undefined
-  const text = Buffer.from(await collectBytes(object.body)).toString('utf8')
-  try {
-    const parsed = JSON.parse(text) as { token_id?: unknown }
-    return typeof parsed.token_id === 'string' ? parsed.token_id : ''
-  } catch {
-    return ''
-  }
+  return parseStored(MarkerSchema, await collectBytes(object.body), MARKER_KEY).token_id
 }
 
 async function writeMarker(store: ObjectStore, id: string): Promise<void> {
-  if ((await readMarker(store)) === id) return
   await store.put(MARKER_KEY, Buffer.from(`${JSON.stringify({ token_id: id })}\n`))
 }
 

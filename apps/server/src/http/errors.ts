@@ -111,23 +111,30 @@ export function errorBody(error: unknown): {
 }
 
 /**
- * hono's `onError`: renders any error as JSON. A client that went away is logged at info with
- * no stack; every 500 is logged once at error, with its cause, and a 503 at warn.
+ * What every dialect does with a failure before it renders it: a client that went away is logged
+ * at info with no stack (and gets no answer: undefined); a 500 is logged once at error, with its
+ * cause, and a 503 at warn; a refusal at a limit is logged where it is decided. The headers that
+ * go with the status (`Retry-After`) are set.
  */
-export function onError(error: Error, c: Context<AppEnv>): Response {
+function report(error: Error, c: Context<AppEnv>): ReturnType<typeof errorBody> | undefined {
   if (isClientAbort(error)) {
     c.var.log.info('the client closed the connection mid-request', { reason: error.message })
-    return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
+    return undefined
   }
-  const { status, body, headers } = errorBody(error)
-  // A fault of the server's is an error; storage that is unavailable for now is a warning; a
-  // refusal at a limit (logged where it is decided) is neither.
-  if (status === 500) c.var.log.error('request failed', { error })
-  else if (status >= 500 && body['error'] !== 'server_busy') {
+  const answer = errorBody(error)
+  if (answer.status === 500) c.var.log.error('request failed', { error })
+  else if (answer.status >= 500 && answer.body['error'] !== 'server_busy') {
     c.var.log.warn('request failed for now', { error })
   }
-  for (const [name, value] of Object.entries(headers)) c.header(name, value)
-  return c.json(body, status)
+  for (const [name, value] of Object.entries(answer.headers)) c.header(name, value)
+  return answer
+}
+
+/** hono's `onError` for `/v1`: `{"error", "message"}` and what helps. */
+export function onError(error: Error, c: Context<AppEnv>): Response {
+  const answer = report(error, c)
+  if (answer === undefined) return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
+  return c.json(answer.body, answer.status)
 }
 
 /**
@@ -136,11 +143,10 @@ export function onError(error: Error, c: Context<AppEnv>): Response {
  * of the server's `server_error`, storage that is down for now `temporarily_unavailable`.
  */
 export function onOAuthError(error: Error, c: Context<AppEnv>): Response {
-  const response = onError(error, c)
-  if (response.status === CLIENT_CLOSED) return response
-  const { status, body } = errorBody(error)
+  const answer = report(error, c)
+  if (answer === undefined) return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
+  const { status, body } = answer
   const code =
     status === 500 ? 'server_error' : status >= 500 ? 'temporarily_unavailable' : 'invalid_request'
-  c.header('Cache-Control', 'no-store')
   return c.json({ error: code, error_description: String(body['message']) }, status)
 }
