@@ -16,7 +16,7 @@ const pnpmBin = join(toolsDir, 'node_modules', 'pnpm', 'bin', 'pnpm.cjs')
 const depsStamp = join(root, 'node_modules', '.cairn-deps')
 
 // turbo looks for the package manager on PATH, so the pinned pnpm goes first on it.
-const env = {
+export const env = {
   ...process.env,
   PATH: [join(toolsDir, 'node_modules', '.bin'), process.env.PATH].join(delimiter),
   TURBO_TELEMETRY_DISABLED: '1',
@@ -95,7 +95,10 @@ export function bootstrap({ build = true, stdoutClean = false } = {}) {
   setupStdio = 'inherit'
 }
 
+/** The workspace's turbo; run it with `env`. */
+export const turboBin = join(root, 'node_modules', '.bin', 'turbo')
+
 /** Runs the workspace's turbo. */
 export function turbo(args) {
-  run(join(root, 'node_modules', '.bin', 'turbo'), args)
+  run(turboBin, args)
 }

@@ -36,6 +36,18 @@ export interface ContextArgs {
   'ca-file'?: string | undefined
 }
 
+let routed: typeof fetch | undefined
+
+/**
+ * Sends the requests of every context opened from now on through `send` instead of the network,
+ * or through the network again when it is undefined: tests point it at a server app in process.
+ * `main` never calls it.
+ * @internal
+ */
+export function routeRequestsThrough(send: typeof fetch | undefined): void {
+  routed = send
+}
+
 /**
  * Resolves the server and its credentials (DESIGN section 12): the token `terraform login` saved
  * for the host is tried first, then the CLI's own profile, refreshed when its access token is
@@ -48,7 +60,7 @@ export async function openContext(
   const credentials = new Credentials(env)
   const server = await resolveServer(args.server, env, credentials)
   const ca = await caCertificates(args['ca-file'], env)
-  const doFetch = ca === undefined ? fetch : fetchTrusting(ca)
+  const doFetch = routed ?? (ca === undefined ? fetch : fetchTrusting(ca))
   const sources: TokenProvider[] = []
   const fromTerraform = await terraformToken(server, env)
   if (fromTerraform !== undefined) sources.push(staticToken(fromTerraform))

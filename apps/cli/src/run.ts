@@ -1,4 +1,4 @@
-import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
+import { renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
 import { UsageError } from './cli-error'
 
 // citty's types are generic over each command's args; the runner only walks the tree.
@@ -6,26 +6,12 @@ import { UsageError } from './cli-error'
 export type AnyCommand = CommandDef<any>
 
 /**
- * Runs a citty command tree strictly: an unknown subcommand, an unknown flag or a stray argument
- * is a usage error (exit 2) instead of being ignored, and `--help` at any level prints that
- * command's usage.
+ * Runs a command line through citty's `runCommand` (so each command's `setup` and `cleanup` run),
+ * strictly, as nuxi does: an unknown subcommand, an unknown flag or a stray argument is a usage
+ * error (exit 2) instead of being ignored, and `--help` at any level prints that command's usage.
  */
 export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<void> {
-  let command = root
-  let parent: AnyCommand | undefined
-  let rest = rawArgs
-  for (;;) {
-    const subCommands = await resolve(command.subCommands)
-    const [next, ...after] = rest
-    if (subCommands === undefined || next === undefined || next.startsWith('-')) break
-    const sub = subCommands[next]
-    if (sub === undefined) {
-      throw new UsageError(`unknown command ${next}: try ${await nameOf(command)} --help`)
-    }
-    parent = command
-    command = await resolve(sub)
-    rest = after
-  }
+  const { command, parent, rest } = await leafOf(root, rawArgs)
   if (
     rest.includes('--help') ||
     rest.includes('-h') ||
@@ -36,12 +22,37 @@ export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<void>
   }
   if (command.run === undefined)
     throw new UsageError(`unknown command ${rest[0] ?? ''}: try ${await nameOf(command)} --help`)
-  const argsDef: ArgsDef = ((await resolve(command.args)) as ArgsDef | undefined) ?? {}
-  checkStrict(rest, argsDef)
-  const args = parseArgs(rest, argsDef)
-  await command.run({ rawArgs: rest, args, cmd: command })
+  checkStrict(rest, ((await resolve(command.args)) as ArgsDef | undefined) ?? {})
+  await runCommand(root, { rawArgs })
 }
 
+/**
+ * The command the leading words name, its parent and the words left for it. It stops at the first
+ * flag, where `runCommand` looks past flags: the leaf it finds is the one `runCommand` then runs.
+ */
+async function leafOf(
+  root: AnyCommand,
+  rawArgs: string[],
+): Promise<{ command: AnyCommand; parent: AnyCommand | undefined; rest: string[] }> {
+  let command = root
+  let parent: AnyCommand | undefined
+  let rest = rawArgs
+  for (;;) {
+    const subCommands = await resolve(command.subCommands)
+    const [next, ...after] = rest
+    if (subCommands === undefined || next === undefined || next.startsWith('-')) break
+    const sub = Object.hasOwn(subCommands, next) ? subCommands[next] : undefined
+    if (sub === undefined) {
+      throw new UsageError(`unknown command ${next}: try ${await nameOf(command)} --help`)
+    }
+    parent = command
+    command = await resolve(sub)
+    rest = after
+  }
+  return { command, parent, rest }
+}
+
+/** Refuses what citty would let pass: a flag the command does not take, or one word too many. */
 function checkStrict(rest: string[], argsDef: ArgsDef): void {
   const known = new Map<string, string>()
   let positionals = 0

@@ -5,7 +5,7 @@ import {
   startOidcProvider,
   startServer,
   type RunningProvider,
-  type RunningServer,
+  useServer,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CliUser, type Run } from './support/cairn'
@@ -20,7 +20,6 @@ interface Saved {
 
 describe('cairn login through a real OpenID provider', () => {
   let idp: RunningProvider
-  let server: RunningServer
   let user: CliUser
 
   beforeAll(async () => {
@@ -28,22 +27,25 @@ describe('cairn login through a real OpenID provider', () => {
       clients: [{ client_id: CLIENT, redirect_uris: [REDIRECT] }],
       accounts: { alice: { email: 'alice@example.test', groups: ['platform'] } },
     })
-    server = await startServer({
-      auth: true,
-      env: {
-        SVC_AUTH_ISSUER: idp.issuer,
-        SVC_AUTH_CLIENT_ID: CLIENT,
-        SVC_AUTH_REDIRECT_URIS: REDIRECT,
-        // Short enough that the next command sees an access token near its end.
-        SVC_TOKENS_ACCESS_TTL: '20s',
-      },
-    })
+  })
+  afterAll(async () => {
+    await idp.close()
+  })
+  const server = useServer(() => ({
+    auth: true,
+    env: {
+      SVC_AUTH_ISSUER: idp.issuer,
+      SVC_AUTH_CLIENT_ID: CLIENT,
+      SVC_AUTH_REDIRECT_URIS: REDIRECT,
+      // Short enough that the next command sees an access token near its end.
+      SVC_TOKENS_ACCESS_TTL: '20s',
+    },
+  }))
+  beforeAll(async () => {
     user = await CliUser.create()
   })
   afterAll(async () => {
     await user.dispose()
-    await server.dispose()
-    await idp.close()
   })
 
   const saved = async (): Promise<Saved> =>

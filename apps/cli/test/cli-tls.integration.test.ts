@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { terraformState } from '@cairn/core/testing'
-import { makeTestCa, startServer, type RunningServer, type TestCa } from '@cairn/testkit'
+import { makeTestCa, readAdminToken, startServer, type TestCa, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CliUser } from './support/cairn'
 
@@ -15,26 +15,26 @@ describe('cairn against a server whose certificate a private CA issued', () => {
   let dir: string
   let ca: TestCa
   let otherCa: TestCa
-  let server: RunningServer
   let user: CliUser
-  let admin: string
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cairn-cli-tls-'))
     await writeFile(join(dir, 'not-a-cert.pem'), 'hello\n')
     ca = await makeTestCa(dir)
     otherCa = await makeTestCa(await mkdtemp(join(dir, 'other-')))
-    server = await startServer({
-      auth: true,
-      args: ['-tls-cert', ca.certPath, '-tls-key', ca.keyPath],
-    })
-    admin = (await readFile(join(server.dataDir, 'admin.token'), 'utf8')).trim()
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+  const server = useServer(() => ({
+    auth: true,
+    args: ['-tls-cert', ca.certPath, '-tls-key', ca.keyPath],
+  }))
+  beforeAll(async () => {
     user = await CliUser.create()
   })
   afterAll(async () => {
     await user.dispose()
-    await server.dispose()
-    await rm(dir, { recursive: true, force: true })
   })
 
   it('listens on https', () => {
@@ -43,7 +43,7 @@ describe('cairn against a server whose certificate a private CA issued', () => {
 
   it('refuses the certificate without the CA, saying how to trust it, and saves nothing', async () => {
     const login = await user.run(['login', '--server', server.url, '--token-stdin'], {
-      input: admin,
+      input: server.token,
     })
     expect(login.code).toBe(1)
     expect(login.stdout).toBe('')
@@ -58,7 +58,7 @@ describe('cairn against a server whose certificate a private CA issued', () => {
   it('logs in with --token-stdin and --ca-file, and then lists units with --ca-file', async () => {
     const login = await user.run(
       ['login', '--server', server.url, '--token-stdin', '--ca-file', ca.caPath],
-      { input: `${admin}\n` },
+      { input: `${server.token}\n` },
     )
     expect(login.code, login.stderr).toBe(0)
     expect(login.stdout).toContain(`Logged in to ${server.url} as local-admin`)
@@ -149,7 +149,7 @@ describe('cairn against a server whose certificate a private CA issued', () => {
     })
     const someone = await CliUser.create()
     try {
-      const token = await readFile(join(selfSigned.dataDir, 'admin.token'), 'utf8')
+      const token = `${await readAdminToken(selfSigned.dataDir)}\n`
       const refused = await someone.run(['login', '--server', selfSigned.url, '--token-stdin'], {
         input: token,
       })

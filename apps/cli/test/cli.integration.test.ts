@@ -2,25 +2,21 @@ import { createHash } from 'node:crypto'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { terraformState } from '@cairn/core/testing'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { fetchAs, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CliUser } from './support/cairn'
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 describe('cairn, as a user runs it', () => {
-  let server: RunningServer
+  const server = useServer({ auth: true })
   let user: CliUser
-  let admin: string
 
   beforeAll(async () => {
-    server = await startServer({ auth: true })
-    admin = (await readFile(join(server.dataDir, 'admin.token'), 'utf8')).trim()
     user = await CliUser.create()
   })
   afterAll(async () => {
     await user.dispose()
-    await server.dispose()
   })
 
   const cairn = (...args: string[]) => user.run(args)
@@ -78,25 +74,25 @@ describe('cairn, as a user runs it', () => {
 
   it('logs in with a token read from stdin, keeping it in credentials.json (0600) for that server', async () => {
     const run = await user.run(['login', '--server', server.url, '--token-stdin'], {
-      input: `${admin}\n`,
+      input: `${server.token}\n`,
     })
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toContain(`Logged in to ${server.url} as local-admin`)
     const path = join(user.home, '.config', 'cairn', 'credentials.json')
     expect((await stat(path)).mode & 0o777).toBe(0o600)
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({
-      profiles: { [server.url]: { access_token: admin } },
+      profiles: { [server.url]: { access_token: server.token } },
     })
   })
 
   it('still logs in with --token, but not with --token and --token-stdin at once', async () => {
-    const run = await cairn('login', '--server', server.url, '--token', admin)
+    const run = await cairn('login', '--server', server.url, '--token', server.token)
     expect(run.code, run.stderr).toBe(0)
     expect(run.stdout).toContain(`Logged in to ${server.url} as local-admin`)
     const both = await user.run(
-      ['login', '--server', server.url, '--token', admin, '--token-stdin'],
+      ['login', '--server', server.url, '--token', server.token, '--token-stdin'],
       {
-        input: admin,
+        input: server.token,
       },
     )
     expect(both.code).toBe(2)
@@ -236,11 +232,7 @@ describe('cairn, as a user runs it', () => {
   })
 
   it('force-unlocks a lock taken elsewhere', async () => {
-    await fetch(`${server.url}/v1/units/team/db/lock`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${admin}` },
-      body: '{}',
-    })
+    await fetchAs(server, '/v1/units/team/db/lock', server.token, { method: 'POST', body: '{}' })
     const run = await cairn('unit', 'unlock', 'team/db', '--force')
     expect(run.code, run.stderr).toBe(0)
     expect((await json<{ locked: boolean }>('unit', 'info', 'team/db')).locked).toBe(false)
@@ -372,7 +364,7 @@ describe('cairn, as a user runs it', () => {
       const tfrc = join(other.home, '.terraform.d', 'credentials.tfrc.json')
       await mkdir(join(other.home, '.terraform.d'))
       // Terraform's token works, the profile's does not: the command succeeds, so Terraform's was used.
-      await writeFile(tfrc, JSON.stringify({ credentials: { [host]: { token: admin } } }))
+      await writeFile(tfrc, JSON.stringify({ credentials: { [host]: { token: server.token } } }))
       await mkdir(join(other.home, '.config', 'cairn'), { recursive: true })
       await writeFile(
         join(other.home, '.config', 'cairn', 'credentials.json'),
@@ -388,7 +380,7 @@ describe('cairn, as a user runs it', () => {
       )
       await writeFile(
         join(other.home, '.config', 'cairn', 'credentials.json'),
-        JSON.stringify({ profiles: { [server.url]: { access_token: admin } } }),
+        JSON.stringify({ profiles: { [server.url]: { access_token: server.token } } }),
       )
       expect((await other.run(['whoami'])).code).toBe(0)
     } finally {

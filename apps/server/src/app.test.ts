@@ -1,39 +1,13 @@
-import { createMemoryStore, allowAll, systemClock, UnitService } from '@cairn/core'
 import { describe, expect, it } from 'vitest'
-import { createApp } from './app'
-import { setUpIdentity } from './auth/identity-setup'
-import { loadAuthConfig } from './config/auth-config'
-import { createLogger } from './log/logger'
+import { inProcessApp } from './testing/in-process'
 
 /**
- * The whole app in process, through `createApp(...).request`, on a memory store with
- * authentication off: the route and dialect checks that need no socket. The suites under `test/`
- * drive the built server over sockets for what does (streaming, limits, crashes, real clients).
+ * The whole app in process, through `createApp(...).request`: the route and dialect checks that
+ * need no socket. The suites under `test/` drive the built server over sockets for what does
+ * (streaming, limits, crashes, real clients).
  */
 async function inProcess() {
-  const store = createMemoryStore()
-  const log = createLogger('error', () => undefined)
-  const identity = await setUpIdentity({
-    config: loadAuthConfig({}),
-    authDisable: true,
-    dataDir: '/nonexistent',
-    store,
-    clock: systemClock,
-    log,
-  })
-  const units = new UnitService({ store, authorizer: allowAll })
-  const app = createApp({
-    store,
-    units,
-    authorizer: allowAll,
-    identity,
-    authConfig: loadAuthConfig({}),
-    clock: systemClock,
-    log,
-    maxStateBytes: 1024 * 1024,
-    maxRequestBytes: 64 * 1024,
-    limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
-  })
+  const app = await inProcessApp()
   return (path: string, init: RequestInit = {}) => app.request(path, init)
 }
 

@@ -1,10 +1,10 @@
-import { type Authorizer, type Clock, type ObjectStore, type UnitService } from '@cairn/core'
+import type { Clock, Core, ObjectStore } from '@cairn/core'
 import { tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
 import { TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
-import type { AuthConfig } from './config/auth-config'
+import type { AuthSettings } from './config/auth-settings'
 import { authenticate } from './http/authenticate'
 import { refuseDotSegments } from './http/dot-segments'
 import { publicBaseUrl } from './http/base-url'
@@ -24,11 +24,10 @@ import { unitRoutes } from './routes/units'
 
 export interface AppDeps {
   store: ObjectStore
-  units: UnitService
-  /** What each caller may do: the same instance the unit service checks, for every surface. */
-  authorizer: Authorizer
+  /** The unit services; their one authorizer decides for every surface. */
+  core: Core
   identity: IdentitySetup
-  authConfig: AuthConfig
+  authSettings: AuthSettings
   clock: Clock
   log: Logger
   maxStateBytes: number
@@ -53,7 +52,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route(
     '/',
     tokensPageRoutes(deps.identity.mode, (request) =>
-      publicBaseUrl(request, deps.authConfig.publicBaseUrl),
+      publicBaseUrl(request, deps.authSettings.publicBaseUrl),
     ),
   )
   const { identity } = deps
@@ -63,7 +62,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     authRoutes({
       auth: identity.auth,
       mode: identity.mode,
-      config: deps.authConfig,
+      config: deps.authSettings,
     }),
   )
   app.route('/', unitRoutes(deps))
@@ -75,20 +74,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       auth,
       store: deps.store,
       clock: deps.clock,
-      config: deps.authConfig,
+      config: deps.authSettings,
       // DESIGN section 8: without SVC_OAUTH_STATE_KEY the key follows the signing key.
       stateKey:
-        deps.authConfig.oauthStateKey === undefined
+        deps.authSettings.oauthStateKey === undefined
           ? keys.derive('oauth-state')
-          : deriveKey(deps.authConfig.oauthStateKey),
+          : deriveKey(deps.authSettings.oauthStateKey),
     }),
   )
   app.route(
     '/',
     tfeRoutes({
-      units: deps.units,
-      store: deps.store,
-      authorizer: deps.authorizer,
+      core: deps.core,
       authenticate: async (token) => {
         if (mode === 'disabled') return ANONYMOUS
         // Only a token that fails its checks is refused; a store that cannot be read is a 503.
@@ -98,7 +95,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
         })
       },
       urlKey: keys.derive('tfe-upload-urls'),
-      baseUrl: (request) => publicBaseUrl(request, deps.authConfig.publicBaseUrl),
+      baseUrl: (request) => publicBaseUrl(request, deps.authSettings.publicBaseUrl),
       login: auth.oidc === undefined ? undefined : { client: 'terraform-cli' },
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,

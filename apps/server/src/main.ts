@@ -9,7 +9,7 @@ import {
   DataDirInUseError,
   openFsStore,
   systemClock,
-  UnitService,
+  createCore,
   type FsStore,
   type ObjectStore,
 } from '@cairn/core'
@@ -100,29 +100,25 @@ async function main(): Promise<void> {
   }
   log.info('identity', { mode: identity.mode, signing_kid: identity.keys.signing.kid })
   const scanners = new WorkerScanners()
-  // One authorizer for every surface (RBAC plugs in here): every authenticated caller may do
-  // everything while it is off.
-  const authorizer = allowAll
-  const units = new UnitService({
+  const core = createCore({
     store,
-    authorizer,
+    // One authorizer for every surface (RBAC plugs in here): every authenticated caller may do
+    // everything while it is off.
+    authorizer: allowAll,
     maxStateBytes: config.maxStateBytes,
     scanners: scanners.source,
-    onGraphError: (error) => {
-      log.warn(
-        'a dependency-graph step failed after its write; the next status request retries it',
-        {
-          error,
-        },
-      )
+    onExtensionError: (extension, error) => {
+      log.warn(`a step of the ${extension} failed after its change was committed`, {
+        error,
+        ...(extension === 'dependency graph' ? { retry: 'on the next status request' } : {}),
+      })
     },
   })
   const app = createApp({
     store,
-    units,
-    authorizer,
+    core,
     identity,
-    authConfig: config.auth,
+    authSettings: config.auth,
     clock: systemClock,
     log,
     maxStateBytes: config.maxStateBytes,

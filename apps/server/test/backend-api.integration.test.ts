@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { LockInfo } from '@cairn/core'
 import { terraformState } from '@cairn/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   Api,
   expectError,
@@ -11,7 +11,7 @@ import {
   type Reply,
   type VersionBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { useServer } from '@cairn/testkit'
 
 // Terraform's `http` backend at /v1/backend/{id}, driven with fetch the way Terraform 1.11 drives
 // it (terraform-wire.md parts C and D1): Go's User-Agent, and on every request with a body
@@ -22,17 +22,9 @@ import { startServer, type RunningServer } from '@cairn/testkit'
 const EMPTY_MD5 = '1B2M2Y8AsgTpgAmY7PhCfg=='
 
 describe('the http backend against the real server', () => {
-  let server: RunningServer
-  let api: Api
+  const server = useServer()
+  const api = new Api(server)
   let count = 0
-
-  beforeAll(async () => {
-    server = await startServer()
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
 
   const newId = (label: string) => {
     count += 1

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { request } from 'node:http'
 import { terraformState } from '@cairn/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { describe, expect, it } from 'vitest'
+import { useServer } from '@cairn/testkit'
 
 interface Answer {
   status: number
@@ -26,14 +26,7 @@ function send(url: string, method: string, body?: string): Promise<Answer> {
 }
 
 describe('concurrency over a real socket', () => {
-  let server: RunningServer
-
-  beforeAll(async () => {
-    server = await startServer()
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer()
 
   const create = async (id: string) => {
     expect((await send(`${server.url}/v1/units`, 'POST', JSON.stringify({ id }))).status).toBe(201)

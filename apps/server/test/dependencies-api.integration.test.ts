@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { terraformState } from '@cairn/core/testing'
-import { startServer, type RunningServer } from '@cairn/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useServer } from '@cairn/testkit'
+import { describe, expect, it } from 'vitest'
 import { Api, expectError } from './support/http-client'
 
 // Dependencies and status over a real socket (DESIGN section 7): the routes, their codes and
@@ -18,8 +18,8 @@ const LINEAGE = '4593e995-ffd7-b8f1-575f-407cccbbd7ec'
 const TFE = '/tfe/api/v2'
 
 describe('/v1 dependencies and status against the real server', () => {
-  let server: RunningServer
-  let api: Api
+  const server = useServer()
+  const api = new Api(server)
   const serials = new Map<string, number>()
 
   /** The next Terraform state of a unit, with these outputs. */
@@ -35,14 +35,6 @@ describe('/v1 dependencies and status against the real server', () => {
     expect(reply.status, reply.text).toBe(200)
     return reply.body as Status
   }
-
-  beforeAll(async () => {
-    server = await startServer()
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
 
   describe('PUT and GET /v1/units/{id}/dependencies', () => {
     it('replaces and reads the set, with an ETag that If-Match compares', async () => {

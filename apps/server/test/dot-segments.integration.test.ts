@@ -1,6 +1,6 @@
 import { request } from 'node:http'
-import { startServer, type RunningServer } from '@cairn/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { useServer, type RunningServer } from '@cairn/testkit'
+import { describe, expect, it } from 'vitest'
 
 /** A request with its path sent exactly as given: fetch would resolve the dot segments first. */
 function raw(server: RunningServer, method: string, path: string, body?: string) {
@@ -29,13 +29,7 @@ function raw(server: RunningServer, method: string, path: string, body?: string)
 const STATE = JSON.stringify({ version: 4, serial: 1, lineage: 'l', outputs: {}, resources: [] })
 
 describe('dot segments in a path', () => {
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServer()
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer()
 
   it.each([
     ['POST', '/v1/backend/team/../evil3', STATE],

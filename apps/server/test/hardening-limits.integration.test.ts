@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm, symlink, unlink } from 'node:fs/promises'
+import { readFile, symlink, unlink } from 'node:fs/promises'
 import { connect, type Socket } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SERVER_MAIN, startServer, type RunningServer } from '@cairn/testkit'
+import { readAdminToken, startServer, useServer, type RunningServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from './support/http-client'
 
@@ -392,11 +390,6 @@ function logLines(output: string): LogLine[] {
     .map((line) => JSON.parse(line) as LogLine)
 }
 
-/** The admin token local mode wrote into its data directory. */
-async function adminToken(dataDir: string): Promise<string> {
-  return (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
-}
-
 interface Pushed {
   stateVersion: string
   uploadUrl: string
@@ -451,67 +444,6 @@ async function pushThroughTfe(server: RunningServer, bearer: string, name: strin
     expect(uploaded.status, await uploaded.text()).toBe(200)
   }
   return pushed
-}
-
-interface LimitedServer {
-  url: string
-  port: number
-  pid: number
-  dataDir: string
-  output(): string
-  dispose(): Promise<void>
-}
-
-/**
- * The built server under `ulimit -n fileLimit`, started as `startServer` starts it (which cannot
- * wrap its command): the file-handle limit has to be set in the process that execs node.
- */
-async function startUnderFileLimit(
-  fileLimit: number,
-  options: { auth?: boolean } = {},
-): Promise<LimitedServer> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'cairn-fd-'))
-  const args = [
-    ...(options.auth === true ? [] : ['-auth-disable']),
-    ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dataDir],
-  ]
-  const child = spawn(
-    'sh',
-    ['-c', `ulimit -n ${fileLimit} && exec "$0" "$@"`, process.execPath, SERVER_MAIN, ...args],
-    {
-      env: { ...process.env, SVC_LOG_LEVEL: 'info', SVC_AUTH_DISABLE: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  let output = ''
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text))
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text))
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      resolve()
-    })
-  })
-  const dispose = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    await exited
-    await rm(dataDir, { recursive: true, force: true })
-  }
-  try {
-    const listening = await waitFor(
-      'the server under a low file-handle limit to listen',
-      () => {
-        if (child.exitCode !== null) throw new Error(`the server exited early:\n${output}`)
-        const line = output.split('\n').find((text) => text.includes('"msg":"listening"'))
-        return line === undefined ? undefined : (JSON.parse(line) as { url: string; port: number })
-      },
-      15_000,
-    )
-    const { url, port } = listening
-    return { url, port, pid: child.pid as number, dataDir, output: () => output, dispose }
-  } catch (error) {
-    await dispose()
-    throw error
-  }
 }
 
 /**
@@ -748,14 +680,7 @@ describe('slow clients are cut off', () => {
 })
 
 describe('connection cap', () => {
-  let server: RunningServer
-
-  beforeAll(async () => {
-    server = await startServer({ args: ['-max-connections', '20'] })
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer({ args: ['-max-connections', '20'] })
 
   it('answers 503 with Retry-After to one connection over -max-connections, then recovers', async () => {
     const held: RawConnection[] = []
@@ -797,10 +722,9 @@ describe('connection cap', () => {
 })
 
 describe('upload cap', () => {
-  let server: RunningServer
+  const server = useServer({ args: ['-max-uploads', '2'] })
 
   beforeAll(async () => {
-    server = await startServer({ args: ['-max-uploads', '2'] })
     for (const id of ['u1', 'u2', 'u3']) {
       const created = await fetch(`${server.url}/v1/units`, {
         method: 'POST',
@@ -808,9 +732,6 @@ describe('upload cap', () => {
       })
       expect(created.status).toBe(201)
     }
-  })
-  afterAll(async () => {
-    await server.dispose()
   })
 
   it('answers 503 server_busy to a third upload while two are in flight, then takes one', async () => {
@@ -851,13 +772,13 @@ describe('upload cap', () => {
 describe('out of file handles', () => {
   const FILE_LIMIT = 60
   const CONCURRENT = 80
-  let open: LimitedServer
-  let local: LimitedServer
+  let open: RunningServer
+  let local: RunningServer
 
   beforeAll(async () => {
     ;[open, local] = await Promise.all([
-      startUnderFileLimit(FILE_LIMIT),
-      startUnderFileLimit(FILE_LIMIT, { auth: true }),
+      startServer({ fileLimit: FILE_LIMIT }),
+      startServer({ fileLimit: FILE_LIMIT, auth: true }),
     ])
     for (const server of [open, local]) {
       const limits = await readFile(`/proc/${server.pid}/limits`, 'utf8')
@@ -914,7 +835,7 @@ describe('out of file handles', () => {
   })
 
   it('answers token checks 503 while out of file handles, never 401 or 500', async () => {
-    const token = await adminToken(local.dataDir)
+    const token = await readAdminToken(local.dataDir)
     // Every connection is opened before any request is sent: the server holds as many as it has
     // file handles for, so the token checks that follow find none left to read a token record.
     const connections = await Promise.all(
@@ -961,16 +882,7 @@ describe('out of file handles', () => {
 })
 
 describe('logs', () => {
-  let server: RunningServer
-  let admin: string
-
-  beforeAll(async () => {
-    server = await startServer({ auth: true })
-    admin = await adminToken(server.dataDir)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer({ auth: true })
 
   it.each([
     ['/v1/auth/token', 'abort-refresh'],
@@ -982,7 +894,7 @@ describe('logs', () => {
       if (path.startsWith('/v1/units/')) {
         const created = await fetch(`${server.url}/v1/units`, {
           method: 'POST',
-          headers: { Authorization: `Bearer ${admin}` },
+          headers: { Authorization: `Bearer ${server.token}` },
           body: JSON.stringify({ id: 'x' }),
         })
         expect(created.status).toBe(201)
@@ -992,7 +904,7 @@ describe('logs', () => {
       try {
         connection.write(
           head('POST', path, {
-            Authorization: `Bearer ${admin}`,
+            Authorization: `Bearer ${server.token}`,
             'Content-Length': 1000,
             'X-Request-ID': requestId,
             Expect: '100-continue',
@@ -1024,7 +936,7 @@ describe('logs', () => {
     // server knows: the one way found to provoke a 500 from outside.
     const created = await fetch(`${server.url}/v1/units`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${admin}` },
+      headers: { Authorization: `Bearer ${server.token}` },
       body: JSON.stringify({ id: 'broken' }),
     })
     expect(created.status).toBe(201)
@@ -1033,7 +945,7 @@ describe('logs', () => {
     await symlink(record, record)
     const from = server.output().length
     const answer = await fetch(`${server.url}/v1/units/broken`, {
-      headers: { Authorization: `Bearer ${admin}`, 'X-Request-ID': 'five-hundred' },
+      headers: { Authorization: `Bearer ${server.token}`, 'X-Request-ID': 'five-hundred' },
     })
     const body = await answer.text()
     expect(answer.status, `ELOOP is no storage fault the server knows: ${body}`).toBe(500)
@@ -1056,7 +968,7 @@ describe('logs', () => {
 
   it('never logs the signature of a state upload URL, only [signature]', async () => {
     const from = server.output().length
-    const pushed = await pushThroughTfe(server, admin, 'w1')
+    const pushed = await pushThroughTfe(server, server.token, 'w1')
     const signatures = [pushed.uploadUrl, pushed.jsonUploadUrl].map(
       (url) => new URL(url).pathname.split('/').at(-1) as string,
     )
@@ -1073,8 +985,8 @@ describe('logs', () => {
   })
 
   it('marks tokens, states and errors Cache-Control: no-store, and the JWKS cacheable', async () => {
-    const auth = { Authorization: `Bearer ${admin}` }
-    const pushed = await pushThroughTfe(server, admin, 'w2')
+    const auth = { Authorization: `Bearer ${server.token}` }
+    const pushed = await pushThroughTfe(server, server.token, 'w2')
     const unit = await fetch(`${server.url}/v1/units`, {
       method: 'POST',
       headers: auth,

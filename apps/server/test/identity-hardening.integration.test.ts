@@ -1,8 +1,10 @@
-import { mkdtemp, readFile, rm, unlink } from 'node:fs/promises'
+import { mkdtemp, rm, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
+  fetchAs,
   getIdToken,
+  readAdminToken,
   startOidcProvider,
   startServer,
   type RunningProvider,
@@ -27,19 +29,8 @@ interface TokenInfo {
   expires: string | null
 }
 
-function call(
-  server: RunningServer,
-  path: string,
-  bearer: string | null,
-  init: RequestInit = {},
-): Promise<Response> {
-  const headers = new Headers(init.headers)
-  if (bearer !== null) headers.set('Authorization', `Bearer ${bearer}`)
-  return fetch(`${server.url}${path}`, { ...init, headers })
-}
-
 async function tokensOf(server: RunningServer, bearer: string): Promise<TokenInfo[]> {
-  const listed = await call(server, '/v1/auth/tokens', bearer)
+  const listed = await fetchAs(server, '/v1/auth/tokens', bearer)
   expect(listed.status).toBe(200)
   return ((await listed.json()) as { tokens: TokenInfo[] }).tokens
 }
@@ -49,7 +40,7 @@ async function createToken(
   bearer: string,
   body: Record<string, unknown>,
 ): Promise<TokenInfo & { token: string }> {
-  const created = await call(server, '/v1/auth/tokens', bearer, {
+  const created = await fetchAs(server, '/v1/auth/tokens', bearer, {
     method: 'POST',
     body: JSON.stringify(body),
   })
@@ -114,7 +105,7 @@ describe('who a token speaks for, and for how long', () => {
   async function startLocal(): Promise<string> {
     dataDir = await mkdtemp(join(tmpdir(), 'cairn-admin-'))
     server = await startServer({ dataDir, auth: true })
-    return (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+    return readAdminToken(dataDir)
   }
 
   async function restart(env: Record<string, string> = {}): Promise<RunningServer> {
@@ -127,21 +118,22 @@ describe('who a token speaks for, and for how long', () => {
     const admin = await startLocal()
     const [own] = (await tokensOf(live(), admin)).filter((token) => token.name === 'local admin')
     expect(
-      (await call(live(), `/v1/auth/tokens/${own?.id ?? ''}`, admin, { method: 'DELETE' })).status,
+      (await fetchAs(live(), `/v1/auth/tokens/${own?.id ?? ''}`, admin, { method: 'DELETE' }))
+        .status,
     ).toBe(204)
-    expect((await call(live(), '/v1/units', admin)).status).toBe(401)
+    expect((await fetchAs(live(), '/v1/units', admin)).status).toBe(401)
 
     const again = await restart()
-    expect((await call(again, '/v1/units', admin)).status).toBe(401)
+    expect((await fetchAs(again, '/v1/units', admin)).status).toBe(401)
     expect(again.output()).toMatch(/admin token in .* was revoked and stays revoked/)
-    expect((await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()).toBe(admin)
+    expect(await readAdminToken(dataDir)).toBe(admin)
 
     await unlink(join(dataDir, 'admin.token'))
     const renewed = await restart()
-    const fresh = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+    const fresh = await readAdminToken(dataDir)
     expect(fresh).not.toBe(admin)
-    expect((await call(renewed, '/v1/units', fresh)).status).toBe(200)
-    expect((await call(renewed, '/v1/units', admin)).status).toBe(401)
+    expect((await fetchAs(renewed, '/v1/units', fresh)).status).toBe(200)
+    expect((await fetchAs(renewed, '/v1/units', admin)).status).toBe(401)
   })
 
   it('keeps working on a data directory from before revocations were remembered', async () => {
@@ -150,56 +142,56 @@ describe('who a token speaks for, and for how long', () => {
     // The previous layout had no marker naming the admin token.
     await unlink(join(dataDir, 'auth', 'local-admin.json'))
     const again = await restart()
-    expect((await call(again, '/v1/units', admin)).status).toBe(200)
+    expect((await fetchAs(again, '/v1/units', admin)).status).toBe(200)
   })
 
   it('is refused once the server is switched to an OpenID provider, with a warning', async () => {
     const admin = await startLocal()
     const oidc = await restart(oidcEnv())
     expect(oidc.output()).toContain('the admin token of local mode is refused')
-    expect((await call(oidc, '/v1/units', admin)).status).toBe(401)
-    expect((await call(oidc, '/tfe/api/v2/account/details', admin)).status).toBe(401)
+    expect((await fetchAs(oidc, '/v1/units', admin)).status).toBe(401)
+    expect((await fetchAs(oidc, '/tfe/api/v2/account/details', admin)).status).toBe(401)
   })
 
   it('works beside the provider only with SVC_LOCAL_ADMIN=true, which warns', async () => {
     const admin = await startLocal()
     const oidc = await restart(oidcEnv({ SVC_LOCAL_ADMIN: 'true' }))
     expect(oidc.output()).toContain('SVC_LOCAL_ADMIN is on')
-    expect((await call(oidc, '/v1/units', admin)).status).toBe(200)
+    expect((await fetchAs(oidc, '/v1/units', admin)).status).toBe(200)
   })
 
   it("is neither listed nor revocable by a provider user whose subject is 'local-admin'", async () => {
     const admin = await startLocal()
     const oidc = await restart(oidcEnv({ SVC_LOCAL_ADMIN: 'true' }))
     const impostor = await login(oidc, idp, 'local-admin')
-    const me = (await (await call(oidc, '/v1/auth/me', impostor.access_token)).json()) as {
+    const me = (await (await fetchAs(oidc, '/v1/auth/me', impostor.access_token)).json()) as {
       subject: string
       roles: string[]
     }
     expect(me).toMatchObject({ subject: 'local-admin', roles: [] })
     expect(await tokensOf(oidc, impostor.access_token)).toEqual([])
     const [own] = await tokensOf(oidc, admin)
-    const revoke = await call(oidc, `/v1/auth/tokens/${own?.id ?? ''}`, impostor.access_token, {
+    const revoke = await fetchAs(oidc, `/v1/auth/tokens/${own?.id ?? ''}`, impostor.access_token, {
       method: 'DELETE',
     })
     expect(revoke.status).toBe(404)
-    expect((await call(oidc, '/v1/units', admin)).status).toBe(200)
+    expect((await fetchAs(oidc, '/v1/units', admin)).status).toBe(200)
   })
 
   it('leaves an unverified email out of the identity', async () => {
     await startLocal()
     const oidc = await restart(oidcEnv())
     const mallory = await login(oidc, idp, 'mallory')
-    const me = (await (await call(oidc, '/v1/auth/me', mallory.access_token)).json()) as {
+    const me = (await (await fetchAs(oidc, '/v1/auth/me', mallory.access_token)).json()) as {
       email: string | null
     }
     expect(me.email).toBeNull()
     const details = (await (
-      await call(oidc, '/tfe/api/v2/account/details', mallory.access_token)
+      await fetchAs(oidc, '/tfe/api/v2/account/details', mallory.access_token)
     ).json()) as { data: { attributes: { email: string | null } } }
     expect(details.data.attributes.email).toBeNull()
     const alice = await login(oidc, idp, 'alice')
-    const hers = (await (await call(oidc, '/v1/auth/me', alice.access_token)).json()) as {
+    const hers = (await (await fetchAs(oidc, '/v1/auth/me', alice.access_token)).json()) as {
       email: string | null
     }
     expect(hers.email).toBe('alice@example.test')
@@ -216,10 +208,10 @@ describe('who a token speaks for, and for how long', () => {
         body: JSON.stringify({ refresh_token: token }),
       })
     expect((await refresh(first.refresh_token)).status).toBe(200)
-    expect((await call(oidc, '/v1/units', minted.token)).status).toBe(200)
+    expect((await fetchAs(oidc, '/v1/units', minted.token)).status).toBe(200)
     expect((await refresh(first.refresh_token)).status).toBe(401)
-    expect((await call(oidc, '/v1/units', minted.token)).status).toBe(401)
-    expect((await call(oidc, '/v1/units', first.access_token)).status).toBe(401)
+    expect((await fetchAs(oidc, '/v1/units', minted.token)).status).toBe(401)
+    expect((await fetchAs(oidc, '/v1/units', first.access_token)).status).toBe(401)
   })
 
   it('an API token that expires in 60 s cannot mint one that outlives it', async () => {

@@ -3,7 +3,13 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer, TerraformWorkspace } from '@cairn/testkit'
+import {
+  fetchAs,
+  readAdminToken,
+  startServer,
+  type RunningServer,
+  TerraformWorkspace,
+} from '@cairn/testkit'
 
 const TOKEN = /svc_tfe_[A-Za-z0-9_-]{43}/g
 
@@ -13,16 +19,13 @@ describe('local mode: no OpenID provider, authentication on', () => {
   let token: string
 
   /** A request with the admin token, another bearer, or (null) none. */
-  const call = (path: string, init: RequestInit = {}, bearer: string | null = token) => {
-    const headers = new Headers(init.headers)
-    if (bearer !== null) headers.set('Authorization', `Bearer ${bearer}`)
-    return fetch(`${server.url}${path}`, { ...init, headers })
-  }
+  const call = (path: string, init: RequestInit = {}, bearer: string | null = token) =>
+    fetchAs(server, path, bearer, init)
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'cairn-local-'))
     server = await startServer({ dataDir, auth: true })
-    token = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+    token = await readAdminToken(dataDir)
   })
   afterAll(async () => {
     await server.dispose()
@@ -229,7 +232,7 @@ describe('local mode on memory storage', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cairn-local-mem-'))
     let server = await startServer({ dataDir, auth: true, args: ['-storage', 'memory'] })
     try {
-      const token = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+      const token = await readAdminToken(dataDir)
       await server.stop()
       server = await startServer({ dataDir, auth: true, args: ['-storage', 'memory'] })
       const answer = await fetch(`${server.url}/v1/units`, {

@@ -11,6 +11,7 @@ import {
   startServer,
   type RunningProvider,
   type RunningServer,
+  useServer,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -35,7 +36,6 @@ async function me(server: RunningServer, token: string): Promise<Response> {
 
 describe('login through a real OpenID provider', () => {
   let idp: RunningProvider
-  let server: RunningServer
 
   beforeAll(async () => {
     idp = await startOidcProvider({
@@ -45,19 +45,18 @@ describe('login through a real OpenID provider', () => {
       ],
       accounts: { alice: { email: 'alice@example.test', groups: ['platform', 'sre'] } },
     })
-    server = await startServer({
-      auth: true,
-      env: {
-        SVC_AUTH_ISSUER: idp.issuer,
-        SVC_AUTH_CLIENT_ID: CLIENT,
-        SVC_AUTH_REDIRECT_URIS: REDIRECT,
-      },
-    })
   })
   afterAll(async () => {
-    await server.dispose()
     await idp.close()
   })
+  const server = useServer(() => ({
+    auth: true,
+    env: {
+      SVC_AUTH_ISSUER: idp.issuer,
+      SVC_AUTH_CLIENT_ID: CLIENT,
+      SVC_AUTH_REDIRECT_URIS: REDIRECT,
+    },
+  }))
 
   /** The whole browser login, discovered through the server, ending with Cairn's tokens. */
   async function login(who = 'alice'): Promise<Pair> {

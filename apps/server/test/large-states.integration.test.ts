@@ -1,25 +1,21 @@
 import { createHash } from 'node:crypto'
 import { Agent, request } from 'node:http'
 import { terraformState } from '@cairn/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useServer } from '@cairn/testkit'
 
 // Bodies of a megabyte or more are scanned on worker threads, which are reused between bodies.
 const LARGE = 4000
 
 describe('large states, checked on worker threads', () => {
-  let server: RunningServer
+  const server = useServer()
   const upload = (unit: string, body: string) =>
     fetch(`${server.url}/v1/units/${unit}/upload`, { method: 'POST', body })
 
   beforeAll(async () => {
-    server = await startServer()
     for (const id of ['large/a', 'large/b', 'large/c', 'large/d']) {
       await fetch(`${server.url}/v1/units`, { method: 'POST', body: JSON.stringify({ id }) })
     }
-  })
-  afterAll(async () => {
-    await server.dispose()
   })
 
   it('accepts one large state after another, each read whole', async () => {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { startServer, terraformBinary, type RunningServer } from '@cairn/testkit'
+import { fetchAs, terraformBinary, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
@@ -60,16 +60,13 @@ function bash(script: string, cwd: string, env: Record<string, string>): Promise
 }
 
 describe("the README's own commands", () => {
-  let dataDir: string
+  const server = useServer({ auth: true })
   let home: string
-  let server: RunningServer
   let readme: Readme
   let env: Record<string, string>
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'cairn-readme-data-'))
     home = await mkdtemp(join(tmpdir(), 'cairn-readme-home-'))
-    server = await startServer({ dataDir, auth: true })
     readme = parseReadme(await readFile(join(ROOT, 'README.md'), 'utf8'), server.port)
     const cliConfig = join(home, 'terraform.rc')
     await writeFile(cliConfig, '')
@@ -84,7 +81,6 @@ describe("the README's own commands", () => {
     }
   }, 60_000)
   afterAll(async () => {
-    await server.dispose()
     await rm(home, { recursive: true, force: true })
   })
 
@@ -93,7 +89,7 @@ describe("the README's own commands", () => {
     const dir = join(home, scenario)
     await mkdir(dir, { recursive: true })
     await symlink(join(ROOT, 'cairn'), join(dir, 'cairn'))
-    await symlink(dataDir, join(dir, 'data'))
+    await symlink(server.dataDir, join(dir, 'data'))
     for (const [path, content] of readme.files.get(scenario) ?? []) {
       await mkdir(dirname(join(dir, path)), { recursive: true })
       await writeFile(join(dir, path), content)
@@ -105,10 +101,7 @@ describe("the README's own commands", () => {
   }
 
   const api = async (path: string) => {
-    const token = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
-    const answer = await fetch(`${server.url}${path}`, {
-      headers: { Authorization: `Bearer ${token}` },
-    })
+    const answer = await fetchAs(server, path, server.token)
     expect(answer.status).toBe(200)
     return (await answer.json()) as Record<string, unknown>
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, waitFor } from './support/http-client'
-import { SERVER_MAIN, startServer, type RunningServer } from '@cairn/testkit'
+import { isRunning, SERVER_MAIN, startServer, useServer } from '@cairn/testkit'
 
 // The server process itself: how it refuses bad flags, its help, health endpoints, logs and
 // shutdown (DESIGN sections 1 and 13).
@@ -271,16 +271,8 @@ function termOnListening(): Promise<number | string | null> {
 }
 
 describe('a running server', () => {
-  let server: RunningServer
-  let api: Api
-
-  beforeAll(async () => {
-    server = await startServer()
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer()
+  const api = new Api(server)
 
   it.each([
     ['/healthz', { status: 'ok' }],
@@ -325,12 +317,3 @@ describe('a running server', () => {
     expect(server.output()).not.toContain(secret)
   })
 })
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}

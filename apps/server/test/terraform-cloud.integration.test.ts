@@ -1,13 +1,12 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   httpsRequest,
   makeTestCa,
-  startServer,
   TerraformWorkspace,
-  type RunningServer,
   type TestCa,
+  useServer,
   waitFor,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -47,15 +46,27 @@ const folded = (text: string) => text.replace(/[│\s]+/g, ' ')
 describe("Terraform's cloud block over real TLS", () => {
   let dir: string
   let tls: TestCa
-  let server: RunningServer
-  let token: string
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cairn-cloud-'))
+    tls = await makeTestCa(dir)
+  })
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true })
+  })
+  const server = useServer(() => ({
+    auth: true,
+    args: ['-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
+  }))
   let hostname: string
+  beforeAll(() => {
+    hostname = `localhost:${server.port}`
+  })
 
   /** /v1 over the test CA, with the admin token. */
   const api = async (path: string, init: { method?: string; body?: string } = {}) => {
     const answer = await httpsRequest(`${server.url}/v1${path}`, tls.ca, {
       ...init,
-      headers: { Authorization: `Bearer ${token}` },
+      headers: { Authorization: `Bearer ${server.token}` },
     })
     return {
       status: answer.status,
@@ -65,22 +76,10 @@ describe("Terraform's cloud block over real TLS", () => {
   }
 
   const workspace = async (): Promise<TerraformWorkspace> =>
-    TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath, [`TF_TOKEN_${hostname}`]: token })
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cairn-cloud-'))
-    tls = await makeTestCa(dir)
-    server = await startServer({
-      auth: true,
-      args: ['-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
+    TerraformWorkspace.create({
+      SSL_CERT_FILE: tls.caPath,
+      [`TF_TOKEN_${hostname}`]: server.token,
     })
-    token = (await readFile(join(server.dataDir, 'admin.token'), 'utf8')).trim()
-    hostname = `localhost:${server.port}`
-  })
-  afterAll(async () => {
-    await server.dispose()
-    await rm(dir, { recursive: true, force: true })
-  })
 
   describe('with workspaces { name }', () => {
     let tf: TerraformWorkspace

@@ -1,4 +1,4 @@
-import { startServer, TerraformWorkspace, type RunningServer } from '@cairn/testkit'
+import { TerraformWorkspace, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 interface Status {
@@ -85,7 +85,7 @@ resource "terraform_data" "record" {
 }
 
 describe('dependency status through real Terraform on the http backend', () => {
-  let server: RunningServer
+  const server = useServer()
   const workspaces = new Map<string, TerraformWorkspace>()
 
   const api = (path: string, init?: RequestInit) => fetch(`${server.url}/v1/${path}`, init)
@@ -109,7 +109,6 @@ describe('dependency status through real Terraform on the http backend', () => {
   }
 
   beforeAll(async () => {
-    server = await startServer()
     for (const [unit, text] of Object.entries(configurations(server.url))) {
       const workspace = await TerraformWorkspace.create()
       await workspace.write('main.tf', text)
@@ -135,7 +134,6 @@ describe('dependency status through real Terraform on the http backend', () => {
   })
   afterAll(async () => {
     for (const workspace of workspaces.values()) await workspace.dispose()
-    await server.dispose()
   })
 
   it('applied for the first time, in order: each consumer is red until it applies', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startServer, type RunningServer, TerraformWorkspace, waitFor } from '@cairn/testkit'
+import { TerraformWorkspace, useServer, waitFor } from '@cairn/testkit'
 
 const UNIT = 'team/app/prod'
 
@@ -37,7 +37,7 @@ interface UnitBody {
 }
 
 describe('Terraform with the http backend', () => {
-  let server: RunningServer
+  const server = useServer()
   let workspace: TerraformWorkspace
   const api = (path: string, init?: RequestInit) => fetch(`${server.url}/v1/units/${path}`, init)
   const unit = async () => (await (await api(UNIT)).json()) as UnitBody
@@ -51,13 +51,11 @@ describe('Terraform with the http backend', () => {
   }
 
   beforeAll(async () => {
-    server = await startServer()
     workspace = await TerraformWorkspace.create()
     await workspace.write('main.tf', configuration(server.url, 'v1'))
   })
   afterAll(async () => {
     await workspace.dispose()
-    await server.dispose()
   })
 
   it('initialises, applies and lists its resources, with the state stored as version 1', async () => {

@@ -8,11 +8,10 @@ import {
   httpsRequest,
   makeTestCa,
   startOidcProvider,
-  startServer,
   TerraformWorkspace,
   type RunningProvider,
-  type RunningServer,
   type TestCa,
+  useServer,
   waitFor,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -23,34 +22,33 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
   let dir: string
   let tls: TestCa
   let idp: RunningProvider
-  let server: RunningServer
+  let port: number
   let base: string
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'cairn-login-'))
     tls = await makeTestCa(dir)
-    const port = await freePort()
+    port = await freePort()
     base = `https://localhost:${port}`
     idp = await startOidcProvider({
       clients: [{ client_id: CLIENT, redirect_uris: [`${base}/oauth/callback`] }],
       accounts: { alice: { email: 'alice@example.test', groups: ['platform'] } },
     })
-    server = await startServer({
-      auth: true,
-      args: ['-port', String(port), '-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
-      env: {
-        SVC_AUTH_ISSUER: idp.issuer,
-        SVC_AUTH_CLIENT_ID: CLIENT,
-        SVC_PUBLIC_BASE_URL: base,
-        SVC_AUTH_SCOPES: 'openid profile email groups',
-      },
-    })
   })
   afterAll(async () => {
-    await server.dispose()
     await idp.close()
     await rm(dir, { recursive: true, force: true })
   })
+  const server = useServer(() => ({
+    auth: true,
+    args: ['-port', String(port), '-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
+    env: {
+      SVC_AUTH_ISSUER: idp.issuer,
+      SVC_AUTH_CLIENT_ID: CLIENT,
+      SVC_PUBLIC_BASE_URL: base,
+      SVC_AUTH_SCOPES: 'openid profile email groups',
+    },
+  }))
 
   /** Plays the browser: Cairn's authorization page, the provider's login, back to Cairn, back to the client. */
   async function browse(authorizeUrl: string): Promise<string> {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   Api,
   expectError,
@@ -7,7 +7,7 @@ import {
   streamOf,
   type UnitBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { useServer } from '@cairn/testkit'
 
 // The /v1/units API over a real socket: creating, listing and naming units, routing, request IDs
 // and request limits (DESIGN sections 2 and 6). State, version and lock routes have their own files.
@@ -15,16 +15,8 @@ import { startServer, type RunningServer } from '@cairn/testkit'
 const MIB = 1024 * 1024
 
 describe('/v1/units against the real server', () => {
-  let server: RunningServer
-  let api: Api
-
-  beforeAll(async () => {
-    server = await startServer()
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer()
+  const api = new Api(server)
 
   describe('POST /v1/units', () => {
     it('creates a unit and answers 201 with its metadata', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { LockInfo } from '@cairn/core'
 import { terraformState } from '@cairn/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   Api,
   expectError,
@@ -10,23 +10,15 @@ import {
   UUID,
   type VersionBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { useServer } from '@cairn/testkit'
 
 // The unit's one lock through /v1 over a real socket: taking it, conflicts, writes while locked,
 // unlocking and force-unlocking (DESIGN sections 3, 4 and 6).
 
 describe('/v1 locks against the real server', () => {
-  let server: RunningServer
-  let api: Api
+  const server = useServer()
+  const api = new Api(server)
   let count = 0
-
-  beforeAll(async () => {
-    server = await startServer()
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
 
   /** A new unit with one state version, for one test. */
   const unitWithState = async (label: string): Promise<string> => {

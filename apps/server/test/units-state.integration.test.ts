@@ -1,5 +1,5 @@
 import { terraformState } from '@cairn/core/testing'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import {
   Api,
   expectError,
@@ -11,7 +11,7 @@ import {
   streamOf,
   type VersionBody,
 } from './support/http-client'
-import { startServer, type RunningServer } from '@cairn/testkit'
+import { useServer } from '@cairn/testkit'
 
 // Uploads, downloads, Terraform's serial rules, versions and restore through /v1 over a real
 // socket (DESIGN sections 4 and 6).
@@ -19,16 +19,8 @@ import { startServer, type RunningServer } from '@cairn/testkit'
 const LINEAGE = '4593e995-ffd7-b8f1-575f-407cccbbd7ec'
 
 describe('/v1 state and versions against the real server', () => {
-  let server: RunningServer
-  let api: Api
-
-  beforeAll(async () => {
-    server = await startServer()
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer()
+  const api = new Api(server)
 
   describe('upload and download', () => {
     it('answers an upload with the new version object', async () => {
@@ -271,16 +263,8 @@ describe('/v1 state and versions against the real server', () => {
 })
 
 describe('/v1 uploads against a server with -max-state-bytes 2048', () => {
-  let server: RunningServer
-  let api: Api
-
-  beforeAll(async () => {
-    server = await startServer({ args: ['-max-state-bytes', '2048'] })
-    api = new Api(server.url)
-  })
-  afterAll(async () => {
-    await server.dispose()
-  })
+  const server = useServer({ args: ['-max-state-bytes', '2048'] })
+  const api = new Api(server)
 
   it.each([
     ['with a Content-Length', (text: string) => text],

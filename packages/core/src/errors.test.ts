@@ -1,10 +1,29 @@
 import { describe, expect, it } from 'vitest'
 import {
+  AssignmentNotFoundError,
+  ChecksumMismatchError,
   DependencyCycleError,
+  ForbiddenError,
+  InvalidLockInfoError,
+  InvalidRequestError,
+  InvalidStateError,
+  InvalidUnitIdError,
   LockConflictError,
+  PreconditionError,
+  RequestTimeoutError,
+  RoleConflictError,
+  RoleNotFoundError,
+  RequestTooLargeError,
+  SerialConflictError,
+  StateNotFoundError,
   StateTooLargeError,
+  StorageUnavailableError,
+  UnitExistsError,
   UnitNotFoundError,
+  VersionNotFoundError,
+  WriteContentionError,
   type AnyCoreError,
+  type CoreErrorCode,
 } from './errors'
 
 /** What a client can act on, found by the code alone: each case sees its subclass's fields. */
@@ -36,5 +55,34 @@ describe('core errors', () => {
     expect(detailOf(new DependencyCycleError(['a', 'b', 'a']))).toBe('a > b > a')
     expect(detailOf(new StateTooLargeError(10))).toBe('limit 10')
     expect(detailOf(new UnitNotFoundError('x'))).toBe('unit_not_found')
+  })
+
+  it('declare the code each one carries: one instance per code, checked by type and at run time', () => {
+    // A class whose declared code differs from the one it passes makes its entry `never` here.
+    const examples: { [Code in CoreErrorCode]: Extract<AnyCoreError, { code: Code }> } = {
+      invalid_request: new InvalidRequestError('x'),
+      invalid_unit_id: new InvalidUnitIdError('x', 'y'),
+      invalid_lock_info: new InvalidLockInfoError('x'),
+      invalid_state: new InvalidStateError('x'),
+      checksum_mismatch: new ChecksumMismatchError('MD5', 'a', 'b'),
+      forbidden: new ForbiddenError('x'),
+      unit_not_found: new UnitNotFoundError('x'),
+      state_not_found: new StateNotFoundError('x'),
+      version_not_found: new VersionNotFoundError('x', 'y'),
+      unit_exists: new UnitExistsError('x'),
+      lock_conflict: new LockConflictError('x', null),
+      serial_conflict: new SerialConflictError('x', { serial: 1, lineage: 'l' }),
+      state_too_large: new StateTooLargeError(1),
+      request_too_large: new RequestTooLargeError(1),
+      request_timeout: new RequestTimeoutError(1000),
+      write_contention: new WriteContentionError('x'),
+      storage_unavailable: new StorageUnavailableError('x'),
+      dependency_cycle: new DependencyCycleError(['a', 'a']),
+      precondition_failed: new PreconditionError('x'),
+      role_not_found: new RoleNotFoundError('x'),
+      role_conflict: new RoleConflictError('x'),
+      assignment_not_found: new AssignmentNotFoundError('x'),
+    }
+    for (const [code, error] of Object.entries(examples)) expect(error.code).toBe(code)
   })
 })

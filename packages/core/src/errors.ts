@@ -24,6 +24,9 @@ export type CoreErrorCode =
   | 'storage_unavailable'
   | 'dependency_cycle'
   | 'precondition_failed'
+  | 'role_not_found'
+  | 'role_conflict'
+  | 'assignment_not_found'
 
 /** The base of every error core throws on purpose. */
 export class CoreError extends Error {
@@ -84,7 +87,7 @@ export class InvalidStateError extends CoreError {
 
 /** The body's bytes do not hash to the checksum the client declared for them. */
 export class ChecksumMismatchError extends CoreError {
-  declare readonly code: 'forbidden'
+  declare readonly code: 'checksum_mismatch'
   constructor(algorithm: string, declared: string, actual: string) {
     super(
       'checksum_mismatch',
@@ -251,6 +254,32 @@ export class StorageUnavailableError extends CoreError {
   }
 }
 
+/** No role by that name (built-in or custom). */
+export class RoleNotFoundError extends CoreError {
+  declare readonly code: 'role_not_found'
+  constructor(name: string) {
+    super('role_not_found', `no role ${name}`)
+    this.name = 'RoleNotFoundError'
+  }
+}
+
+/** A role change that cannot be made: the name is taken, it is built in, or it is assigned. */
+export class RoleConflictError extends CoreError {
+  declare readonly code: 'role_conflict'
+  constructor(message: string) {
+    super('role_conflict', message)
+    this.name = 'RoleConflictError'
+  }
+}
+
+export class AssignmentNotFoundError extends CoreError {
+  declare readonly code: 'assignment_not_found'
+  constructor(what: string) {
+    super('assignment_not_found', `no assignment ${what}`)
+    this.name = 'AssignmentNotFoundError'
+  }
+}
+
 /**
  * Every error core throws on purpose, as one union: a `switch (error.code)` over it narrows to the
  * subclass and its data (jose's pattern), and a table over `CoreErrorCode` must name every code.
@@ -275,3 +304,6 @@ export type AnyCoreError =
   | DependencyCycleError
   | PreconditionError
   | StorageUnavailableError
+  | RoleNotFoundError
+  | RoleConflictError
+  | AssignmentNotFoundError

@@ -1,9 +1,16 @@
 export type { Authorizer, Permission } from './access/authorizer'
-export { allowAll } from './access/authorizer'
+export { allowAll, implies, PERMISSIONS } from './access/authorizer'
+export type { Assignment } from './access/rbac/policy-store'
+export type { RbacService, SeenUser } from './access/rbac/rbac-service'
+export type { Role } from './access/rbac/roles'
+export { ADMIN_ROLE, BUILT_IN_ROLES } from './access/rbac/roles'
+export { parseScope, scopeCovers } from './access/rbac/scope'
+export { parseGrantee } from './access/rbac/subjects'
 export type { Principal } from './access/principal'
 export { isSamePrincipal } from './access/principal'
 export type { AnyCoreError, CoreErrorCode } from './errors'
 export {
+  AssignmentNotFoundError,
   ChecksumMismatchError,
   CoreError,
   DependencyCycleError,
@@ -16,6 +23,8 @@ export {
   PreconditionError,
   RequestTimeoutError,
   RequestTooLargeError,
+  RoleConflictError,
+  RoleNotFoundError,
   SerialConflictError,
   StateNotFoundError,
   StateTooLargeError,
@@ -55,14 +64,24 @@ export {
 } from './units/unit-id'
 export type { HistoryEvent, Source, Unit, UnitDetails, Version } from './units/unit-record'
 export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
+export type { Core, CoreOptions } from './core'
+export { createCore, DEFAULT_MAX_STATE_BYTES } from './core'
+export type { UnitCatalog, UnitFilter } from './units/unit-catalog'
+export type { Page, PageOptions } from './units/unit-listing'
+export type { LockService } from './locks/lock-service'
+export type { VersionService } from './versions/version-service'
+export type { StateDownload } from './versions/version-lookup'
+export { parseTimestamp } from './versions/version-lookup'
+export type { StateService } from './write-path/state-service'
+export type { WriteOptions } from './write-path/state-writer'
 export type {
-  Page,
-  PageOptions,
-  StateDownload,
-  UnitServiceOptions,
-  WriteOptions,
-} from './units/unit-service'
-export { DEFAULT_MAX_STATE_BYTES, parseTimestamp, UnitService } from './units/unit-service'
+  CommitHooks,
+  CommitOutcome,
+  ExtensionErrorHandler,
+  UnitChange,
+  VersionFields,
+  WriteExtension,
+} from './write-path/extensions'
 export type {
   CreateUnitRequest,
   Dependencies,
@@ -77,7 +96,7 @@ export {
   RestoreRequestSchema,
   UnlockRequestSchema,
 } from './units/requests'
-export type { DependencySet } from './graph/dependency-service'
+export type { DependencyService, DependencySet } from './graph/dependency-service'
 export type { EdgeStatus, StatusList, UnitStatus } from './wire'
 export { canonicalJson } from './state/canonical-json'
 export { validate } from './validation'
@@ -90,5 +109,19 @@ export { toWebStream } from './streams/web-stream'
 export type { BoundedReadOptions } from './streams/bounded-body'
 export { isClientAbort, readBounded } from './streams/bounded-body'
 export { asStorageFault, guardStorageFaults } from './storage/storage-faults'
-export { parseStored } from './storage/stored-json'
+export type { StoredRecord } from './storage/stored-json'
+export { encodeRecord, parseStored, readRecord, writeRecord } from './storage/stored-json'
 export { STORE_KEYS } from './storage/key-layout'
+export type {
+  StagedRecord,
+  StagedUpload,
+  StagedUploadsOptions,
+  StoreFolder,
+} from './uploads/staged-uploads'
+export { StagedUploads } from './uploads/staged-uploads'
+export type { StoredPrincipal } from './uploads/stored-principal'
+export {
+  fromStoredPrincipal,
+  StoredPrincipalSchema,
+  toStoredPrincipal,
+} from './uploads/stored-principal'

@@ -109,6 +109,9 @@ export const V1_ERROR_CODES = [
   'storage_unavailable',
   'dependency_cycle',
   'precondition_failed',
+  'role_not_found',
+  'role_conflict',
+  'assignment_not_found',
   // identity
   'unauthorized',
   'token_not_found',
@@ -176,6 +179,95 @@ export const AuthConfigSchema = v.object({
   scopes: v.array(v.string()),
 })
 export type AuthConfig = v.InferOutput<typeof AuthConfigSchema>
+
+/** The permissions a role may hold (DESIGN section 9). */
+export const PermissionSchema = v.picklist([
+  'unit:read',
+  'unit:write',
+  'unit:lock',
+  'unit:manage',
+  'unit:outputs',
+])
+
+/** A role: `GET /v1/rbac/roles/{name}`, and each of `GET /v1/rbac/roles`. */
+export const RoleSchema = v.object({
+  name: v.string(),
+  permissions: v.array(PermissionSchema),
+  description: v.string(),
+  built_in: v.boolean(),
+})
+export type RoleView = v.InferOutput<typeof RoleSchema>
+
+/** `GET /v1/rbac/roles` */
+export const RoleListSchema = v.object({ roles: v.array(RoleSchema) })
+
+/** `POST /v1/rbac/roles` (with `name`) and `PUT /v1/rbac/roles/{name}` */
+export const RoleRequestSchema = v.object({
+  name: v.optional(v.string()),
+  permissions: v.array(v.string()),
+  description: v.optional(v.string()),
+})
+export type RoleRequest = v.InferOutput<typeof RoleRequestSchema>
+
+/** One assignment: a role given to `user:…`, `email:…` or `group:…` on a scope. */
+export const AssignmentSchema = v.object({
+  id: v.string(),
+  principal: v.string(),
+  role: v.string(),
+  scope: v.string(),
+  created: v.string(),
+  created_by: v.string(),
+})
+export type AssignmentView = v.InferOutput<typeof AssignmentSchema>
+
+/** `GET /v1/rbac/assignments` */
+export const AssignmentListSchema = v.object({ assignments: v.array(AssignmentSchema) })
+
+/** `POST /v1/rbac/assignments` and `DELETE /v1/rbac/assignments` (or `{"id"}` to delete) */
+export const AssignmentRequestSchema = v.object({
+  principal: v.string(),
+  role: v.string(),
+  scope: v.string(),
+})
+export type AssignmentRequest = v.InferOutput<typeof AssignmentRequestSchema>
+
+/** `GET /v1/rbac/users`: the users seen at login, with the assignments that name them. */
+export const RbacUserSchema = v.object({
+  subject: v.string(),
+  issuer: v.optional(v.string()),
+  email: v.optional(v.string()),
+  groups: v.array(v.string()),
+  first_seen: v.string(),
+  last_seen: v.string(),
+  assignments: v.array(AssignmentSchema),
+})
+export type RbacUser = v.InferOutput<typeof RbacUserSchema>
+export const RbacUserListSchema = v.object({ users: v.array(RbacUserSchema) })
+
+/** `GET /v1/rbac/check?unit=&permission=`: whether the caller holds it. */
+export const CheckResultSchema = v.object({
+  unit: v.string(),
+  permission: PermissionSchema,
+  allowed: v.boolean(),
+})
+export type CheckResult = v.InferOutput<typeof CheckResultSchema>
+
+/**
+ * `GET /v1/units/{id}/outputs[?version=<timestamp>]`: every top-level output of the version with
+ * its value, type and sensitivity (what `unit:outputs` grants, and nothing else of the state).
+ * `outputs` is null when the state is not a readable Terraform state.
+ */
+export const OutputsSchema = v.object({
+  unit: v.string(),
+  version: VersionSchema,
+  outputs: v.nullable(
+    v.record(
+      v.string(),
+      v.object({ value: v.unknown(), type: v.unknown(), sensitive: v.boolean() }),
+    ),
+  ),
+})
+export type Outputs = v.InferOutput<typeof OutputsSchema>
 
 /** `POST /v1/auth/tokens` */
 export const CreateApiTokenRequestSchema = v.object({

@@ -5,7 +5,7 @@ import { openFsStore } from '../src/storage/fs-store'
 import { createMemoryStore } from '../src/storage/memory-store'
 import { dependencyContract } from '../src/testing/dependency-contract'
 import { objectStoreContract, type StoreFactory } from '../src/testing/object-store-contract'
-import { unitServiceContract } from '../src/testing/unit-service-contract'
+import { coreContract } from '../src/testing/core-contract'
 
 const memory: StoreFactory = () =>
   Promise.resolve({ store: createMemoryStore(), dispose: () => Promise.resolve() })
@@ -24,7 +24,7 @@ const fs: StoreFactory = async () => {
 
 objectStoreContract('memory', memory)
 objectStoreContract('fs', fs)
-unitServiceContract('memory', memory)
-unitServiceContract('fs', fs)
+coreContract('memory', memory)
+coreContract('fs', fs)
 dependencyContract('memory', memory)
 dependencyContract('fs', fs)

@@ -1,14 +1,6 @@
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { terraformState } from '@cairn/core/testing'
-import {
-  getIdToken,
-  startOidcProvider,
-  startServer,
-  type RunningProvider,
-  type RunningServer,
-} from '@cairn/testkit'
+import { getIdToken, startOidcProvider, type RunningProvider, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   CairnApiError,
@@ -38,17 +30,11 @@ async function failure<T extends Error>(
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 describe('the SDK against a real server', () => {
-  let server: RunningServer
+  const server = useServer({ auth: true })
   let cairn: CairnClient
-  let adminToken: string
 
-  beforeAll(async () => {
-    server = await startServer({ auth: true })
-    adminToken = (await readFile(join(server.dataDir, 'admin.token'), 'utf8')).trim()
-    cairn = createClient({ baseUrl: server.url, token: adminToken })
-  })
-  afterAll(async () => {
-    await server.dispose()
+  beforeAll(() => {
+    cairn = createClient({ baseUrl: server.url, token: server.token })
   })
 
   describe('units', () => {
@@ -327,7 +313,7 @@ describe('the SDK against a real server', () => {
     })
 
     it('throws CairnError when the server cannot be reached', async () => {
-      const nowhere = createClient({ baseUrl: 'http://127.0.0.1:9', token: adminToken })
+      const nowhere = createClient({ baseUrl: 'http://127.0.0.1:9', token: server.token })
       const error = await failure(nowhere.units.list(), CairnError)
       expect(error.message).toContain('cannot reach http://127.0.0.1:9')
     })
@@ -338,19 +324,17 @@ describe('the SDK keeping a login alive', () => {
   const CLIENT = 'cairn-sdk-test'
   const REDIRECT = 'http://127.0.0.1:8585/callback'
   let idp: RunningProvider
-  let server: RunningServer
 
   beforeAll(async () => {
     idp = await startOidcProvider({ clients: [{ client_id: CLIENT, redirect_uris: [REDIRECT] }] })
-    server = await startServer({
-      auth: true,
-      env: { SVC_AUTH_ISSUER: idp.issuer, SVC_AUTH_CLIENT_ID: CLIENT },
-    })
   })
   afterAll(async () => {
-    await server.dispose()
     await idp.close()
   })
+  const server = useServer(() => ({
+    auth: true,
+    env: { SVC_AUTH_ISSUER: idp.issuer, SVC_AUTH_CLIENT_ID: CLIENT },
+  }))
 
   const login = async (): Promise<TokenPair> => {
     const tokens = await getIdToken({

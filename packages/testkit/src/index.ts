@@ -1,4 +1,5 @@
 export { CookieJar } from './cookie-jar'
+export { fetchAs } from './fetch-as'
 export type {
   ExchangeCodeOptions,
   FollowAuthorizationOptions,
@@ -31,10 +32,13 @@ export type {
 } from './oidc-provider'
 export { generateSigningKey, SCOPES, startOidcProvider } from './oidc-provider'
 export type { RunningServer, ServerOptions } from './server-process'
-export { SERVER_MAIN, startServer } from './server-process'
+export { readAdminToken, SERVER_MAIN, startServer } from './server-process'
 export type { RunningTerraform, TerraformResult } from './terraform'
 export { TerraformWorkspace, terraformBinary } from './terraform'
 export type { HttpsAnswer, TestCa } from './tls'
 export { httpsRequest, makeTestCa } from './tls'
+export type { SuiteServer, UseServerOptions } from './use-server'
+export { useServer } from './use-server'
 export { freePort } from './free-port'
+export { isRunning } from './is-running'
 export { waitFor } from './wait-for'

@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The built server, as `npm start` runs it. `npm test` builds it before any suite runs. */
+/**
+ * The built server, as `npm start` runs it. The root vitest config's global setup builds the
+ * workspace before any suite runs, so this is today's code.
+ */
 export const SERVER_MAIN = fileURLToPath(
   new URL('../../../apps/server/dist/main.js', import.meta.url),
 )
@@ -20,6 +23,8 @@ export interface ServerOptions {
   env?: Record<string, string>
   /** How long to wait for the server to listen. */
   startTimeoutMs?: number
+  /** Runs the server under `ulimit -n fileLimit`, to run it out of file handles. */
+  fileLimit?: number
 }
 
 export interface RunningServer {
@@ -42,7 +47,7 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   if (!existsSync(SERVER_MAIN)) {
     throw new Error(
-      `${SERVER_MAIN} is missing: run npm test, which builds the server before the suites`,
+      `${SERVER_MAIN} is missing: run the suites through vitest with the root config, which builds it first, or run npm run build`,
     )
   }
   const ownDir = options.dataDir === undefined
@@ -52,7 +57,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dataDir],
     ...(options.args ?? []),
   ]
-  const child = spawn(process.execPath, [SERVER_MAIN, ...args], {
+  // A file-handle limit has to be set by the process that execs node: `sh` sets it and execs, so
+  // the PID stays node's.
+  const [file, argv]: [string, string[]] =
+    options.fileLimit === undefined
+      ? [process.execPath, [SERVER_MAIN, ...args]]
+      : [
+          'sh',
+          [
+            '-c',
+            `ulimit -n ${options.fileLimit} && exec "$0" "$@"`,
+            process.execPath,
+            SERVER_MAIN,
+            ...args,
+          ],
+        ]
+  const child = spawn(file, argv, {
     env: { ...process.env, SVC_LOG_LEVEL: 'info', SVC_AUTH_DISABLE: '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -104,4 +124,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       if (ownDir) await rm(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/** The admin token local mode wrote into a data directory (`admin.token`: the token and a newline). */
+export async function readAdminToken(dataDir: string): Promise<string> {
+  return (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
 }

@@ -1,4 +1,4 @@
-import type { Authorizer, Clock, ObjectStore, Principal, UnitService } from '@cairn/core'
+import type { Clock, Core, Principal } from '@cairn/core'
 import type { Context } from 'hono'
 
 /** The slice of a logger the adapter uses. */
@@ -17,11 +17,8 @@ export interface TfeEnv {
 }
 
 export interface TfeDeps {
-  units: UnitService
-  /** Where pending state versions are kept until their upload (the units' store). */
-  store: ObjectStore
-  /** What the caller may do, for each workspace's `permissions`. */
-  authorizer: Authorizer
+  /** The unit services, with the one authorizer every surface asks. */
+  core: Core
   /**
    * Who a bearer token speaks for, or undefined when it does not verify. A failure to check it
    * (storage down) rejects, and answers 503, never 401.

@@ -3,7 +3,8 @@ import {
   allowAll,
   parseUnitId,
   readBounded,
-  UnitService,
+  createCore,
+  type Core,
   type Authorizer,
   type ObjectStore,
   type Permission,
@@ -102,7 +103,7 @@ export interface OutputSpec {
 
 export interface Harness {
   app: Hono<TfeEnv>
-  units: UnitService
+  core: Core
   clock: ManualClock
   /** What the adapter logged, in order. */
   logged: LogLine[]
@@ -147,7 +148,7 @@ export function setup(options: HarnessOptions = {}): Harness {
   const clock = new ManualClock()
   const store = options.store?.(createMemoryStore()) ?? createMemoryStore()
   const authorizer = options.authorizer ?? allowAll
-  const units = new UnitService({ store, clock, authorizer })
+  const core = createCore({ store, clock, authorizer })
   const logged: LogLine[] = []
   const app = new Hono<TfeEnv>()
   app.use(async (c, next) => {
@@ -161,9 +162,7 @@ export function setup(options: HarnessOptions = {}): Harness {
   app.route(
     '/',
     tfeRoutes({
-      units,
-      store,
-      authorizer,
+      core,
       authenticate: (token) => Promise.resolve(PRINCIPALS[token]),
       urlKey: randomBytes(32),
       baseUrl: () => BASE_URL,
@@ -231,12 +230,12 @@ export function setup(options: HarnessOptions = {}): Harness {
 
   return {
     app,
-    units,
+    core,
     clock,
     logged,
     request,
     api,
-    unit: (id) => units.get(alice, parseUnitId(id)),
+    unit: (id) => core.units.get(alice, parseUnitId(id)),
     workspace: async (name, body = { data: { type: 'workspaces', attributes: { name } } }) => {
       const created = await api('POST', '/organizations/acme/workspaces', { body })
       expect(created.status, created.text).toBe(201)
@@ -293,7 +292,7 @@ export function base64(text: string): string {
 
 /** Grants everything but the listed permissions. */
 export function denying(...denied: Permission[]): Authorizer {
-  return { can: (_principal, permission) => !denied.includes(permission) }
+  return { can: (_principal, permission) => !denied.includes(permission), isAdmin: () => false }
 }
 
 /** A harness with workspace app-prod, tagged `app`, at Terraform 1.11.4. */

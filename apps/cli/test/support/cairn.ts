@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The built CLI, as `npm run cli` runs it; `npm test` builds it before the suites. */
+/**
+ * The built CLI, as `npm run cli` runs it. The root vitest config's global setup builds the
+ * workspace before any suite runs, so this is today's code.
+ */
 export const CLI_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
 
 export interface Run {
@@ -24,7 +27,9 @@ export class CliUser {
 
   static async create(): Promise<CliUser> {
     if (!existsSync(CLI_MAIN))
-      throw new Error(`${CLI_MAIN} is missing: run npm test, which builds it first`)
+      throw new Error(
+        `${CLI_MAIN} is missing: run the suites through vitest with the root config, which builds it first, or run npm run build`,
+      )
     return new CliUser(await mkdtemp(join(tmpdir(), 'cairn-home-')))
   }
 

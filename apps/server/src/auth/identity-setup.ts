@@ -3,7 +3,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { AuthService, KeyError, loadKeySet, OidcClient, type KeySet } from '@cairn/auth'
 import type { Clock, ObjectStore } from '@cairn/core'
-import type { AuthConfig } from '../config/auth-config'
+import type { AuthSettings } from '../config/auth-settings'
 import { ConfigError } from '../config/config-error'
 import type { Logger } from '../log/logger'
 
@@ -32,7 +32,7 @@ export interface IdentitySetup {
  * @throws ConfigError naming the variable and file at fault
  */
 export async function setUpIdentity(options: {
-  config: AuthConfig
+  config: AuthSettings
   authDisable: boolean
   /** Where local mode keeps its signing key, beside the admin token. */
   dataDir: string
@@ -102,7 +102,7 @@ export async function setUpIdentity(options: {
 }
 
 async function loadKeys(
-  config: AuthConfig,
+  config: AuthSettings,
   log: Logger,
   localDataDir: string | undefined,
 ): Promise<KeySet> {

@@ -1,6 +1,6 @@
 import * as v from 'valibot'
 import { LOG_LEVELS } from '../log/logger'
-import { AUTH_VARIABLES, loadAuthConfig, type AuthConfig } from './auth-config'
+import { AUTH_VARIABLES, loadAuthSettings, type AuthSettings } from './auth-settings'
 import { ConfigError } from './config-error'
 import { parseDuration } from './duration'
 import { parseFlags, type FlagSpec } from './flags'
@@ -19,7 +19,7 @@ export interface Config {
   readonly limits: ServerLimits
   /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
   readonly tls: { certPath: string; keyPath: string } | undefined
-  readonly auth: AuthConfig
+  readonly auth: AuthSettings
 }
 
 /** What one client may hold of the server, and for how long. */
@@ -221,7 +221,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
         out['tls-cert'] === undefined || out['tls-key'] === undefined
           ? undefined
           : { certPath: out['tls-cert'], keyPath: out['tls-key'] },
-      auth: loadAuthConfig(env),
+      auth: loadAuthSettings(env),
     }),
   }
 }

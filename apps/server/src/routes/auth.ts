@@ -6,7 +6,7 @@ import {
   RefreshRequestSchema,
 } from '@cairn/core/wire'
 import type { AuthMode } from '../auth/identity-setup'
-import type { AuthConfig } from '../config/auth-config'
+import type { AuthSettings } from '../config/auth-settings'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { validate } from '@cairn/core'
@@ -14,7 +14,7 @@ import { validate } from '@cairn/core'
 export interface AuthRoutesDeps {
   auth: AuthService
   mode: AuthMode
-  config: AuthConfig
+  config: AuthSettings
 }
 
 /**

@@ -5,7 +5,7 @@ import {
   StateNotFoundError,
   UnitNotFoundError,
   unitIdFromPath,
-  type UnitService,
+  type Core,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
@@ -17,7 +17,7 @@ import { rawPathOf } from '../http/unit-path'
 import { stateHeaders } from './units'
 
 export interface BackendRoutesDeps {
-  units: UnitService
+  core: Core
   maxStateBytes: number
   maxRequestBytes: number
 }
@@ -31,14 +31,14 @@ const PREFIX = '/v1/backend/'
  * the ID. The first write or lock creates the unit.
  */
 export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
-  const { units } = deps
+  const { core } = deps
   const app = new Hono<AppEnv>()
   const idOf = (c: Context<AppEnv>) => unitIdFromPath(rawPathOf(c.req.url).slice(PREFIX.length))
 
   app.onError(backendError)
 
   app.get(`${PREFIX}*`, async (c) => {
-    const { version, body } = await units.download(c.var.principal, idOf(c))
+    const { version, body } = await core.versions.download(c.var.principal, idOf(c))
     return c.body(toWebStream(body), 200, stateHeaders(version))
   })
 
@@ -46,7 +46,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
     const sizeHint = checkStateLength(c, deps.maxStateBytes)
     const lockId = queryText(c, 'ID')
     const md5 = contentMd5(c)
-    const version = await units.write(c.var.principal, idOf(c), requestStream(c), {
+    const version = await core.states.write(c.var.principal, idOf(c), requestStream(c), {
       source: 'http',
       ...(sizeHint === undefined ? {} : { sizeHint }),
       create: true,
@@ -61,7 +61,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   app.on('LOCK', `${PREFIX}*`, async (c) => {
     const body = await readJsonBody(c, SMALL_BODY_BYTES)
     const request = parseLockRequest(body === undefined ? {} : body)
-    const lock = await units.lock(c.var.principal, idOf(c), request, {
+    const lock = await core.locks.lock(c.var.principal, idOf(c), request, {
       source: 'http',
       create: true,
     })
@@ -85,7 +85,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
       }
       lockId = body.ID
     }
-    const released = await units.unlock(c.var.principal, idOf(c), {
+    const released = await core.locks.unlock(c.var.principal, idOf(c), {
       source: 'http',
       force,
       ...(lockId === undefined ? {} : { lockId }),
@@ -94,7 +94,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   })
 
   app.delete(`${PREFIX}*`, async (c) => {
-    await units.delete(c.var.principal, idOf(c))
+    await core.units.delete(c.var.principal, idOf(c))
     return c.json({})
   })
 

@@ -13,7 +13,7 @@ import {
 import type { Clock, ObjectStore } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
-import type { AuthConfig } from '../config/auth-config'
+import type { AuthSettings } from '../config/auth-settings'
 import type { AppEnv } from '../http/app-env'
 import { publicBaseUrl } from '../http/base-url'
 import { readForm, SMALL_BODY_BYTES } from '../http/body'
@@ -23,7 +23,7 @@ export interface OAuthRoutesDeps {
   auth: AuthService
   store: ObjectStore
   clock: Clock
-  config: AuthConfig
+  config: AuthSettings
   /** The key that seals OAuth state: SVC_OAUTH_STATE_KEY, or one derived from the signing key. */
   stateKey: Buffer
 }

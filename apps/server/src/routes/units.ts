@@ -8,7 +8,7 @@ import {
   validate,
   type DependencySet,
   type UnitId,
-  type UnitService,
+  type Core,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
@@ -24,7 +24,7 @@ import { queryFlag, queryInt, queryText } from '../http/query'
 import { parseUnitPath, rawPathOf } from '../http/unit-path'
 
 export interface UnitRoutesDeps {
-  units: UnitService
+  core: Core
   maxStateBytes: number
   maxRequestBytes: number
 }
@@ -38,23 +38,26 @@ const PREFIX = '/v1/units/'
  * may be natural paths, so the routes after `/v1/units/` are told apart by their last segment.
  */
 export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
-  const { units } = deps
+  const { core } = deps
   const app = new Hono<AppEnv>()
   const json = (c: Context<AppEnv>) => readJsonObject(c, deps.maxRequestBytes)
 
   app.post('/v1/units', async (c) => {
     const body = validate(CreateUnitRequestSchema, await json(c))
-    const unit = await units.create(c.var.principal, parseUnitId(body.id), { tags: body.tags })
+    const unit = await core.units.create(c.var.principal, parseUnitId(body.id), { tags: body.tags })
     return c.json(unit, 201)
   })
 
   app.get('/v1/units', async (c) => {
-    const page = await units.list(c.var.principal, pageQuery(c, { prefix: queryText(c, 'prefix') }))
+    const page = await core.units.list(
+      c.var.principal,
+      pageQuery(c, { prefix: queryText(c, 'prefix') }),
+    )
     return c.json({ units: page.items, next_cursor: page.nextCursor })
   })
 
   app.get('/v1/status', async (c) => {
-    const page = await units.statuses(
+    const page = await core.dependencies.statuses(
       c.var.principal,
       pageQuery(c, { prefix: queryText(c, 'prefix') }),
     )
@@ -74,15 +77,15 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
   // Each route word with the methods it answers; '' is the unit itself.
   const routes: Record<string, Partial<Record<string, Handler>>> = {
     '': {
-      GET: async (c, id) => c.json(await units.get(c.var.principal, id)),
+      GET: async (c, id) => c.json(await core.units.get(c.var.principal, id)),
       DELETE: async (c, id) => {
-        await units.delete(c.var.principal, id, { force: queryFlag(c, 'force') })
+        await core.units.delete(c.var.principal, id, { force: queryFlag(c, 'force') })
         return c.body(null, 204)
       },
     },
     download: {
       GET: async (c, id) => {
-        const { version, body } = await units.download(c.var.principal, id)
+        const { version, body } = await core.versions.download(c.var.principal, id)
         return c.body(toWebStream(body), 200, stateHeaders(version))
       },
     },
@@ -90,7 +93,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       POST: async (c, id) => {
         const sizeHint = checkStateLength(c, deps.maxStateBytes)
         const lockId = queryText(c, 'if_locked_by')
-        const version = await units.write(c.var.principal, id, requestStream(c), {
+        const version = await core.states.write(c.var.principal, id, requestStream(c), {
           source: 'api',
           ...(sizeHint === undefined ? {} : { sizeHint }),
           force: queryFlag(c, 'force'),
@@ -104,14 +107,14 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
         // LockInfo is checked whole by its own parser, which names the field at fault.
         const body = await readJsonBody(c, SMALL_BODY_BYTES)
         const request = parseLockRequest(body === undefined ? {} : body)
-        return c.json(await units.lock(c.var.principal, id, request, { source: 'api' }))
+        return c.json(await core.locks.lock(c.var.principal, id, request, { source: 'api' }))
       },
     },
     unlock: {
       DELETE: async (c, id) => {
         const body = validate(UnlockRequestSchema, await json(c))
         const lockId = body.ID ?? queryText(c, 'lock_id')
-        const released = await units.unlock(c.var.principal, id, {
+        const released = await core.locks.unlock(c.var.principal, id, {
           source: 'api',
           force: queryFlag(c, 'force'),
           ...(lockId === undefined ? {} : { lockId }),
@@ -121,7 +124,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     },
     versions: {
       GET: async (c, id) => {
-        const page = await units.versions(c.var.principal, id, pageQuery(c, {}))
+        const page = await core.versions.list(c.var.principal, id, pageQuery(c, {}))
         return c.json({ versions: page.items, next_cursor: page.nextCursor })
       },
     },
@@ -132,24 +135,24 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           timestamp: body.timestamp,
           ...(body.lock_id === undefined ? {} : { lockId: body.lock_id }),
         }
-        return c.json(await units.restore(c.var.principal, id, options))
+        return c.json(await core.states.restore(c.var.principal, id, options))
       },
     },
     history: {
       GET: async (c, id) => {
-        const page = await units.history(c.var.principal, id, pageQuery(c, {}))
+        const page = await core.versions.history(c.var.principal, id, pageQuery(c, {}))
         return c.json({ events: page.items, next_cursor: page.nextCursor })
       },
     },
     status: {
-      GET: async (c, id) => c.json(await units.status(c.var.principal, id)),
+      GET: async (c, id) => c.json(await core.dependencies.status(c.var.principal, id)),
     },
     dependencies: {
-      GET: async (c, id) => dependencySet(c, await units.dependencies(c.var.principal, id)),
+      GET: async (c, id) => dependencySet(c, await core.dependencies.get(c.var.principal, id)),
       PUT: async (c, id) => {
         const body = await json(c)
         const ifMatch = c.req.header('If-Match')
-        const set = await units.setDependencies(c.var.principal, id, body, {
+        const set = await core.dependencies.set(c.var.principal, id, body, {
           ...(ifMatch === undefined ? {} : { ifMatch }),
         })
         return dependencySet(c, set)

@@ -40,7 +40,7 @@ export class WorkerScanners {
     this.#size = size
   }
 
-  /** The `ScannerSource` to give core's `UnitService`. */
+  /** The `ScannerSource` to give `createCore`. */
   readonly source: ScannerSource = (sizeHint) => {
     if (this.#closed || sizeHint === undefined || sizeHint < WORKER_THRESHOLD) {
       return new StateScanner()

@@ -57,12 +57,19 @@ export interface ErrorBody {
 export const RFC3339_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-/** A client for one running server: every call goes over a real socket with fetch. */
+/**
+ * A client for one running server: every call goes over a real socket with fetch. Given a server
+ * handle (`useServer`), it reads the URL at each call, so it can be made before the server starts.
+ */
 export class Api {
-  readonly baseUrl: string
+  readonly #server: string | { readonly url: string }
 
-  constructor(baseUrl: string) {
-    this.baseUrl = baseUrl
+  constructor(server: string | { readonly url: string }) {
+    this.#server = server
+  }
+
+  get baseUrl(): string {
+    return typeof this.#server === 'string' ? this.#server : this.#server.url
   }
 
   async send(method: string, path: string, options: SendOptions = {}): Promise<Reply> {

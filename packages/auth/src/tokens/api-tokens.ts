@@ -1,10 +1,16 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { listAllKeys, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
+import {
+  type Clock,
+  listAllKeys,
+  type ObjectStore,
+  readRecord,
+  STORE_KEYS,
+  writeRecord,
+} from '@cairn/core'
 import type { ApiToken, CreatedApiToken } from '@cairn/core/wire'
 import * as v from 'valibot'
 import { AuthError, TokenVerificationError } from '../errors'
 import { LOCAL_ISSUER, sameIdentity, type Identity } from '../identity'
-import { readRecord, writeRecord } from '../records/json-records'
 
 /** Opaque API tokens start with this (service spec, Tokens). */
 export const API_TOKEN_PREFIX = 'svc_tfe_'

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { PreconditionFailedError, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
+import {
+  type Clock,
+  type ObjectStore,
+  PreconditionFailedError,
+  readRecord,
+  STORE_KEYS,
+  writeRecord,
+} from '@cairn/core'
 import * as v from 'valibot'
 import { TokenVerificationError } from '../errors'
 import type { Identity } from '../identity'
-import { readRecord, writeRecord } from '../records/json-records'
 
 /** The object-store folder of refresh-token families. */
 export const FAMILIES_PREFIX = STORE_KEYS.refreshFamilies

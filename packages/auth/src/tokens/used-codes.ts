@@ -1,5 +1,10 @@
-import { PreconditionFailedError, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
-import { writeRecord } from '../records/json-records'
+import {
+  type Clock,
+  type ObjectStore,
+  PreconditionFailedError,
+  STORE_KEYS,
+  writeRecord,
+} from '@cairn/core'
 
 /** The object-store folder of spent authorization codes. */
 export const USED_CODES_PREFIX = STORE_KEYS.usedCodes

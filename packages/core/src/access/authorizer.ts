@@ -2,16 +2,34 @@ import { ForbiddenError } from '../errors'
 import type { UnitId } from '../units/unit-id'
 import type { Principal } from './principal'
 
-/** What a caller may do to a unit (DESIGN section 9). `unit:manage` implies the other three. */
-export type Permission = 'unit:read' | 'unit:write' | 'unit:lock' | 'unit:manage'
+/**
+ * What a caller may do to a unit (DESIGN section 9). `unit:manage` implies the rest; `unit:read`
+ * implies `unit:outputs`, which reads a unit's outputs and nothing else of its state.
+ */
+export const PERMISSIONS = [
+  'unit:read',
+  'unit:write',
+  'unit:lock',
+  'unit:manage',
+  'unit:outputs',
+] as const
+export type Permission = (typeof PERMISSIONS)[number]
 
-/** Decides whether a principal holds a permission on a unit. */
+/** Whether holding `granted` gives `wanted`. */
+export function implies(granted: Permission, wanted: Permission): boolean {
+  if (granted === wanted || granted === 'unit:manage') return true
+  return granted === 'unit:read' && wanted === 'unit:outputs'
+}
+
+/** Decides whether a principal holds a permission on a unit, and who administers access. */
 export interface Authorizer {
   can(principal: Principal, permission: Permission, unit: UnitId): boolean | Promise<boolean>
+  /** Whether the principal may manage roles and assignments (and holds `admin` on every unit). */
+  isAdmin(principal: Principal): boolean | Promise<boolean>
 }
 
 /** Lets every authenticated caller do everything: the behaviour while RBAC is off. */
-export const allowAll: Authorizer = { can: () => true }
+export const allowAll: Authorizer = { can: () => true, isAdmin: () => true }
 
 /** @throws ForbiddenError (`forbidden`) when the permission is not held. */
 export async function demand(

@@ -11,6 +11,11 @@ export interface Principal {
   groups?: readonly string[]
   /** Roles Cairn gave the caller (`admin` for the local-mode admin token). */
   roles?: readonly string[]
+  /**
+   * A narrower token's bounds (DESIGN section 9): it may do only what this role grants within this
+   * scope, and never more than the principal who made it.
+   */
+  limit?: { readonly scope: string; readonly role: string }
 }
 
 /** Whether a recorded holder (of a lock, say) is this principal: same subject, same issuer. */

@@ -98,19 +98,11 @@ export class DependencyGraph {
 
   /**
    * Takes the graph step for a committed write or delete of `id`, then removes its mark. A step
-   * that fails leaves the mark, so the next status request takes it; the error goes to `onError`.
+   * that fails leaves the mark, so the next status request takes it.
    */
-  async settle(
-    id: UnitId,
-    mark: string | undefined,
-    onError: (error: unknown) => void,
-  ): Promise<void> {
-    try {
-      await this.sync(id)
-      if (mark !== undefined) await this.#store.delete(mark)
-    } catch (error) {
-      onError(error)
-    }
+  async settle(id: UnitId, mark: string | undefined): Promise<void> {
+    await this.sync(id)
+    if (mark !== undefined) await this.#store.delete(mark)
   }
 
   /** Removes the mark of a write that did not commit. */

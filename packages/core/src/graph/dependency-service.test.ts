@@ -5,7 +5,7 @@ import type { ObjectStore } from '../storage/object-store'
 import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
-import { UnitService } from '../units/unit-service'
+import { createCore, type Core } from '../core'
 
 const alice: Principal = { subject: 'alice' }
 const id = parseUnitId
@@ -17,14 +17,14 @@ const id = parseUnitId
 describe('dependencies on outputs named like Object.prototype members', () => {
   let store: ObjectStore
   let clock: ManualClock
-  let units: UnitService
+  let core: Core
   let serial = 0
   /** A service with nothing in memory, which reads the graph back from the store. */
-  const fresh = () => new UnitService({ store, clock, sleep: () => Promise.resolve() })
+  const fresh = () => createCore({ store, clock, sleep: () => Promise.resolve() })
   const apply = async (unit: string, outputs: Record<string, unknown>) => {
     serial += 1
     clock.advance(1000)
-    return units.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+    return core.states.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
       source: 'http',
       create: true,
     })
@@ -33,7 +33,7 @@ describe('dependencies on outputs named like Object.prototype members', () => {
   beforeEach(() => {
     store = createMemoryStore()
     clock = new ManualClock()
-    units = fresh()
+    core = fresh()
     serial = 0
   })
 
@@ -42,14 +42,14 @@ describe('dependencies on outputs named like Object.prototype members', () => {
     async (name) => {
       await apply('net', { vpc: 'vpc-1' })
       await apply('app', {})
-      await units.setDependencies(alice, id('app'), {
+      await core.dependencies.set(alice, id('app'), {
         dependencies: [{ from: 'net', output: name }],
       })
-      expect((await units.status(alice, id('app'))).edges).toEqual([
+      expect((await core.dependencies.status(alice, id('app'))).edges).toEqual([
         { from: 'net', output: name, state: 'unknown' },
       ])
       // An inherited member once became the acknowledged digest, and `graph.json` unreadable.
-      expect((await fresh().status(alice, id('app'))).edges).toEqual([
+      expect((await fresh().dependencies.status(alice, id('app'))).edges).toEqual([
         { from: 'net', output: name, state: 'unknown' },
       ])
     },
@@ -60,14 +60,14 @@ describe('dependencies on outputs named like Object.prototype members', () => {
     async (name) => {
       await apply('net', Object.fromEntries([[name, 'one']]))
       await apply('app', {})
-      await units.setDependencies(alice, id('app'), {
+      await core.dependencies.set(alice, id('app'), {
         dependencies: [{ from: 'net', output: name }],
       })
-      expect((await units.status(alice, id('app'))).edges).toEqual([
+      expect((await core.dependencies.status(alice, id('app'))).edges).toEqual([
         { from: 'net', output: name, state: 'ok' },
       ])
       await apply('net', Object.fromEntries([[name, 'two']]))
-      expect((await fresh().status(alice, id('app'))).edges).toMatchObject([
+      expect((await fresh().dependencies.status(alice, id('app'))).edges).toMatchObject([
         { from: 'net', output: name, state: 'pending' },
       ])
     },
@@ -80,22 +80,22 @@ describe('units named like Object.prototype members', () => {
     async (name) => {
       const store = createMemoryStore()
       const clock = new ManualClock()
-      const fresh = () => new UnitService({ store, clock, sleep: () => Promise.resolve() })
-      const units = fresh()
+      const fresh = () => createCore({ store, clock, sleep: () => Promise.resolve() })
+      const core = fresh()
       const write = async (unit: string, serial: number, outputs: Record<string, unknown>) => {
         clock.advance(1000)
-        await units.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+        await core.states.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
           source: 'http',
           create: true,
         })
       }
       await write(name, 1, { vpc: 'vpc-1' })
       await write('app', 1, {})
-      await units.setDependencies(alice, id('app'), {
+      await core.dependencies.set(alice, id('app'), {
         dependencies: [{ from: name, output: 'vpc' }],
       })
       await write(name, 2, { vpc: 'vpc-2' })
-      expect((await fresh().status(alice, id('app'))).status).toBe('red')
+      expect((await fresh().dependencies.status(alice, id('app'))).status).toBe('red')
     },
   )
 })

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto'
-import { demand, type Authorizer } from '../access/authorizer'
+import { demand } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { mapLimit } from '../concurrency/map-limit'
 import { PreconditionError, UnitNotFoundError } from '../errors'
-import { iso, type Clock } from '../runtime/clock'
+import { iso } from '../runtime/clock'
 import { DependenciesSchema, type Dependency } from '../units/requests'
 import { parseUnitId, type UnitId } from '../units/unit-id'
-import type { UnitRecordStore } from '../units/unit-record-store'
+import { listUnitIds, READ_CONCURRENCY, type Page, type PageOptions } from '../units/unit-listing'
 import type { UnitRecord } from '../units/unit-record'
 import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
@@ -14,8 +14,7 @@ import type { DependencyGraph } from './dependency-graph'
 import type { Graph } from './graph-draft'
 import { edgeKey } from './graph-record'
 import { setDependencies, StatusReader } from './graph-rules'
-
-const READ_CONCURRENCY = 16
+import type { Kernel } from '../kernel'
 
 /** A unit's dependencies with the tag that `If-Match` compares. */
 export interface DependencySet {
@@ -25,33 +24,25 @@ export interface DependencySet {
 }
 
 interface DependencyServiceOptions {
-  authorizer: Authorizer
-  records: UnitRecordStore
+  kernel: Kernel
   graph: DependencyGraph
-  clock: Clock
 }
 
 /**
  * Dependencies between units and the status they give (DESIGN section 7): declaring and reading
  * the edges of a unit, and red, yellow or green with the reasons.
- *
- * @internal UnitService exposes these.
  */
 export class DependencyService {
-  readonly #authorizer: Authorizer
-  readonly #records: UnitRecordStore
+  readonly #kernel: Kernel
   readonly #graph: DependencyGraph
-  readonly #clock: Clock
 
   constructor(options: DependencyServiceOptions) {
-    this.#authorizer = options.authorizer
-    this.#records = options.records
+    this.#kernel = options.kernel
     this.#graph = options.graph
-    this.#clock = options.clock
   }
 
   async get(principal: Principal, id: UnitId): Promise<DependencySet> {
-    await demand(this.#authorizer, principal, 'unit:read', id)
+    await demand(this.#kernel.authorizer, principal, 'unit:read', id)
     await this.#exists(id)
     const graph = await this.#graph.read()
     return setOf(graph.get(id)?.dependencies ?? [])
@@ -70,15 +61,15 @@ export class DependencyService {
     body: unknown,
     options: { ifMatch?: string } = {},
   ): Promise<DependencySet> {
-    await demand(this.#authorizer, principal, 'unit:write', id)
+    await demand(this.#kernel.authorizer, principal, 'unit:write', id)
     const requested = parseDependencies(body)
     const upstreams = [...new Set(requested.map((dependency) => dependency.from as UnitId))]
     for (const upstream of upstreams) {
-      await demand(this.#authorizer, principal, 'unit:read', upstream)
+      await demand(this.#kernel.authorizer, principal, 'unit:read', upstream)
     }
     const read = async (): Promise<Map<string, UnitRecord | undefined>> => {
       const found = await mapLimit([id, ...upstreams], READ_CONCURRENCY, async (unit) => {
-        return [unit, (await this.#records.read(unit))?.record] as const
+        return [unit, (await this.#kernel.records.read(unit))?.record] as const
       })
       return new Map(found)
     }
@@ -91,7 +82,7 @@ export class DependencyService {
           `the dependencies of ${id} changed since they were read (now ${current.etag})`,
         )
       }
-      setDependencies(draft, id, requested, records, iso(this.#clock.now()))
+      setDependencies(draft, id, requested, records, iso(this.#kernel.clock.now()))
       return setOf(draft.get(id)?.dependencies ?? [])
     })
     // A unit written (or deleted) while the records above were read may have taken its own graph
@@ -102,20 +93,28 @@ export class DependencyService {
 
   /** @throws UnitNotFoundError, ForbiddenError */
   async status(principal: Principal, id: UnitId): Promise<UnitStatus> {
-    await demand(this.#authorizer, principal, 'unit:read', id)
+    await demand(this.#kernel.authorizer, principal, 'unit:read', id)
     await this.#exists(id)
     return readerOf(await this.#graph.readSettled()).report(id)
   }
 
-  /** The status of each unit named, which the caller has already been allowed to read. */
-  async statuses(ids: readonly UnitId[]): Promise<UnitStatus[]> {
-    if (ids.length === 0) return []
+  /** The status of every unit under `prefix` that the caller may read, one page at a time. */
+  async statuses(
+    principal: Principal,
+    options: PageOptions & { prefix?: string } = {},
+  ): Promise<Page<UnitStatus>> {
+    const page = await listUnitIds(this.#kernel.store, options)
+    const allowed = await mapLimit(page.items, READ_CONCURRENCY, async (id) =>
+      (await this.#kernel.authorizer.can(principal, 'unit:read', id)) ? id : undefined,
+    )
+    const ids = allowed.filter((id): id is UnitId => id !== undefined)
+    if (ids.length === 0) return { items: [], nextCursor: page.nextCursor }
     const reader = readerOf(await this.#graph.readSettled())
-    return ids.map((id) => reader.report(id))
+    return { items: ids.map((id) => reader.report(id)), nextCursor: page.nextCursor }
   }
 
   async #exists(id: UnitId): Promise<void> {
-    if ((await this.#records.read(id)) === undefined) throw new UnitNotFoundError(id)
+    if ((await this.#kernel.records.read(id)) === undefined) throw new UnitNotFoundError(id)
   }
 }
 

@@ -13,7 +13,13 @@
  * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
  * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
  * | `auth/local-admin.json`  | server, local mode        | which token `admin.token` holds                   |
- * | `tfe/state-versions/`    | tfe-adapter               | state versions waiting for their upload           |
+ * | `tfe/state-versions/`    | tfe-adapter               | state versions waiting for their upload (staged)  |
+ * | `rbac/policy.json`       | core, access              | custom roles and every assignment                 |
+ * | `rbac/users/`            | core, access              | users seen at login, one record each              |
+ *
+ * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
+ * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
+ * upload's parts), under `<id>/` beside it; all swept together once past the owner's time to live.
  */
 export const STORE_KEYS = {
   units: 'units/',
@@ -24,4 +30,6 @@ export const STORE_KEYS = {
   usedCodes: 'auth/used-codes/',
   localAdmin: 'auth/local-admin.json',
   pendingStateVersions: 'tfe/state-versions/',
+  rbacPolicy: 'rbac/policy.json',
+  rbacUsers: 'rbac/users/',
 } as const

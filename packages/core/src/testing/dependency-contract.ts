@@ -11,7 +11,7 @@ import {
 } from '../errors'
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
 import { parseUnitId, type UnitId } from '../units/unit-id'
-import { UnitService, type UnitServiceOptions } from '../units/unit-service'
+import { createCore, type Core, type CoreOptions } from '../core'
 import type { UnitStatus } from '../wire'
 import { bytesOf, terraformState } from './fixtures'
 import { ManualClock } from './manual-clock'
@@ -28,25 +28,25 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
     let store: ObjectStore
     let dispose: () => Promise<void>
     let clock: ManualClock
-    let units: UnitService
+    let core: Core
     const serials = new Map<string, number>()
     const id = (text: string): UnitId => parseUnitId(text)
-    const make = (options: Partial<UnitServiceOptions> = {}) =>
-      new UnitService({ store, clock, sleep: () => Promise.resolve(), ...options })
+    const make = (options: Partial<CoreOptions> = {}) =>
+      createCore({ store, clock, sleep: () => Promise.resolve(), ...options })
 
     /** Writes a Terraform state with these outputs as the unit's next serial, as `apply` would. */
-    const apply = async (unit: string, outputs: Record<string, unknown>, service = units) => {
+    const apply = async (unit: string, outputs: Record<string, unknown>, service = core) => {
       const serial = (serials.get(unit) ?? 0) + 1
       serials.set(unit, serial)
       clock.advance(1000)
-      return service.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+      return service.states.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
         source: 'http',
         create: true,
       })
     }
     /** Declares `unit`'s dependencies: `from` or `from:output` each. */
     const depend = (unit: string, ...edges: string[]) =>
-      units.setDependencies(alice, id(unit), {
+      core.dependencies.set(alice, id(unit), {
         dependencies: edges.map((edge) => {
           const [from, output] = edge.split(':')
           return output === undefined ? { from } : { from, output }
@@ -61,7 +61,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
       ping: () => store.ping(),
       put,
     })
-    const status = (unit: string) => units.status(alice, id(unit))
+    const status = (unit: string) => core.dependencies.status(alice, id(unit))
     const colour = async (unit: string) => (await status(unit)).status
     const colours = async (...unitIds: string[]) =>
       Object.fromEntries(
@@ -71,7 +71,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
     beforeEach(async () => {
       ;({ store, dispose } = await factory())
       clock = new ManualClock()
-      units = make()
+      core = make()
       serials.clear()
     })
     afterEach(async () => {
@@ -174,7 +174,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await apply('app', {})
         await depend('app', 'net')
         const text = terraformState({ serial: 1, outputs: { vpc: 'vpc-1' } })
-        await units.write(alice, id('net'), bytesOf(text), { source: 's3' })
+        await core.states.write(alice, id('net'), bytesOf(text), { source: 's3' })
         expect(await colour('app')).toBe('green')
       })
 
@@ -233,7 +233,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         const write = (serial: number, outputs: string) => {
           clock.advance(1000)
           const text = `{"version":4,"terraform_version":"1.11.4","serial":${String(serial)},"lineage":"l","outputs":${outputs},"resources":[]}`
-          return units.write(alice, id('net'), bytesOf(text), { source: 'api', create: true })
+          return core.states.write(alice, id('net'), bytesOf(text), { source: 'api', create: true })
         }
         await write(1, '{"map":{"value":{"b":1,"a":[1.50,2e3]},"type":["map","number"]}}')
         await apply('app', {})
@@ -251,7 +251,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         const write = (serial: number, big: string) => {
           clock.advance(1000)
           const text = `{"version":4,"serial":${String(serial)},"lineage":"l","outputs":{"n":{"value":${big},"type":"number"}}}`
-          return units.write(alice, id('net'), bytesOf(text), { source: 'api', create: true })
+          return core.states.write(alice, id('net'), bytesOf(text), { source: 'api', create: true })
         }
         await write(1, '12345678901234567890')
         await apply('app', {})
@@ -264,7 +264,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
     describe('unknown edges', () => {
       it('reports an upstream that does not exist, or has no state, as unknown and stays green', async () => {
         await apply('app', {})
-        await units.create(alice, id('empty'))
+        await core.units.create(alice, id('empty'))
         await depend('app', 'ghost', 'ghost:x', 'empty')
         expect(await status('app')).toEqual({
           id: 'app',
@@ -300,8 +300,11 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           encrypted_data: 'bm90IHJlYWxseSBlbmNyeXB0ZWQ=',
           encryption_version: 'v0',
         })
-        await units.write(alice, id('sealed'), bytesOf(encrypted), { source: 'api', create: true })
-        await units.write(alice, id('plain'), bytesOf('{"hello":"world"}'), {
+        await core.states.write(alice, id('sealed'), bytesOf(encrypted), {
+          source: 'api',
+          create: true,
+        })
+        await core.states.write(alice, id('plain'), bytesOf('{"hello":"world"}'), {
           source: 's3',
           create: true,
         })
@@ -322,12 +325,12 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await depend('app', 'net:vpc')
         await apply('net', { vpc: 'vpc-2' })
         expect(await colour('app')).toBe('red')
-        await units.delete(alice, id('net'))
+        await core.units.delete(alice, id('net'))
         expect(await status('app')).toMatchObject({
           status: 'green',
           edges: [{ from: 'net', output: 'vpc', state: 'unknown' }],
         })
-        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([
+        expect((await core.dependencies.get(alice, id('app'))).dependencies).toEqual([
           { from: 'net', output: 'vpc' },
         ])
         serials.delete('net')
@@ -341,10 +344,12 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await apply('net', { vpc: 'vpc-1' })
         await apply('app', {})
         await depend('app', 'net:vpc')
-        await units.delete(alice, id('app'))
-        await expect(units.dependencies(alice, id('app'))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await core.units.delete(alice, id('app'))
+        await expect(core.dependencies.get(alice, id('app'))).rejects.toBeInstanceOf(
+          UnitNotFoundError,
+        )
         await apply('app', {})
-        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([])
+        expect((await core.dependencies.get(alice, id('app'))).dependencies).toEqual([])
         await apply('net', { vpc: 'vpc-2' })
         expect(await colour('app')).toBe('green')
       })
@@ -359,28 +364,28 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         const appFirst = await apply('app', {})
         expect(await colour('app')).toBe('green')
 
-        await units.restore(alice, id('net'), { timestamp: first.timestamp })
+        await core.states.restore(alice, id('net'), { timestamp: first.timestamp })
         expect(await colour('app')).toBe('red')
         clock.advance(1000)
-        await units.restore(alice, id('app'), { timestamp: appFirst.timestamp })
+        await core.states.restore(alice, id('app'), { timestamp: appFirst.timestamp })
         expect(await colour('app')).toBe('red')
       })
     })
 
     describe('declaring dependencies', () => {
       it('refuses a cycle, naming it, and changes nothing', async () => {
-        for (const unit of ['a', 'b', 'c']) await units.create(alice, id(unit))
+        for (const unit of ['a', 'b', 'c']) await core.units.create(alice, id(unit))
         await depend('a', 'b:x')
         await depend('b', 'c')
         const refused = await depend('c', 'a:y').catch((error: unknown) => error)
         expect(refused).toBeInstanceOf(DependencyCycleError)
         expect((refused as DependencyCycleError).cycle).toEqual(['c', 'b', 'a', 'c'])
         expect((refused as DependencyCycleError).message).toContain('c → b → a → c')
-        expect((await units.dependencies(alice, id('c'))).dependencies).toEqual([])
+        expect((await core.dependencies.get(alice, id('c'))).dependencies).toEqual([])
 
         const self = await depend('a', 'b:x', 'a:z').catch((error: unknown) => error)
         expect((self as DependencyCycleError).cycle).toEqual(['a', 'a'])
-        expect((await units.dependencies(alice, id('a'))).dependencies).toEqual([
+        expect((await core.dependencies.get(alice, id('a'))).dependencies).toEqual([
           { from: 'b', output: 'x' },
         ])
       })
@@ -398,7 +403,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
       })
 
       it('stores a set: sorted, each edge once', async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
         const set = await depend('app', 'z', 'net:vpc', 'net', 'net:vpc', 'a/b:c')
         expect(set.dependencies).toEqual([
           { from: 'a/b', output: 'c' },
@@ -406,11 +411,11 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           { from: 'net', output: 'vpc' },
           { from: 'z' },
         ])
-        expect(await units.dependencies(alice, id('app'))).toEqual(set)
+        expect(await core.dependencies.get(alice, id('app'))).toEqual(set)
       })
 
       it('refuses bad sets with a clear error and changes nothing', async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
         await depend('app', 'net')
         const bad: [unknown, new (...args: never[]) => Error][] = [
           [{}, InvalidRequestError],
@@ -431,23 +436,25 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           ],
         ]
         for (const [body, kind] of bad) {
-          await expect(units.setDependencies(alice, id('app'), body)).rejects.toBeInstanceOf(kind)
+          await expect(core.dependencies.set(alice, id('app'), body)).rejects.toBeInstanceOf(kind)
         }
-        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([{ from: 'net' }])
+        expect((await core.dependencies.get(alice, id('app'))).dependencies).toEqual([
+          { from: 'net' },
+        ])
         await expect(depend('missing', 'net')).rejects.toBeInstanceOf(UnitNotFoundError)
         await expect(status('missing')).rejects.toBeInstanceOf(UnitNotFoundError)
       })
 
       it('replaces the set only when If-Match names the current one', async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
         const first = await depend('app', 'net')
         await depend('app', 'net', 'dns')
         await expect(
-          units.setDependencies(alice, id('app'), { dependencies: [] }, { ifMatch: first.etag }),
+          core.dependencies.set(alice, id('app'), { dependencies: [] }, { ifMatch: first.etag }),
         ).rejects.toBeInstanceOf(PreconditionError)
-        const now = await units.dependencies(alice, id('app'))
+        const now = await core.dependencies.get(alice, id('app'))
         expect(now.dependencies).toHaveLength(2)
-        const emptied = await units.setDependencies(
+        const emptied = await core.dependencies.set(
           alice,
           id('app'),
           { dependencies: [] },
@@ -464,19 +471,22 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
             who.subject === 'alice' ||
             (unit === 'app' && permission !== 'unit:manage') ||
             (unit === 'net' && permission === 'unit:read'),
+          isAdmin: () => false,
         }
-        units = make({ authorizer })
-        await units.create(alice, id('app'))
+        core = make({ authorizer })
+        await core.units.create(alice, id('app'))
         await expect(
-          units.setDependencies(bob, id('app'), { dependencies: [{ from: 'net' }] }),
+          core.dependencies.set(bob, id('app'), { dependencies: [{ from: 'net' }] }),
         ).resolves.toMatchObject({ dependencies: [{ from: 'net' }] })
         await expect(
-          units.setDependencies(bob, id('app'), { dependencies: [{ from: 'secret' }] }),
+          core.dependencies.set(bob, id('app'), { dependencies: [{ from: 'secret' }] }),
         ).rejects.toBeInstanceOf(ForbiddenError)
         await expect(
-          units.setDependencies(bob, id('net'), { dependencies: [] }),
+          core.dependencies.set(bob, id('net'), { dependencies: [] }),
         ).rejects.toBeInstanceOf(ForbiddenError)
-        await expect(units.status(bob, id('secret'))).rejects.toBeInstanceOf(ForbiddenError)
+        await expect(core.dependencies.status(bob, id('secret'))).rejects.toBeInstanceOf(
+          ForbiddenError,
+        )
       })
 
       it('handles unit IDs that are also the names of object members', async () => {
@@ -504,7 +514,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           await depend(name(index), `${name(index - 1)}:out`)
         }
         await apply(name(0), { out: 1 })
-        const page = await units.statuses(alice, { prefix: 'chain/', limit: 1000 })
+        const page = await core.dependencies.statuses(alice, { prefix: 'chain/', limit: 1000 })
         expect(page.items.map((item) => item.status)).toEqual([
           'green',
           'red',
@@ -513,7 +523,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         expect(page.items.at(-1)?.red_upstream).toEqual([name(1)])
 
         await apply(name(1), { out: 1 })
-        const after = await units.statuses(alice, { prefix: 'chain/', limit: 1000 })
+        const after = await core.dependencies.statuses(alice, { prefix: 'chain/', limit: 1000 })
         expect(after.items.map((item) => item.status).slice(0, 4)).toEqual([
           'green',
           'green',
@@ -556,11 +566,16 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await depend('team/b', 'team/a:out')
         await apply('team/a', { out: 1 })
         const bob: Principal = { subject: 'bob' }
-        units = make({ authorizer: { can: (who, _, unit) => who !== bob || unit !== 'team/c' } })
+        core = make({
+          authorizer: {
+            can: (who, _, unit) => who !== bob || unit !== 'team/c',
+            isAdmin: () => false,
+          },
+        })
         const seen: UnitStatus[] = []
         let cursor: string | undefined
         do {
-          const page = await units.statuses(bob, {
+          const page = await core.dependencies.statuses(bob, {
             prefix: 'team/',
             limit: 2,
             ...(cursor === undefined ? {} : { cursor }),
@@ -573,9 +588,9 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           ['team/b', 'red'],
           ['team/d', 'green'],
         ])
-        await expect(units.statuses(bob, { prefix: 'bad prefix' })).rejects.toBeInstanceOf(
-          InvalidRequestError,
-        )
+        await expect(
+          core.dependencies.statuses(bob, { prefix: 'bad prefix' }),
+        ).rejects.toBeInstanceOf(InvalidRequestError)
       })
     })
 
@@ -592,7 +607,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           }
           return store.put(key, body, options)
         })
-        const shaky = make({ store: flaky, onGraphError: (error) => errors.push(error) })
+        const shaky = make({ store: flaky, onExtensionError: (_, error) => errors.push(error) })
         const version = await apply('net', { vpc: 'vpc-2' }, shaky)
         expect(version.serial).toBe(2)
         expect(errors).toHaveLength(1)
@@ -617,18 +632,18 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await apply('hub', { out: 1 })
         // Every consumer re-applies at once, half through each server.
         await Promise.all(
-          leaves.map((leaf, index) => apply(leaf, { out: 0 }, index % 2 === 0 ? units : other)),
+          leaves.map((leaf, index) => apply(leaf, { out: 0 }, index % 2 === 0 ? core : other)),
         )
         expect(new Set(await Promise.all(leaves.map((leaf) => colour(leaf))))).toEqual(
           new Set(['green']),
         )
         // The upstream changes while both servers declare dependencies of other units.
         const extras = Array.from({ length: width }, (_, index) => `extra${String(index)}`)
-        for (const extra of extras) await units.create(alice, id(extra))
+        for (const extra of extras) await core.units.create(alice, id(extra))
         await Promise.all([
           apply('hub', { out: 2 }, other),
           ...extras.map((extra, index) =>
-            (index % 2 === 0 ? other : units).setDependencies(alice, id(extra), {
+            (index % 2 === 0 ? other : core).dependencies.set(alice, id(extra), {
               dependencies: [{ from: 'hub', output: 'out' }, { from: leaves[index] ?? 'hub' }],
             }),
           ),
@@ -637,7 +652,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           new Set(['red']),
         )
         for (const extra of extras) {
-          expect((await units.dependencies(alice, id(extra))).dependencies).toHaveLength(2)
+          expect((await core.dependencies.get(alice, id(extra))).dependencies).toHaveLength(2)
         }
       })
 
@@ -650,11 +665,13 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           }
           return store.put(key, body, options)
         })
-        units = make({ store: contended })
+        core = make({ store: contended })
         await apply('app', {})
         await depend('app', 'net')
         expect(lose).toBe(0)
-        expect((await units.dependencies(alice, id('app'))).dependencies).toEqual([{ from: 'net' }])
+        expect((await core.dependencies.get(alice, id('app'))).dependencies).toEqual([
+          { from: 'net' },
+        ])
       })
     })
   })

@@ -1,7 +1,7 @@
 export { ManualClock } from './manual-clock'
 export { objectStoreContract } from './object-store-contract'
 export type { StoreFactory } from './object-store-contract'
-export { unitServiceContract } from './unit-service-contract'
+export { coreContract } from './core-contract'
 export { createMemoryStore } from '../storage/memory-store'
 export { terraformState, bytesOf, textOf } from './fixtures'
 export { dependencyContract } from './dependency-contract'

@@ -4,7 +4,7 @@ import { createMemoryStore } from '../storage/memory-store'
 import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from './unit-id'
-import { UnitService } from './unit-service'
+import { createCore } from '../core'
 
 const alice: Principal = { subject: 'alice' }
 const unit = parseUnitId('team/app')
@@ -13,9 +13,9 @@ describe('a version whose state file is gone from the store', () => {
   it('answers storage_unavailable alike to a download and to a restore of it', async () => {
     const store = createMemoryStore()
     const clock = new ManualClock()
-    const units = new UnitService({ store, clock })
-    await units.create(alice, unit)
-    const first = await units.write(
+    const core = createCore({ store, clock })
+    await core.units.create(alice, unit)
+    const first = await core.states.write(
       alice,
       unit,
       bytesOf(terraformState({ serial: 1, outputs: { padding: 'x'.repeat(100) } })),
@@ -24,8 +24,8 @@ describe('a version whose state file is gone from the store', () => {
       },
     )
     clock.advance(1000)
-    await units.write(alice, unit, bytesOf(terraformState({ serial: 2 })), { source: 'api' })
-    const record = await units.version(alice, unit, first.timestamp)
+    await core.states.write(alice, unit, bytesOf(terraformState({ serial: 2 })), { source: 'api' })
+    const record = await core.versions.version(alice, unit, first.timestamp)
     const objects = await store.list({ prefix: 'units/team/app!/' })
     const stateFiles = objects.objects.filter((object) => object.key.includes('/states/'))
     // The first state is the larger one: its file is the one of its size.
@@ -33,10 +33,14 @@ describe('a version whose state file is gone from the store', () => {
     expect(stateFiles.filter((object) => object.size === record.size)).toHaveLength(1)
     await store.delete(firstFile?.key ?? '')
 
-    await expect(units.downloadVersion(alice, unit, first.timestamp)).rejects.toMatchObject({
-      code: 'storage_unavailable',
-    })
-    await expect(units.restore(alice, unit, { timestamp: first.timestamp })).rejects.toMatchObject({
+    await expect(core.versions.downloadVersion(alice, unit, first.timestamp)).rejects.toMatchObject(
+      {
+        code: 'storage_unavailable',
+      },
+    )
+    await expect(
+      core.states.restore(alice, unit, { timestamp: first.timestamp }),
+    ).rejects.toMatchObject({
       code: 'storage_unavailable',
     })
   })

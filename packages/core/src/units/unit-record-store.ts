@@ -1,7 +1,7 @@
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { WriteContentionError } from '../errors'
-import { collectBytes, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
-import { parseStored } from '../storage/stored-json'
+import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { readRecord, writeRecord } from '../storage/stored-json'
 import type { UnitId } from './unit-id'
 import { unitRecordKey } from './layout'
 import { UnitRecordSchema, type UnitRecord } from './unit-record'
@@ -36,11 +36,8 @@ export class UnitRecordStore {
 
   async read(id: UnitId): Promise<Snapshot | undefined> {
     const key = unitRecordKey(id)
-    const object = await this.#store.get(key)
-    if (object === undefined) return undefined
-    const bytes = await collectBytes(object.body)
-    const record = parseStored(UnitRecordSchema, bytes, `unit record ${key}`)
-    return { record, etag: object.etag }
+    const stored = await readRecord(this.#store, key, UnitRecordSchema, `unit record ${key}`)
+    return stored === undefined ? undefined : { record: stored.value, etag: stored.etag }
   }
 
   /**
@@ -57,10 +54,9 @@ export class UnitRecordStore {
         const change = await decide(current)
         try {
           if ('put' in change) {
-            const body = new TextEncoder().encode(`${JSON.stringify(change.put, null, 2)}\n`)
             const condition =
               current === undefined ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
-            await this.#store.put(key, body, { condition, contentType: 'application/json' })
+            await writeRecord(this.#store, key, change.put, condition)
           } else if ('remove' in change && current !== undefined) {
             await this.#store.delete(key, { ifMatch: current.etag })
           }

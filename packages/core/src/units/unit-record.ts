@@ -1,5 +1,7 @@
 import * as v from 'valibot'
 import { LockInfoSchema } from '../locks/lock-info'
+import { iso, type Clock } from '../runtime/clock'
+import type { IdSource } from '../runtime/id-source'
 import { OutputDigestsSchema } from '../state/outputs'
 
 /** Which surface a write or lock came through. */
@@ -138,5 +140,29 @@ export function detailsOf(record: UnitRecord): UnitDetails {
     ...toUnit(record),
     epoch: record.epoch,
     terraform_version: record.terraform_version ?? null,
+  }
+}
+
+/**
+ * A new epoch: the folder of one life of a unit ID, so a unit deleted and created again never
+ * sees the old one's versions.
+ */
+export function newEpoch(clock: Clock, ids: IdSource): string {
+  return `e${clock.now().toString(36)}${ids.token().slice(0, 6)}`
+}
+
+/** A record for a unit that does not exist yet, in a new epoch. */
+export function newUnitRecord(id: string, clock: Clock, ids: IdSource): UnitRecord {
+  const now = iso(clock.now())
+  return {
+    format: 1,
+    id,
+    epoch: newEpoch(clock, ids),
+    created: now,
+    updated: now,
+    tags: [],
+    lock: null,
+    current: null,
+    version_count: 0,
   }
 }

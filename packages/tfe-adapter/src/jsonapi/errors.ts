@@ -39,6 +39,9 @@ const STATUS = {
   storage_unavailable: 503,
   dependency_cycle: 422,
   precondition_failed: 412,
+  role_not_found: 404,
+  role_conflict: 409,
+  assignment_not_found: 404,
 } as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
 
 const TITLES: Partial<Record<ContentfulStatusCode, string>> = {

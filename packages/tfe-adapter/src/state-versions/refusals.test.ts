@@ -176,6 +176,7 @@ describe('who may write', () => {
   it('refuses a state version create with 403 to a caller without unit:write', async () => {
     const bobMayOnlyRead: Authorizer = {
       can: (principal, permission) => principal.subject !== 'bob' || permission === 'unit:read',
+      isAdmin: () => false,
     }
     const h = setup({ authorizer: bobMayOnlyRead })
     await h.workspace('app-prod')

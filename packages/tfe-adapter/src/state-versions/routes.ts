@@ -1,4 +1,5 @@
 import {
+  fromStoredPrincipal,
   bodyOf,
   ForbiddenError,
   parseUnitId,
@@ -64,8 +65,8 @@ interface StateVersionView {
  * outputs. Every write goes through core's one write path, under the unit's one lock.
  */
 export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads: Hono<TfeEnv> } {
-  const { units } = deps
-  const pending = new PendingVersions(deps.store, deps.clock)
+  const { core } = deps
+  const pending = new PendingVersions(deps.core)
   const urls = new UploadUrls(deps.urlKey)
   const api = new Hono<TfeEnv>()
 
@@ -78,7 +79,11 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
   const find = async (c: Context<TfeEnv>, id: string): Promise<StateVersionView> => {
     const committed = parseStateVersionId(id)
     if (committed !== undefined) {
-      const version = await units.version(c.var.principal, committed.unit, committed.timestamp)
+      const version = await core.versions.version(
+        c.var.principal,
+        committed.unit,
+        committed.timestamp,
+      )
       return { id, unit: committed.unit, version, created: version.timestamp }
     }
     const found = await pending.get(id)
@@ -87,8 +92,10 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     const unit = parseUnitId(record.unit)
     // Reading needs the same right as reading the unit itself.
     const version =
-      record.version === null ? null : await units.version(c.var.principal, unit, record.version)
-    if (version === null) await units.details(c.var.principal, unit)
+      record.version === null
+        ? null
+        : await core.versions.version(c.var.principal, unit, record.version)
+    if (version === null) await core.units.details(c.var.principal, unit)
     return { id, unit, version, created: record.created, declared: record }
   }
 
@@ -99,14 +106,14 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     ).data
     const declared = { serial: attributes.serial, lineage: attributes.lineage }
     const force = attributes.force === true
-    await units.details(c.var.principal, unit)
+    await core.units.details(c.var.principal, unit)
     // Refuse before handing out upload URLs, not only when the upload arrives.
-    if (!(await deps.authorizer.can(c.var.principal, 'unit:write', unit))) {
+    if (!(await core.authorizer.can(c.var.principal, 'unit:write', unit))) {
       throw new ForbiddenError(`${c.var.principal.subject} does not have unit:write on ${unit}`)
     }
     if (attributes.state !== undefined) {
       // The inline form of older clients: the state travels in the request itself.
-      const version = await units.write(
+      const version = await core.states.write(
         c.var.principal,
         unit,
         bodyOf(Buffer.from(attributes.state, 'base64')),
@@ -153,7 +160,7 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   api.get('/workspaces/:id/current-state-version', async (c) => {
     const unit = unitOfWorkspaceId(c.req.param('id'))
-    const newest = (await units.versions(c.var.principal, unit, { limit: 1 })).items[0]
+    const newest = (await core.versions.list(c.var.principal, unit, { limit: 1 })).items[0]
     if (newest === undefined) throw notFound('the workspace has no state yet')
     return show(c, {
       id: stateVersionId(unit, newest.timestamp),
@@ -165,7 +172,7 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   api.get('/workspaces/:id/current-state-version-outputs', async (c) => {
     const unit = unitOfWorkspaceId(c.req.param('id'))
-    const newest = (await units.versions(c.var.principal, unit, { limit: 1 })).items[0]
+    const newest = (await core.versions.list(c.var.principal, unit, { limit: 1 })).items[0]
     if (newest === undefined) throw notFound('the workspace has no state yet')
     return document(c, { data: await outputList(c.var.principal, unit, newest.timestamp) })
   })
@@ -180,7 +187,7 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     let cursor: string | undefined
     let more = true
     while (more && versions.length < page * size + 1) {
-      const listed = await units.versions(c.var.principal, unit, {
+      const listed = await core.versions.list(c.var.principal, unit, {
         limit: 1000,
         ...(cursor === undefined ? {} : { cursor }),
       })
@@ -206,7 +213,11 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
   api.get('/state-versions/:id/download', async (c) => {
     const view = await find(c, c.req.param('id'))
     if (view.version === null) throw notFound('the state version has not been uploaded')
-    const { body } = await units.downloadVersion(c.var.principal, view.unit, view.version.timestamp)
+    const { body } = await core.versions.downloadVersion(
+      c.var.principal,
+      view.unit,
+      view.version.timestamp,
+    )
     return c.body(toWebStream(body), 200, {
       'Content-Type': 'application/json',
       'Content-Length': String(view.version.size),
@@ -224,7 +235,7 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
   api.get('/state-version-outputs/:id', async (c) => {
     const id = parseOutputId(c.req.param('id'))
     if (id === undefined) throw notFound(`no state version output ${c.req.param('id')}`)
-    const read = await units.outputs(c.var.principal, id.unit, id.timestamp)
+    const read = await core.versions.outputs(c.var.principal, id.unit, id.timestamp)
     // Own properties only: an output named `toString` or `__proto__` must be one the state has.
     const output =
       read !== null && Object.hasOwn(read.outputs, id.name) ? read.outputs[id.name] : undefined
@@ -238,7 +249,7 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     unit: UnitId,
     at: string,
   ): Promise<Resource[]> => {
-    const read = await units.outputs(principal, unit, at)
+    const read = await core.versions.outputs(principal, unit, at)
     if (read === null) return []
     return Object.entries(read.outputs).map(([name, output]) =>
       outputResource(unit, at, name, output, false),
@@ -271,15 +282,20 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
       throw new TfeError(409, 'conflict', 'the state of this state version is already uploaded')
     const unit = parseUnitId(record.unit)
     const length = c.req.header('content-length')
-    const version = await units.write(principalOf(record), unit, deps.requestBody(c), {
-      source: 'cloud',
-      asHolder: true,
-      force: record.force,
-      expectedMd5: record.md5,
-      expected: { serial: record.serial, lineage: record.lineage },
-      holderOverridesSerial: true,
-      ...(length === undefined || !/^\d+$/.test(length) ? {} : { sizeHint: Number(length) }),
-    })
+    const version = await core.states.write(
+      fromStoredPrincipal(record.principal),
+      unit,
+      deps.requestBody(c),
+      {
+        source: 'cloud',
+        asHolder: true,
+        force: record.force,
+        expectedMd5: record.md5,
+        expected: { serial: record.serial, lineage: record.lineage },
+        holderOverridesSerial: true,
+        ...(length === undefined || !/^\d+$/.test(length) ? {} : { sizeHint: Number(length) }),
+      },
+    )
     await pending.finish(record, etag, version.timestamp)
     c.var.log.info('state version uploaded', {
       unit,
@@ -361,16 +377,4 @@ function kindOf(value: unknown): string {
   if (Array.isArray(value)) return 'array'
   if (value === null) return 'null'
   return typeof value
-}
-
-/** Who created a pending state version: the upload, which carries no token, writes as them. */
-function principalOf(record: PendingVersion): Principal {
-  const { subject, issuer, email, groups, roles } = record.principal
-  return {
-    subject,
-    ...(issuer === undefined ? {} : { issuer }),
-    ...(email === undefined ? {} : { email }),
-    groups,
-    roles,
-  }
 }

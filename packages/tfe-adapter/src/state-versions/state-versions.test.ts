@@ -349,7 +349,7 @@ describe('the inline create form', () => {
       md5: md5(state),
     })
     expect(await h.unit('app-prod')).toMatchObject({ serial: 1, version_count: 1 })
-    const versions = await h.units.versions(alice, parseUnitId('app-prod'))
+    const versions = await h.core.versions.list(alice, parseUnitId('app-prod'))
     expect(versions.items[0]).toMatchObject({ source: 'cloud', author: 'alice', md5: md5(state) })
   })
 })

@@ -81,13 +81,13 @@ describe('locking a workspace', () => {
 
   it('shows a lock taken through another protocol as locked', async () => {
     const h = await withWorkspace()
-    await h.units.lock(alice, UNIT, { Who: 'alice' }, { source: 'api' })
+    await h.core.locks.lock(alice, UNIT, { Who: 'alice' }, { source: 'api' })
     expect((await h.api('GET', `/workspaces/${WS}`)).one().attributes.locked).toBe(true)
   })
 
   it('refuses to lock a unit locked through another protocol with 409', async () => {
     const h = await withWorkspace()
-    await h.units.lock(
+    await h.core.locks.lock(
       alice,
       UNIT,
       { Who: 'alice', Operation: 'OperationTypeApply' },
@@ -138,7 +138,7 @@ describe('unlocking a workspace', () => {
 
   it('refuses to unlock a lock the same user took through another protocol', async () => {
     const h = await withWorkspace()
-    await h.units.lock(alice, UNIT, { Who: 'alice' }, { source: 'api' })
+    await h.core.locks.lock(alice, UNIT, { Who: 'alice' }, { source: 'api' })
     const answer = await h.unlock()
     expect(answer.status).toBe(409)
     expect(answer.error().detail).toContain('is locked by')
@@ -162,13 +162,13 @@ describe('force-unlocking a workspace', () => {
     expect(answer.status).toBe(200)
     expect(answer.one().attributes.locked).toBe(false)
     expect((await h.unit('app-prod')).locked).toBe(false)
-    const history = await h.units.history(alice, UNIT)
+    const history = await h.core.versions.history(alice, UNIT)
     expect(history.items[0]).toMatchObject({ type: 'force_unlock', actor: 'bob', source: 'cloud' })
   })
 
   it('releases a lock taken through another protocol', async () => {
     const h = await withWorkspace()
-    await h.units.lock(alice, UNIT, { Who: 'alice' }, { source: 'api' })
+    await h.core.locks.lock(alice, UNIT, { Who: 'alice' }, { source: 'api' })
     expect((await h.forceUnlock()).status).toBe(200)
     expect((await h.unit('app-prod')).locked).toBe(false)
   })

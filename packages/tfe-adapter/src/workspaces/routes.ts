@@ -1,4 +1,4 @@
-import { LockConflictError, type Unit, type UnitDetails, type UnitId } from '@cairn/core'
+import { LockConflictError, type UnitDetails, type UnitId } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
 import { unitOfName, unitOfNewName, unitOfWorkspaceId, workspaceName } from '../ids'
@@ -59,7 +59,7 @@ const LockSchema = v.object({
  * use, update, list with tag filters, tags and tag bindings, delete, and the three lock actions.
  */
 export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
-  const { units } = deps
+  const { core } = deps
   const app = new Hono<TfeEnv>()
 
   const show = async (
@@ -70,7 +70,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   ) =>
     document(
       c,
-      { data: await workspaceResource(unit, organization, c.var.principal, deps.authorizer) },
+      { data: await workspaceResource(unit, organization, c.var.principal, core.authorizer) },
       status,
     )
   const byName = (c: Context<TfeEnv>) => unitOfName(c.req.param('name') ?? '')
@@ -79,40 +79,18 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.get('/organizations/:org/workspaces', async (c) => {
     const { page, size } = pageOf(c)
-    const wanted = requiredTags(c)
-    const search = c.req.query('search[name]')
-    const matches: Unit[] = []
-    let cursor: string | undefined
-    do {
-      const listed = await units.list(c.var.principal, {
-        limit: 1000,
-        ...(cursor === undefined ? {} : { cursor }),
-      })
-      for (const unit of listed.items) {
-        // search[tags] and filter[tagged] must all hold (AND), as in HCP Terraform.
-        if (!wanted.every((tag) => unit.tags.includes(tag))) continue
-        if (
-          search !== undefined &&
-          search !== '' &&
-          !workspaceName(unit.id as UnitId).includes(search)
-        )
-          continue
-        matches.push(unit)
-      }
-      cursor = listed.nextCursor ?? undefined
-    } while (cursor !== undefined)
-    const slice = matches.slice((page - 1) * size, page * size)
+    const search = c.req.query('search[name]') ?? ''
+    // search[tags] and filter[tagged] must all hold (AND), as in HCP Terraform.
+    const found = await core.units.numberedPage(c.var.principal, {
+      tags: requiredTags(c),
+      ...(search === '' ? {} : { match: (unit) => workspaceName(unit).includes(search) }),
+      offset: (page - 1) * size,
+      limit: size,
+    })
     const data = await Promise.all(
-      slice.map(async (unit) =>
-        workspaceResource(
-          await units.details(c.var.principal, unit.id as UnitId),
-          org(c),
-          c.var.principal,
-          deps.authorizer,
-        ),
-      ),
+      found.items.map((unit) => workspaceResource(unit, org(c), c.var.principal, core.authorizer)),
     )
-    return document(c, { data, meta: pagination(page, size, matches.length) })
+    return document(c, { data, meta: pagination(page, size, found.total) })
   })
 
   app.post('/organizations/:org/workspaces', async (c) => {
@@ -130,17 +108,17 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       ...(relationships?.['tag-bindings']?.data.map((binding) => tagOf(binding.attributes)) ?? []),
     ]
     const unit = unitOfNewName(attributes.name)
-    await units.create(c.var.principal, unit, { tags })
+    await core.units.create(c.var.principal, unit, { tags })
     const version = attributes['terraform-version']
     const details =
       version === undefined || version === null
-        ? await units.details(c.var.principal, unit)
-        : await units.update(c.var.principal, unit, { terraformVersion: version })
+        ? await core.units.details(c.var.principal, unit)
+        : await core.units.update(c.var.principal, unit, { terraformVersion: version })
     return show(c, details, org(c), 201)
   })
 
   const read = async (c: Context<TfeEnv>, unit: UnitId) =>
-    show(c, await units.details(c.var.principal, unit), org(c))
+    show(c, await core.units.details(c.var.principal, unit), org(c))
   app.get('/organizations/:org/workspaces/:name', (c) => read(c, byName(c)))
   app.get('/workspaces/:id', (c) => read(c, byId(c)))
 
@@ -160,7 +138,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
         'Cairn keeps state only: execution-mode must be local',
       )
     }
-    const details = await units.update(c.var.principal, unit, {
+    const details = await core.units.update(c.var.principal, unit, {
       ...(attributes['terraform-version'] === undefined
         ? {}
         : { terraformVersion: attributes['terraform-version'] }),
@@ -172,7 +150,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.patch('/workspaces/:id', (c) => update(c, byId(c)))
 
   const remove = async (c: Context<TfeEnv>, unit: UnitId) => {
-    await units.delete(c.var.principal, unit)
+    await core.units.delete(c.var.principal, unit)
     return c.body(null, 204)
   }
   app.delete('/organizations/:org/workspaces/:name', (c) => remove(c, byName(c)))
@@ -182,47 +160,40 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.post('/workspaces/:id/actions/safe-delete', (c) => remove(c, byId(c)))
 
   app.get('/workspaces/:id/tag-bindings', async (c) => {
-    const unit = await units.details(c.var.principal, byId(c))
+    const unit = await core.units.details(c.var.principal, byId(c))
     return document(c, { data: unit.tags.map((tag, index) => bindingResource(tag, index)) })
   })
 
   app.patch('/workspaces/:id/tag-bindings', async (c) => {
-    const unit = byId(c)
     const bindings = (await readDocument(c, deps.readBody, BindingsSchema)).data.map(
       (binding) => binding.attributes,
     )
-    const current = (await units.details(c.var.principal, unit)).tags
     // A binding replaces any binding of the same key, and adds the rest.
     const keys = new Set(bindings.map((binding) => binding.key))
-    const tags = [
+    const updated = await core.units.editTags(c.var.principal, byId(c), (current) => [
       ...current.filter((tag) => !keys.has(tagBinding(tag).key)),
       ...bindings.map(tagOf),
-    ]
-    const updated = await units.update(c.var.principal, unit, { tags })
+    ])
     return document(c, { data: updated.tags.map((tag, index) => bindingResource(tag, index)) })
   })
 
   app.post('/workspaces/:id/relationships/tags', async (c) => {
-    const unit = byId(c)
     const names = (await readDocument(c, deps.readBody, TagRelationSchema)).data.map(
       (tag) => tag.attributes.name,
     )
-    const current = (await units.details(c.var.principal, unit)).tags
-    await units.update(c.var.principal, unit, {
-      tags: [...current, ...names.filter((name) => !current.includes(name))],
-    })
+    await core.units.editTags(c.var.principal, byId(c), (current) => [...current, ...names])
     return c.body(null, 204)
   })
 
   app.delete('/workspaces/:id/relationships/tags', async (c) => {
-    const unit = byId(c)
     const names = new Set(
       (await readDocument(c, deps.readBody, TagRelationSchema)).data.map(
         (tag) => tag.attributes.name,
       ),
     )
-    const current = (await units.details(c.var.principal, unit)).tags
-    await units.update(c.var.principal, unit, { tags: current.filter((tag) => !names.has(tag)) })
+    await core.units.editTags(c.var.principal, byId(c), (current) =>
+      current.filter((tag) => !names.has(tag)),
+    )
     return c.body(null, 204)
   })
 
@@ -231,7 +202,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
     const reason = (await readOptionalDocument(c, deps.readBody, LockSchema))?.data?.attributes
       ?.reason
     const who = c.var.principal.email ?? c.var.principal.subject
-    await units.lock(
+    await core.locks.lock(
       c.var.principal,
       unit,
       { Who: who, Operation: 'cloud', Info: reason ?? '' },
@@ -243,7 +214,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.post('/workspaces/:id/actions/unlock', async (c) => {
     const unit = byId(c)
     try {
-      const released = await units.unlock(c.var.principal, unit, {
+      const released = await core.locks.unlock(c.var.principal, unit, {
         source: 'cloud',
         asHolder: true,
       })
@@ -263,7 +234,10 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.post('/workspaces/:id/actions/force-unlock', async (c) => {
     const unit = byId(c)
-    const released = await units.unlock(c.var.principal, unit, { source: 'cloud', force: true })
+    const released = await core.locks.unlock(c.var.principal, unit, {
+      source: 'cloud',
+      force: true,
+    })
     if (released === null) throw new TfeError(409, 'conflict', 'workspace already unlocked')
     return read(c, unit)
   })

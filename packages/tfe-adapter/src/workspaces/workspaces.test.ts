@@ -16,8 +16,8 @@ const ORG = '/organizations/acme/workspaces'
 
 /** The units as core keeps them, for "nothing changed" checks. */
 const snapshot = async (h: Harness) => ({
-  units: (await h.units.list(alice)).items,
-  details: await h.units.details(alice, parseUnitId('app-prod')),
+  units: (await h.core.units.list(alice)).items,
+  details: await h.core.units.details(alice, parseUnitId('app-prod')),
 })
 
 describe('reading and creating workspaces', () => {
@@ -129,7 +129,7 @@ describe('reading and creating workspaces', () => {
       body: { data: { type: 'workspaces', attributes: { name: 'x', 'execution-mode': 'remote' } } },
     })
     expect(answer.status).toBe(422)
-    expect((await h.units.list(alice)).items).toEqual([])
+    expect((await h.core.units.list(alice)).items).toEqual([])
   })
 
   it.each(['app!prod', 'download'])(
@@ -138,7 +138,7 @@ describe('reading and creating workspaces', () => {
       const h = setup()
       const answer = await h.api('POST', ORG, { body: workspaceBody(name) })
       expect(answer.status).toBe(422)
-      expect((await h.units.list(alice)).items).toEqual([])
+      expect((await h.core.units.list(alice)).items).toEqual([])
     },
   )
 })
@@ -147,6 +147,7 @@ describe('permissions', () => {
   it('reflect what the authorizer grants the caller', async () => {
     const bobMayOnlyRead: Authorizer = {
       can: (principal, permission) => principal.subject !== 'bob' || permission === 'unit:read',
+      isAdmin: () => false,
     }
     const h = setup({ authorizer: bobMayOnlyRead })
     await h.workspace('app-prod')

@@ -17,7 +17,7 @@ import {
 } from '../errors'
 import type { ObjectStore } from '../storage/object-store'
 import { parseUnitId, type UnitId } from '../units/unit-id'
-import { UnitService, type UnitServiceOptions } from '../units/unit-service'
+import { createCore, type Core, type CoreOptions } from '../core'
 import { bytesOf, terraformState, textOf } from './fixtures'
 import { ManualClock } from './manual-clock'
 import type { StoreFactory } from './object-store-contract'
@@ -28,31 +28,31 @@ const LOCK_A = '3334c99b-bd4d-f772-89eb-ddc8a168609e'
 const LOCK_B = '11111111-2222-4333-8444-555555555555'
 
 /**
- * Every rule of the unit service, as one vitest suite that runs against any object-store driver:
- * `unitServiceContract('fs', factory)`.
+ * Every rule of the unit services, as one vitest suite that runs against any object-store driver:
+ * `coreContract('fs', factory)`.
  */
-export function unitServiceContract(name: string, factory: StoreFactory): void {
-  describe(`unit service contract: ${name}`, () => {
+export function coreContract(name: string, factory: StoreFactory): void {
+  describe(`core contract: ${name}`, () => {
     let store: ObjectStore
     let dispose: () => Promise<void>
     let clock: ManualClock
-    let units: UnitService
+    let core: Core
     const id = (text: string): UnitId => parseUnitId(text)
-    const make = (options: Partial<UnitServiceOptions> = {}) =>
-      new UnitService({ store, clock, sleep: () => Promise.resolve(), ...options })
+    const make = (options: Partial<CoreOptions> = {}) =>
+      createCore({ store, clock, sleep: () => Promise.resolve(), ...options })
     const write = (
       unit: string,
       text: string,
-      options: Parameters<UnitService['write']>[3] = { source: 'api' },
+      options: Parameters<Core['states']['write']>[3] = { source: 'api' },
       who = alice,
-    ) => units.write(who, id(unit), bytesOf(text, 7), options)
+    ) => core.states.write(who, id(unit), bytesOf(text, 7), options)
     const state = (serial: number, extra: Parameters<typeof terraformState>[0] = { serial }) =>
       terraformState({ ...extra, serial })
 
     beforeEach(async () => {
       ;({ store, dispose } = await factory())
       clock = new ManualClock()
-      units = make()
+      core = make()
     })
     afterEach(async () => {
       await dispose()
@@ -60,7 +60,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
 
     describe('units', () => {
       it('creates a unit and shows its metadata', async () => {
-        const unit = await units.create(alice, id('team/app/prod'), {
+        const unit = await core.units.create(alice, id('team/app/prod'), {
           tags: ['env:prod', 'env:prod', 'team'],
         })
         expect(unit).toEqual({
@@ -76,39 +76,41 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           tags: ['env:prod', 'team'],
           version_count: 0,
         })
-        expect(await units.get(alice, id('team/app/prod'))).toEqual(unit)
+        expect(await core.units.get(alice, id('team/app/prod'))).toEqual(unit)
       })
 
       it('refuses to create a unit that exists', async () => {
-        await units.create(alice, id('a'))
-        await expect(units.create(alice, id('a'))).rejects.toBeInstanceOf(UnitExistsError)
+        await core.units.create(alice, id('a'))
+        await expect(core.units.create(alice, id('a'))).rejects.toBeInstanceOf(UnitExistsError)
       })
 
       it('refuses tags that are not a list of tag strings', async () => {
-        await expect(units.create(alice, id('a'), { tags: 'x' })).rejects.toBeInstanceOf(
+        await expect(core.units.create(alice, id('a'), { tags: 'x' })).rejects.toBeInstanceOf(
           InvalidRequestError,
         )
-        await expect(units.create(alice, id('a'), { tags: ['bad tag'] })).rejects.toBeInstanceOf(
-          InvalidRequestError,
-        )
-        await expect(units.get(alice, id('a'))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(
+          core.units.create(alice, id('a'), { tags: ['bad tag'] }),
+        ).rejects.toBeInstanceOf(InvalidRequestError)
+        await expect(core.units.get(alice, id('a'))).rejects.toBeInstanceOf(UnitNotFoundError)
       })
 
       it('answers unit_not_found for every operation on a missing unit', async () => {
         const missing = id('nope')
-        await expect(units.get(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
-        await expect(units.download(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(core.units.get(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(core.versions.download(alice, missing)).rejects.toBeInstanceOf(
+          UnitNotFoundError,
+        )
         await expect(write('nope', state(1))).rejects.toBeInstanceOf(UnitNotFoundError)
-        await expect(units.lock(alice, missing, {}, { source: 'api' })).rejects.toBeInstanceOf(
+        await expect(core.locks.lock(alice, missing, {}, { source: 'api' })).rejects.toBeInstanceOf(
           UnitNotFoundError,
         )
         await expect(
-          units.unlock(alice, missing, { source: 'api', force: true }),
+          core.locks.unlock(alice, missing, { source: 'api', force: true }),
         ).rejects.toBeInstanceOf(UnitNotFoundError)
-        await expect(units.versions(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
-        await expect(units.delete(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(core.versions.list(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
+        await expect(core.units.delete(alice, missing)).rejects.toBeInstanceOf(UnitNotFoundError)
         await expect(
-          units.restore(alice, missing, { timestamp: '2026-01-01T00:00:00Z' }),
+          core.states.restore(alice, missing, { timestamp: '2026-01-01T00:00:00Z' }),
         ).rejects.toBeInstanceOf(UnitNotFoundError)
       })
 
@@ -121,9 +123,9 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           'other',
           'team/App',
         ]) {
-          await units.create(alice, id(unit))
+          await core.units.create(alice, id(unit))
         }
-        const all = await units.list(alice)
+        const all = await core.units.list(alice)
         expect(all.items.map((unit) => unit.id)).toEqual([
           'other',
           'team/App',
@@ -133,7 +135,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           'team/apple',
         ])
         expect(all.nextCursor).toBeNull()
-        const some = await units.list(alice, { prefix: 'team/app' })
+        const some = await core.units.list(alice, { prefix: 'team/app' })
         expect(some.items.map((unit) => unit.id)).toEqual([
           'team/app',
           'team/app-x',
@@ -144,11 +146,11 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
 
       it('pages through units with a cursor', async () => {
         const names = Array.from({ length: 7 }, (_, index) => `u${index}`)
-        for (const unit of names) await units.create(alice, id(unit))
+        for (const unit of names) await core.units.create(alice, id(unit))
         const seen: string[] = []
         let cursor: string | undefined
         do {
-          const page = await units.list(alice, {
+          const page = await core.units.list(alice, {
             limit: 3,
             ...(cursor === undefined ? {} : { cursor }),
           })
@@ -159,51 +161,57 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('refuses a malformed prefix, limit or cursor', async () => {
-        await expect(units.list(alice, { prefix: 'a b' })).rejects.toBeInstanceOf(
+        await expect(core.units.list(alice, { prefix: 'a b' })).rejects.toBeInstanceOf(
           InvalidRequestError,
         )
-        await expect(units.list(alice, { limit: 0 })).rejects.toBeInstanceOf(InvalidRequestError)
-        await expect(units.list(alice, { cursor: '../x' })).rejects.toBeInstanceOf(
+        await expect(core.units.list(alice, { limit: 0 })).rejects.toBeInstanceOf(
+          InvalidRequestError,
+        )
+        await expect(core.units.list(alice, { cursor: '../x' })).rejects.toBeInstanceOf(
           InvalidRequestError,
         )
       })
 
       it('deletes a unit with its versions, and a new unit of that name starts empty', async () => {
-        await units.create(alice, id('gone'))
+        await core.units.create(alice, id('gone'))
         await write('gone', state(1))
         await write('gone', state(2))
-        await units.delete(alice, id('gone'))
-        await expect(units.get(alice, id('gone'))).rejects.toBeInstanceOf(UnitNotFoundError)
-        await units.create(alice, id('gone'))
-        expect((await units.versions(alice, id('gone'))).items).toEqual([])
-        await expect(units.download(alice, id('gone'))).rejects.toBeInstanceOf(StateNotFoundError)
+        await core.units.delete(alice, id('gone'))
+        await expect(core.units.get(alice, id('gone'))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await core.units.create(alice, id('gone'))
+        expect((await core.versions.list(alice, id('gone'))).items).toEqual([])
+        await expect(core.versions.download(alice, id('gone'))).rejects.toBeInstanceOf(
+          StateNotFoundError,
+        )
       })
 
       it('refuses to delete a locked unit unless forced', async () => {
-        await units.create(alice, id('held'))
-        await units.lock(alice, id('held'), { ID: LOCK_A }, { source: 'api' })
-        const refusal = await units.delete(alice, id('held')).catch((error: unknown) => error)
+        await core.units.create(alice, id('held'))
+        await core.locks.lock(alice, id('held'), { ID: LOCK_A }, { source: 'api' })
+        const refusal = await core.units.delete(alice, id('held')).catch((error: unknown) => error)
         expect(refusal).toBeInstanceOf(LockConflictError)
         expect((refusal as LockConflictError).lock?.ID).toBe(LOCK_A)
-        await units.delete(alice, id('held'), { force: true })
-        await expect(units.get(alice, id('held'))).rejects.toBeInstanceOf(UnitNotFoundError)
+        await core.units.delete(alice, id('held'), { force: true })
+        await expect(core.units.get(alice, id('held'))).rejects.toBeInstanceOf(UnitNotFoundError)
       })
     })
 
     describe('writes and versions', () => {
       beforeEach(async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
       })
 
       it('stores a state and serves the same bytes', async () => {
         const text = state(1, { serial: 1, outputs: { greeting: 'hello' } })
         await write('app', text)
-        const download = await units.download(alice, id('app'))
+        const download = await core.versions.download(alice, id('app'))
         expect(await textOf(download.body)).toBe(text)
       })
 
       it('answers state_not_found before the first write', async () => {
-        await expect(units.download(alice, id('app'))).rejects.toBeInstanceOf(StateNotFoundError)
+        await expect(core.versions.download(alice, id('app'))).rejects.toBeInstanceOf(
+          StateNotFoundError,
+        )
       })
 
       it('records each version with its hashes, size, serial, lineage, author and source', async () => {
@@ -220,7 +228,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           author: 'bob',
           source: 'http',
         })
-        const unit = await units.get(alice, id('app'))
+        const unit = await core.units.get(alice, id('app'))
         expect(unit).toMatchObject({
           serial: 3,
           lineage: 'line-1',
@@ -242,7 +250,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         ]) {
           await expect(write('app', bad)).rejects.toBeInstanceOf(InvalidStateError)
         }
-        const unit = await units.get(alice, id('app'))
+        const unit = await core.units.get(alice, id('app'))
         expect(unit.version_count).toBe(1)
         expect(unit.serial).toBe(1)
       })
@@ -252,7 +260,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           '{"encrypted_data":"c2VjcmV0","encryption_version":"v0","meta":{"key_provider.pbkdf2.k":"x"}}'
         const version = await write('app', envelope)
         expect(version).toMatchObject({ serial: null, lineage: null })
-        expect(await textOf((await units.download(alice, id('app'))).body)).toBe(envelope)
+        expect(await textOf((await core.versions.download(alice, id('app'))).body)).toBe(envelope)
       })
 
       it('refuses a Terraform state whose serial is not a whole number', async () => {
@@ -282,7 +290,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           source: 'api',
           force: true,
         })
-        expect((await units.get(alice, id('app'))).version_count).toBe(2)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(2)
       })
 
       it('accepts a lower serial of another lineage', async () => {
@@ -296,7 +304,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         clock.advance(1000)
         const again = await write('app', state(1))
         expect(again).toEqual(first)
-        expect((await units.get(alice, id('app'))).version_count).toBe(1)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(1)
       })
 
       it('refuses a body whose MD5 is not the one declared for it, and stores nothing', async () => {
@@ -308,7 +316,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
             expectedMd5: md5.replace(/^./, md5.startsWith('0') ? '1' : '0'),
           }),
         ).rejects.toBeInstanceOf(ChecksumMismatchError)
-        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(0)
         const listed = await store.list({ prefix: 'units/' })
         expect(listed.objects.map((object) => object.key)).toEqual(['units/app!/unit.json'])
         expect(
@@ -317,11 +325,11 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('refuses a state over the size limit and stores nothing', async () => {
-        units = make({ maxStateBytes: 1000 })
+        core = make({ maxStateBytes: 1000 })
         await expect(write('app', state(1, { serial: 1, resources: 50 }))).rejects.toBeInstanceOf(
           StateTooLargeError,
         )
-        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(0)
         const listed = await store.list({ prefix: 'units/' })
         expect(listed.objects.map((object) => object.key)).toEqual(['units/app!/unit.json'])
       })
@@ -330,7 +338,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         for (let serial = 1; serial <= 4; serial += 1) await write('app', state(serial))
         clock.advance(-60_000)
         await write('app', state(5))
-        const { items, nextCursor } = await units.versions(alice, id('app'))
+        const { items, nextCursor } = await core.versions.list(alice, id('app'))
         expect(items.map((version) => version.serial)).toEqual([5, 4, 3, 2, 1])
         expect(nextCursor).toBeNull()
         const times = items.map((version) => Date.parse(version.timestamp))
@@ -344,7 +352,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         const seen: (number | null)[] = []
         let cursor: string | undefined
         do {
-          const page = await units.versions(alice, id('app'), {
+          const page = await core.versions.list(alice, id('app'), {
             limit: 3,
             ...(cursor === undefined ? {} : { cursor }),
           })
@@ -355,25 +363,25 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('loses no version when many writers write at once', async () => {
-        units = new UnitService({ store })
+        core = createCore({ store })
         const count = 25
         const results = await Promise.all(
           Array.from({ length: count }, (_, index) =>
             write('app', JSON.stringify({ writer: index })),
           ),
         )
-        const listed = await units.versions(alice, id('app'), { limit: 1000 })
+        const listed = await core.versions.list(alice, id('app'), { limit: 1000 })
         expect(listed.items).toHaveLength(count)
         expect(new Set(listed.items.map((version) => version.sha256))).toEqual(
           new Set(results.map((version) => version.sha256)),
         )
-        expect((await units.get(alice, id('app'))).version_count).toBe(count)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(count)
       })
     })
 
     describe('locks', () => {
       beforeEach(async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
       })
 
       const terraformLock = {
@@ -387,17 +395,17 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       }
 
       it("keeps Terraform's LockInfo whole and shows it in the unit's metadata", async () => {
-        expect(await units.lock(alice, id('app'), terraformLock, { source: 'http' })).toEqual(
+        expect(await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })).toEqual(
           terraformLock,
         )
-        expect(await units.get(alice, id('app'))).toMatchObject({
+        expect(await core.units.get(alice, id('app'))).toMatchObject({
           locked: true,
           lock: terraformLock,
         })
       })
 
       it('generates the ID, Who and Created a lock request leaves out', async () => {
-        const lock = await units.lock(alice, id('app'), {}, { source: 'api' })
+        const lock = await core.locks.lock(alice, id('app'), {}, { source: 'api' })
         expect(lock.ID).toMatch(/^[0-9a-f-]{36}$/)
         expect(lock).toMatchObject({
           Who: 'alice',
@@ -408,8 +416,8 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('refuses a second lock, naming the lock held', async () => {
-        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
-        const refusal = await units
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        const refusal = await core.locks
           .lock(bob, id('app'), { ID: LOCK_B }, { source: 'api' })
           .catch((error: unknown) => error)
         expect(refusal).toBeInstanceOf(LockConflictError)
@@ -417,57 +425,61 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('accepts the held lock ID again, as a retried request', async () => {
-        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
-        expect(await units.lock(alice, id('app'), { ID: LOCK_A }, { source: 'http' })).toEqual(
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        expect(await core.locks.lock(alice, id('app'), { ID: LOCK_A }, { source: 'http' })).toEqual(
           terraformLock,
         )
       })
 
       it('gives the lock to exactly one of 50 concurrent requests', async () => {
-        units = new UnitService({ store })
+        core = createCore({ store })
         const results = await Promise.allSettled(
-          Array.from({ length: 50 }, () => units.lock(alice, id('app'), {}, { source: 'api' })),
+          Array.from({ length: 50 }, () =>
+            core.locks.lock(alice, id('app'), {}, { source: 'api' }),
+          ),
         )
         const won = results.filter((result) => result.status === 'fulfilled')
         expect(won).toHaveLength(1)
         for (const result of results) {
           if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(LockConflictError)
         }
-        const held = (await units.get(alice, id('app'))).lock
+        const held = (await core.units.get(alice, id('app'))).lock
         expect(held?.ID).toBe((won[0] as PromiseFulfilledResult<{ ID: string }>).value.ID)
       })
 
       it('unlocks with the holder ID and refuses another ID, naming the lock held', async () => {
-        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
-        const refusal = await units
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        const refusal = await core.locks
           .unlock(bob, id('app'), { lockId: LOCK_B, source: 'api' })
           .catch((error: unknown) => error)
         expect(refusal).toBeInstanceOf(LockConflictError)
         expect((refusal as LockConflictError).lock?.ID).toBe(LOCK_A)
-        expect(await units.unlock(alice, id('app'), { lockId: LOCK_A, source: 'http' })).toEqual(
-          terraformLock,
-        )
-        expect((await units.get(alice, id('app'))).locked).toBe(false)
+        expect(
+          await core.locks.unlock(alice, id('app'), { lockId: LOCK_A, source: 'http' }),
+        ).toEqual(terraformLock)
+        expect((await core.units.get(alice, id('app'))).locked).toBe(false)
       })
 
       it('answers an unlock of an unlocked unit with no lock and no change', async () => {
-        expect(await units.unlock(alice, id('app'), { lockId: LOCK_A, source: 'api' })).toBeNull()
+        expect(
+          await core.locks.unlock(alice, id('app'), { lockId: LOCK_A, source: 'api' }),
+        ).toBeNull()
       })
 
       it('refuses an unlock that names no lock and does not force', async () => {
-        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
-        await expect(units.unlock(alice, id('app'), { source: 'api' })).rejects.toBeInstanceOf(
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        await expect(core.locks.unlock(alice, id('app'), { source: 'api' })).rejects.toBeInstanceOf(
           InvalidRequestError,
         )
       })
 
       it('force-unlocks any lock and records it in the history', async () => {
-        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
-        expect(await units.unlock(bob, id('app'), { force: true, source: 'http' })).toEqual(
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        expect(await core.locks.unlock(bob, id('app'), { force: true, source: 'http' })).toEqual(
           terraformLock,
         )
-        expect((await units.get(alice, id('app'))).locked).toBe(false)
-        const history = await units.history(alice, id('app'))
+        expect((await core.units.get(alice, id('app'))).locked).toBe(false)
+        const history = await core.versions.history(alice, id('app'))
         expect(history.items).toEqual([
           {
             timestamp: '2026-01-01T00:00:00.000Z',
@@ -480,7 +492,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('refuses a write while locked unless it names the lock held', async () => {
-        await units.lock(alice, id('app'), terraformLock, { source: 'http' })
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
         await expect(write('app', state(1))).rejects.toBeInstanceOf(LockConflictError)
         await expect(
           write('app', state(1), { source: 'api', lockId: LOCK_B }),
@@ -494,11 +506,11 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         )
         expect(refusal).toBeInstanceOf(LockConflictError)
         expect((refusal as LockConflictError).lock).toBeNull()
-        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(0)
       })
 
       it('lets the lock holder write without a lock ID only through the protocol it locked with', async () => {
-        await units.lock(alice, id('app'), {}, { source: 'cloud' })
+        await core.locks.lock(alice, id('app'), {}, { source: 'cloud' })
         await expect(
           write('app', state(1), { source: 'cloud', asHolder: true }, bob),
         ).rejects.toBeInstanceOf(LockConflictError)
@@ -509,8 +521,8 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('creates a missing unit on lock when asked', async () => {
-        await units.lock(alice, id('fresh'), { ID: LOCK_A }, { source: 'http', create: true })
-        expect(await units.get(alice, id('fresh'))).toMatchObject({
+        await core.locks.lock(alice, id('fresh'), { ID: LOCK_A }, { source: 'http', create: true })
+        expect(await core.units.get(alice, id('fresh'))).toMatchObject({
           locked: true,
           version_count: 0,
         })
@@ -519,12 +531,12 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
 
     describe('settings, single versions and outputs', () => {
       beforeEach(async () => {
-        await units.create(alice, id('app'), { tags: ['a'] })
+        await core.units.create(alice, id('app'), { tags: ['a'] })
       })
 
       it('changes the tags and the workspace Terraform version, keeping the rest', async () => {
         await write('app', state(1))
-        const details = await units.update(alice, id('app'), {
+        const details = await core.units.update(alice, id('app'), {
           tags: ['env:prod', 'app'],
           terraformVersion: '1.11.4',
         })
@@ -533,11 +545,11 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           terraform_version: '1.11.4',
           serial: 1,
         })
-        expect((await units.details(alice, id('app'))).terraform_version).toBe('1.11.4')
-        await expect(units.update(alice, id('app'), { tags: ['bad tag'] })).rejects.toBeInstanceOf(
-          InvalidRequestError,
-        )
-        await expect(units.update(alice, id('nope'), { tags: [] })).rejects.toBeInstanceOf(
+        expect((await core.units.details(alice, id('app'))).terraform_version).toBe('1.11.4')
+        await expect(
+          core.units.update(alice, id('app'), { tags: ['bad tag'] }),
+        ).rejects.toBeInstanceOf(InvalidRequestError)
+        await expect(core.units.update(alice, id('nope'), { tags: [] })).rejects.toBeInstanceOf(
           UnitNotFoundError,
         )
       })
@@ -546,11 +558,11 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         const first = await write('app', state(1, { serial: 1, outputs: { v: 'one' } }))
         clock.advance(1000)
         await write('app', state(2, { serial: 2, outputs: { v: 'two' } }))
-        expect(await units.version(alice, id('app'), first.timestamp)).toEqual(first)
-        const old = await units.downloadVersion(alice, id('app'), first.timestamp)
+        expect(await core.versions.version(alice, id('app'), first.timestamp)).toEqual(first)
+        const old = await core.versions.downloadVersion(alice, id('app'), first.timestamp)
         expect(await textOf(old.body)).toBe(state(1, { serial: 1, outputs: { v: 'one' } }))
         await expect(
-          units.version(alice, id('app'), '2001-01-01T00:00:00Z'),
+          core.versions.version(alice, id('app'), '2001-01-01T00:00:00Z'),
         ).rejects.toBeInstanceOf(VersionNotFoundError)
       })
 
@@ -566,13 +578,15 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           resources: [],
         })
         const first = await write('app', text)
-        expect((await units.outputs(alice, id('app')))?.outputs).toEqual({
+        expect((await core.versions.outputs(alice, id('app')))?.outputs).toEqual({
           name: { value: 'web', type: 'string', sensitive: false },
           secret: { value: 's3cr3t', type: 'string', sensitive: true },
         })
-        expect((await units.outputs(alice, id('app'), first.timestamp))?.version).toEqual(first)
+        expect((await core.versions.outputs(alice, id('app'), first.timestamp))?.version).toEqual(
+          first,
+        )
         await write('app', '{"encrypted_data":"x"}')
-        expect(await units.outputs(alice, id('app'))).toBeNull()
+        expect(await core.versions.outputs(alice, id('app'))).toBeNull()
       })
 
       it('refuses a body whose serial or lineage is not the one declared, storing nothing', async () => {
@@ -582,7 +596,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         await expect(
           write('app', '{"a":1}', { source: 'cloud', expected: { serial: 1, lineage: 'l' } }),
         ).rejects.toBeInstanceOf(InvalidStateError)
-        expect((await units.get(alice, id('app'))).version_count).toBe(0)
+        expect((await core.units.get(alice, id('app'))).version_count).toBe(0)
         const lineage = JSON.parse(state(3)) as { lineage: string }
         expect(
           (
@@ -599,7 +613,7 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         await expect(
           write('app', state(3), { source: 'cloud', holderOverridesSerial: true }),
         ).rejects.toBeInstanceOf(SerialConflictError)
-        await units.lock(alice, id('app'), {}, { source: 'cloud' })
+        await core.locks.lock(alice, id('app'), {}, { source: 'cloud' })
         await expect(
           write('app', state(3), { source: 'cloud', asHolder: true }),
         ).rejects.toBeInstanceOf(SerialConflictError)
@@ -620,22 +634,22 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
       })
 
       it('unlocks for the holder through the same protocol, and refuses anyone else', async () => {
-        await units.lock(alice, id('app'), {}, { source: 'cloud' })
+        await core.locks.lock(alice, id('app'), {}, { source: 'cloud' })
         await expect(
-          units.unlock(bob, id('app'), { source: 'cloud', asHolder: true }),
+          core.locks.unlock(bob, id('app'), { source: 'cloud', asHolder: true }),
         ).rejects.toBeInstanceOf(LockConflictError)
         await expect(
-          units.unlock(alice, id('app'), { source: 'api', asHolder: true }),
+          core.locks.unlock(alice, id('app'), { source: 'api', asHolder: true }),
         ).rejects.toBeInstanceOf(LockConflictError)
         expect(
-          await units.unlock(alice, id('app'), { source: 'cloud', asHolder: true }),
+          await core.locks.unlock(alice, id('app'), { source: 'cloud', asHolder: true }),
         ).not.toBeNull()
       })
     })
 
     describe('restore', () => {
       beforeEach(async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
       })
 
       it('copies an old version forward with the serial moved past the current one', async () => {
@@ -643,14 +657,14 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         clock.advance(1000)
         await write('app', state(2, { serial: 2, outputs: { v: 'two' } }))
         clock.advance(1000)
-        const restored = await units.restore(bob, id('app'), { timestamp: first.timestamp })
+        const restored = await core.states.restore(bob, id('app'), { timestamp: first.timestamp })
         expect(restored).toMatchObject({ serial: 3, source: 'restore', author: 'bob' })
         const body = JSON.parse(
-          await textOf((await units.download(alice, id('app'))).body),
+          await textOf((await core.versions.download(alice, id('app'))).body),
         ) as Record<string, unknown>
         expect(body).toEqual(JSON.parse(state(3, { serial: 3, outputs: { v: 'one' } })))
         expect(
-          (await units.versions(alice, id('app'))).items.map((version) => version.serial),
+          (await core.versions.list(alice, id('app'))).items.map((version) => version.serial),
         ).toEqual([3, 2, 1])
         expect((await write('app', state(4, { serial: 4, outputs: { v: 'one' } }))).serial).toBe(4)
       })
@@ -660,16 +674,16 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         clock.advance(1000)
         await write('app', state(2))
         const spelled = first.timestamp.replace('Z', '+00:00')
-        expect((await units.restore(alice, id('app'), { timestamp: spelled })).serial).toBe(3)
+        expect((await core.states.restore(alice, id('app'), { timestamp: spelled })).serial).toBe(3)
       })
 
       it('answers version_not_found for a time with no version, and refuses a malformed time', async () => {
         await write('app', state(1))
         await expect(
-          units.restore(alice, id('app'), { timestamp: '2020-01-01T00:00:00Z' }),
+          core.states.restore(alice, id('app'), { timestamp: '2020-01-01T00:00:00Z' }),
         ).rejects.toBeInstanceOf(VersionNotFoundError)
         await expect(
-          units.restore(alice, id('app'), { timestamp: 'yesterday' }),
+          core.states.restore(alice, id('app'), { timestamp: 'yesterday' }),
         ).rejects.toBeInstanceOf(InvalidRequestError)
       })
 
@@ -677,20 +691,24 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
         const first = await write('app', state(1))
         clock.advance(1000)
         await write('app', state(2))
-        await units.lock(alice, id('app'), { ID: LOCK_A }, { source: 'api' })
+        await core.locks.lock(alice, id('app'), { ID: LOCK_A }, { source: 'api' })
         await expect(
-          units.restore(alice, id('app'), { timestamp: first.timestamp }),
+          core.states.restore(alice, id('app'), { timestamp: first.timestamp }),
         ).rejects.toBeInstanceOf(LockConflictError)
         expect(
-          (await units.restore(alice, id('app'), { timestamp: first.timestamp, lockId: LOCK_A }))
-            .serial,
+          (
+            await core.states.restore(alice, id('app'), {
+              timestamp: first.timestamp,
+              lockId: LOCK_A,
+            })
+          ).serial,
         ).toBe(3)
       })
     })
 
     describe('authorization', () => {
       it('asks the authorizer before every operation and changes nothing when refused', async () => {
-        await units.create(alice, id('app'))
+        await core.units.create(alice, id('app'))
         await write('app', state(1))
         const asked: string[] = []
         const denyAll: Authorizer = {
@@ -698,18 +716,19 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
             asked.push(`${permission} ${unit}`)
             return false
           },
+          isAdmin: () => false,
         }
         const guarded = make({ authorizer: denyAll })
         const attempts: (() => Promise<unknown>)[] = [
-          () => guarded.create(bob, id('other')),
-          () => guarded.get(bob, id('app')),
-          () => guarded.download(bob, id('app')),
-          () => guarded.write(bob, id('app'), bytesOf(state(2)), { source: 'api' }),
-          () => guarded.lock(bob, id('app'), {}, { source: 'api' }),
-          () => guarded.unlock(bob, id('app'), { source: 'api', force: true }),
-          () => guarded.versions(bob, id('app')),
-          () => guarded.restore(bob, id('app'), { timestamp: '2026-01-01T00:00:00Z' }),
-          () => guarded.delete(bob, id('app')),
+          () => guarded.units.create(bob, id('other')),
+          () => guarded.units.get(bob, id('app')),
+          () => guarded.versions.download(bob, id('app')),
+          () => guarded.states.write(bob, id('app'), bytesOf(state(2)), { source: 'api' }),
+          () => guarded.locks.lock(bob, id('app'), {}, { source: 'api' }),
+          () => guarded.locks.unlock(bob, id('app'), { source: 'api', force: true }),
+          () => guarded.versions.list(bob, id('app')),
+          () => guarded.states.restore(bob, id('app'), { timestamp: '2026-01-01T00:00:00Z' }),
+          () => guarded.units.delete(bob, id('app')),
         ]
         for (const attempt of attempts)
           await expect(attempt()).rejects.toBeInstanceOf(ForbiddenError)
@@ -724,8 +743,8 @@ export function unitServiceContract(name: string, factory: StoreFactory): void {
           'unit:write app',
           'unit:manage app',
         ])
-        expect((await guarded.list(bob)).items).toEqual([])
-        expect(await units.get(alice, id('app'))).toMatchObject({
+        expect((await guarded.units.list(bob)).items).toEqual([])
+        expect(await core.units.get(alice, id('app'))).toMatchObject({
           serial: 1,
           locked: false,
           version_count: 1,

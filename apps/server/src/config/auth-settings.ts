@@ -3,7 +3,7 @@ import { ConfigError } from './config-error'
 import { parseDuration } from './duration'
 
 /** Identity settings, from the environment only (service spec, Configuration). */
-export interface AuthConfig {
+export interface AuthSettings {
   /** The OpenID provider; absent means local mode (an admin API token) unless auth is disabled. */
   readonly issuer: string | undefined
   readonly clientId: string | undefined
@@ -126,7 +126,7 @@ const AuthSchema = v.object({
  *
  * @throws ConfigError naming the variable at fault.
  */
-export function loadAuthConfig(env: NodeJS.ProcessEnv): AuthConfig {
+export function loadAuthSettings(env: NodeJS.ProcessEnv): AuthSettings {
   const raw: Record<string, string> = {}
   for (const name of Object.keys(AUTH_VARIABLES)) {
     const value = env[name]

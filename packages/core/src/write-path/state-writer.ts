@@ -1,36 +1,57 @@
 import { isSamePrincipal, type Principal } from '../access/principal'
-import type { DependencyGraph } from '../graph/dependency-graph'
-import { acksFor } from '../graph/graph-rules'
 import { outputDigests } from '../state/canonical-json'
-import {
-  ChecksumMismatchError,
-  InvalidStateError,
-  StorageUnavailableError,
-  UnitNotFoundError,
-} from '../errors'
-import { checkWriteLock } from '../locks/lock-rules'
-import { iso, type Clock } from '../runtime/clock'
-import type { IdSource } from '../runtime/id-source'
+import { ChecksumMismatchError, InvalidStateError, UnitNotFoundError } from '../errors'
+import { checkWriteLock, type LockGuard } from '../locks/lock-rules'
+import { iso } from '../runtime/clock'
 import { rewriteSerial } from '../state/serial-rewrite'
 import { checkSerial } from '../state/serial-rules'
 import type { ScannerSource } from '../state/chunk-scanner'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
-import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
-import { stateKey, versionKey } from './layout'
-import type { UnitId } from './unit-id'
-import type { UnitRecordStore, Snapshot } from './unit-record-store'
-import { toVersion, type UnitRecord, type Version, type VersionRecord } from './unit-record'
-import type { WriteOptions } from './unit-service'
+import { PreconditionFailedError } from '../storage/object-store'
+import { writeRecord } from '../storage/stored-json'
+import { stateKey, versionKey } from '../units/layout'
+import type { UnitId } from '../units/unit-id'
+import type { Snapshot } from '../units/unit-record-store'
+import {
+  newEpoch,
+  newUnitRecord,
+  toVersion,
+  type Source,
+  type UnitRecord,
+  type Version,
+  type VersionRecord,
+} from '../units/unit-record'
+import { openVersion } from '../versions/version-lookup'
+import { beginCommit, type ExtensionErrorHandler, type WriteExtension } from './extensions'
+import type { Kernel } from '../kernel'
+
+/** A write of a state body on any surface. */
+export interface WriteOptions extends LockGuard {
+  source: Source
+  /** Accept a state that goes back in serial or rewrites a serial (HCP Terraform's `force`). */
+  force?: boolean
+  /** Create the unit if it does not exist: first use through the `http`, `cloud` or S3 surfaces. */
+  create?: boolean
+  /** The hex MD5 the client declared for the body; a body that differs is refused. */
+  expectedMd5?: string
+  /** The body's declared length, if known: large bodies may be checked on another thread. */
+  sizeHint?: number
+  /** The serial and lineage the client declared for the body (a `cloud` state version). */
+  expected?: { serial: number; lineage: string }
+  /**
+   * Skip the serial rules when the writer holds the unit's lock through this protocol. Terraform's
+   * `cloud` block sends `force: false` even for `state push -force` (with the pushed serial + 1),
+   * so there the lock holder's write has to be taken as forced; the lock keeps racers out.
+   */
+  holderOverridesSerial?: boolean
+}
 
 interface StateWriterOptions {
-  store: ObjectStore
-  records: UnitRecordStore
-  clock: Clock
-  ids: IdSource
+  kernel: Kernel
   maxStateBytes: number
   scanners: ScannerSource
-  graph: DependencyGraph
-  onGraphError: (error: unknown) => void
+  extensions: readonly WriteExtension[]
+  onExtensionError: ExtensionErrorHandler
 }
 
 /** A state body already in storage, waiting to become the unit's current version. */
@@ -54,40 +75,18 @@ const RESTORE_ATTEMPTS = 5
  * @internal
  */
 export class StateWriter {
-  readonly #store: ObjectStore
-  readonly #records: UnitRecordStore
-  readonly #clock: Clock
-  readonly #ids: IdSource
+  readonly #kernel: Kernel
   readonly #maxStateBytes: number
   readonly #scanners: ScannerSource
-  readonly #graph: DependencyGraph
-  readonly #onGraphError: (error: unknown) => void
+  readonly #extensions: readonly WriteExtension[]
+  readonly #onExtensionError: ExtensionErrorHandler
 
   constructor(options: StateWriterOptions) {
-    this.#store = options.store
-    this.#records = options.records
-    this.#clock = options.clock
-    this.#ids = options.ids
+    this.#kernel = options.kernel
     this.#maxStateBytes = options.maxStateBytes
     this.#scanners = options.scanners
-    this.#graph = options.graph
-    this.#onGraphError = options.onGraphError
-  }
-
-  /** A record for a unit that does not exist yet, in a new epoch. */
-  newRecord(id: UnitId): UnitRecord {
-    const now = iso(this.#clock.now())
-    return {
-      format: 1,
-      id,
-      epoch: this.#newEpoch(),
-      created: now,
-      updated: now,
-      tags: [],
-      lock: null,
-      current: null,
-      version_count: 0,
-    }
+    this.#extensions = options.extensions
+    this.#onExtensionError = options.onExtensionError
   }
 
   async write(
@@ -96,13 +95,13 @@ export class StateWriter {
     body: AsyncIterable<Uint8Array>,
     options: WriteOptions,
   ): Promise<Version> {
-    const before = await this.#records.read(id)
+    const before = await this.#kernel.records.read(id)
     if (before === undefined && options.create !== true) throw new UnitNotFoundError(id)
     // Refuse a locked unit before reading a possibly large body.
     if (before !== undefined) checkWriteLock(before.record.lock, principal, options.source, options)
     const staged = await this.#stage(
       id,
-      before?.record.epoch ?? this.#newEpoch(),
+      before?.record.epoch ?? newEpoch(this.#kernel.clock, this.#kernel.ids),
       body,
       options.sizeHint,
     )
@@ -123,20 +122,14 @@ export class StateWriter {
   ): Promise<Version> {
     const guard = { source: 'restore' as const, force: true, ...options }
     for (let attempt = 1; ; attempt += 1) {
-      const snapshot = await this.#records.read(id)
+      const snapshot = await this.#kernel.records.read(id)
       if (snapshot === undefined) throw new UnitNotFoundError(id)
       checkWriteLock(snapshot.record.lock, principal, 'restore', guard)
       const target = await find(snapshot)
       const current = snapshot.record.current
-      const object = await this.#store.get(target.object)
-      // The record names a file the store no longer has: the store is damaged, as a download of
-      // the same version says (503), not a unit that does not exist (404).
-      if (object === undefined) {
-        throw new StorageUnavailableError(
-          `the state object of version ${target.timestamp} of unit ${id} is missing from storage`,
-        )
-      }
-      let body: AsyncIterable<Uint8Array> = object.body
+      // A record naming an object the store no longer has is a damaged store (503), as a download
+      // of the same version says, not a missing unit.
+      let body = (await openVersion(this.#kernel.store, id, target)).body
       if (target.serial !== null && target.serial_span !== null && current?.serial != null) {
         body = rewriteSerial(body, target.serial_span, current.serial + 1)
       }
@@ -155,17 +148,17 @@ export class StateWriter {
     body: AsyncIterable<Uint8Array>,
     sizeHint: number | undefined,
   ): Promise<Staged> {
-    const object = stateKey(id, epoch, this.#clock.now(), this.#ids.token())
+    const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
     const inspector = new StateInspector(this.#maxStateBytes, this.#scanners(sizeHint))
-    await this.#store.put(object, inspector.pass(body), { contentType: 'application/json' })
+    await this.#kernel.store.put(object, inspector.pass(body), { contentType: 'application/json' })
     return { object, epoch, inspected: inspector.result() }
   }
 
   /**
    * Makes a staged object current. `expectCurrent` (for restores) is the timestamp of the version
    * the new one was computed from; if the current version is another by now, nothing is written.
-   * A write of a unit with dependencies acknowledges what they show now (a restore does not: it
-   * brings back a state made from older inputs); the dependency graph takes the step after.
+   * The write path's extensions take part: each may add fields to the new version before the
+   * commit, and hears after it whether it stood.
    */
   async #commit(
     principal: Principal,
@@ -176,16 +169,20 @@ export class StateWriter {
   ): Promise<Version> {
     const restoring = expectCurrent !== undefined
     const digests = digestsOf(staged.inspected)
-    const graph = await this.#graph.read()
-    const acks = restoring ? undefined : acksFor(graph, id)
     const copies: string[] = []
     let committed: string | undefined
-    let mark: string | undefined
+    const pending = await beginCommit(
+      this.#extensions,
+      { kind: restoring ? 'restore' : 'write', unit: id, principal, source: options.source },
+      this.#onExtensionError,
+    ).catch(async (error: unknown) => {
+      await this.#discard([staged.object])
+      throw error
+    })
     try {
-      mark = await this.#graph.mark(graph, id)
-      const version = await this.#records.update(id, async (snapshot) => {
+      const version = await this.#kernel.records.update(id, async (snapshot) => {
         if (snapshot === undefined && options.create !== true) throw new UnitNotFoundError(id)
-        const record = snapshot?.record ?? this.newRecord(id)
+        const record = snapshot?.record ?? newUnitRecord(id, this.#kernel.clock, this.#kernel.ids)
         const current = record.current
         if (restoring && (current?.timestamp ?? null) !== expectCurrent) throw new CurrentMoved()
         checkWriteLock(record.lock, principal, options.source, options)
@@ -208,7 +205,7 @@ export class StateWriter {
         const version: VersionRecord = {
           ...this.#versionRecord(principal, staged, object, options, current),
           output_digests: digests,
-          ...(acks === undefined ? {} : { acks }),
+          ...pending.versionFields,
         }
         const next: UnitRecord = {
           ...record,
@@ -219,10 +216,10 @@ export class StateWriter {
         return { put: next, result: toVersion(version) }
       })
       await this.#discard([staged.object, ...copies].filter((key) => key !== committed))
-      await this.#graph.settle(id, mark, this.#onGraphError)
+      await pending.committed({ version: committed === undefined ? null : version })
       return version
     } catch (error) {
-      await this.#graph.unmark(mark)
+      await pending.aborted(error)
       await this.#discard([staged.object, ...copies])
       throw error
     }
@@ -239,23 +236,19 @@ export class StateWriter {
     copies: string[],
   ): Promise<string> {
     if (staged.epoch === epoch) return staged.object
-    const source = await this.#store.get(staged.object)
+    const source = await this.#kernel.store.get(staged.object)
     if (source === undefined) throw new UnitNotFoundError(id)
-    const object = stateKey(id, epoch, this.#clock.now(), this.#ids.token())
+    const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
     copies.push(object)
-    await this.#store.put(object, source.body, { contentType: 'application/json' })
+    await this.#kernel.store.put(object, source.body, { contentType: 'application/json' })
     return object
   }
 
   /** Keeps the version being superseded listable once the unit record no longer holds it. */
   async #ensureVersionRecord(id: UnitId, epoch: string, version: VersionRecord): Promise<void> {
     const key = versionKey(id, epoch, Date.parse(version.timestamp))
-    const body = new TextEncoder().encode(`${JSON.stringify(version, null, 2)}\n`)
     try {
-      await this.#store.put(key, body, {
-        condition: { ifNoneMatch: '*' },
-        contentType: 'application/json',
-      })
+      await writeRecord(this.#kernel.store, key, version, { ifNoneMatch: '*' })
     } catch (error) {
       if (!(error instanceof PreconditionFailedError)) throw error
     }
@@ -270,7 +263,7 @@ export class StateWriter {
   ): VersionRecord {
     // Timestamps name versions, so they strictly increase per unit even if the clock steps back.
     const previous = current === null ? Number.NEGATIVE_INFINITY : Date.parse(current.timestamp)
-    const ms = Math.max(this.#clock.now(), previous + 1)
+    const ms = Math.max(this.#kernel.clock.now(), previous + 1)
     const { inspected } = staged
     const terraform = inspected.scan.terraform
     const span = inspected.scan.serialSpan
@@ -290,11 +283,7 @@ export class StateWriter {
   }
 
   async #discard(keys: string[]): Promise<void> {
-    await Promise.all(keys.map((key) => this.#store.delete(key).catch(() => undefined)))
-  }
-
-  #newEpoch(): string {
-    return `e${this.#clock.now().toString(36)}${this.#ids.token().slice(0, 6)}`
+    await Promise.all(keys.map((key) => this.#kernel.store.delete(key).catch(() => undefined)))
   }
 }
 

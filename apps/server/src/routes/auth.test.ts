@@ -1,0 +1,195 @@
+import type { ApiToken, CreatedApiToken } from '@cairn/core/wire'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { inProcessApp, type InProcessApp } from '../testing/in-process'
+
+/**
+ * `/v1/auth/*` in process, in local mode (DESIGN section 8): no OpenID provider, authentication
+ * on, and the admin API token local mode makes at its first start. The socket suites cover what
+ * the server prints and keeps on disk, restarts, and real Terraform.
+ */
+
+const API_TOKEN = /^svc_tfe_[A-Za-z0-9_-]{43}$/
+/** The spec's message for a token that fails its checks (service spec, Errors). */
+const TOKEN_VERIFICATION_FAILED = 'Token verification failed'
+
+/** Any string: a field whose value the test does not fix. */
+const aString = expect.any(String) as string
+const matching = (pattern: RegExp) => expect.stringMatching(pattern) as string
+
+let fixture: InProcessApp
+let admin: string
+
+beforeEach(async () => {
+  fixture = await inProcessApp({ auth: 'local' })
+  admin = fixture.adminToken ?? ''
+})
+afterEach(() => fixture.close())
+
+/** A request with `Authorization: Bearer <bearer>`, or with no credentials for null. */
+async function call(
+  path: string,
+  bearer: string | null,
+  init: RequestInit = {},
+): Promise<Response> {
+  return await fixture.request(path, {
+    ...init,
+    headers: bearer === null ? {} : { Authorization: `Bearer ${bearer}` },
+  })
+}
+
+/** An answer that must have `status` and `Cache-Control: no-store`; its JSON body. */
+async function expectAnswer<T>(answer: Response | Promise<Response>, status: number): Promise<T> {
+  const response = await answer
+  const text = await response.text()
+  expect(response.status, text).toBe(status)
+  expect(response.headers.get('cache-control')).toBe('no-store')
+  return JSON.parse(text) as T
+}
+
+const createToken = (body: unknown, bearer = admin) =>
+  call('/v1/auth/tokens', bearer, { method: 'POST', body: JSON.stringify(body) })
+
+describe('/v1/auth in local mode', () => {
+  it('has made an admin API token of the svc_tfe_ kind', () => {
+    expect(fixture.adminToken).toMatch(API_TOKEN)
+  })
+
+  it('answers /v1/auth/config without a token, naming local mode and no provider', async () => {
+    expect(await expectAnswer(call('/v1/auth/config', null), 200)).toEqual({
+      mode: 'local',
+      issuer: null,
+      client_id: null,
+      redirect_uris: [],
+      scopes: [],
+    })
+  })
+
+  it('names the admin token in /v1/auth/me', async () => {
+    expect(await expectAnswer(call('/v1/auth/me', admin), 200)).toEqual({
+      subject: 'local-admin',
+      email: null,
+      groups: [],
+      roles: ['admin'],
+    })
+  })
+
+  it.each(['/v1/auth/me', '/v1/units', '/v1/auth/tokens'])(
+    'refuses %s without a token with 401, a challenge and the /v1 error body',
+    async (path) => {
+      const response = await call(path, null)
+      expect(response.headers.get('www-authenticate')).toBe(
+        'Bearer realm="cairn", Basic realm="cairn"',
+      )
+      expect(await expectAnswer(response, 401)).toEqual({
+        error: 'unauthorized',
+        message: matching(/token/),
+      })
+    },
+  )
+
+  it.each([
+    ['an API token it never issued', `svc_tfe_${'A'.repeat(43)}`],
+    ['a JWT that does not verify', 'e30.e30.c2ln'],
+    ['something that is no token', 'not-a-token'],
+  ])('refuses %s with 401 and the spec message', async (_label, bearer) => {
+    expect(await expectAnswer(call('/v1/auth/me', bearer), 401)).toEqual({
+      error: 'unauthorized',
+      message: TOKEN_VERIFICATION_FAILED,
+    })
+  })
+
+  it('refuses a credential in a scheme it does not take with 401', async () => {
+    const answer = fixture.request('/v1/auth/me', {
+      headers: { Authorization: `Token ${admin}` },
+    })
+    expect(await expectAnswer(answer, 401)).toMatchObject({ error: 'unauthorized' })
+  })
+
+  it('refuses a login exchange with 422 oidc_not_configured: there is no provider', async () => {
+    const answer = call('/v1/auth/exchange', null, {
+      method: 'POST',
+      body: JSON.stringify({ id_token: 'e30.e30.c2ln' }),
+    })
+    expect(await expectAnswer(answer, 422)).toEqual({
+      error: 'oidc_not_configured',
+      message: aString,
+    })
+  })
+
+  it('refuses a refresh with a token that is no refresh token with 401', async () => {
+    const answer = call('/v1/auth/token', null, {
+      method: 'POST',
+      body: JSON.stringify({ refresh_token: admin }),
+    })
+    expect(await expectAnswer(answer, 401)).toEqual({
+      error: 'unauthorized',
+      message: TOKEN_VERIFICATION_FAILED,
+    })
+  })
+
+  describe('API tokens', () => {
+    it('creates a token, answered once with its secret, and it speaks for its creator', async () => {
+      const before = Date.now()
+      const created = await expectAnswer<CreatedApiToken>(
+        createToken({ name: 'ci', expires_in: 3600 }),
+        201,
+      )
+      expect(created).toEqual({
+        id: matching(/^tok_[0-9a-f]{24}$/),
+        name: 'ci',
+        subject: 'local-admin',
+        created: aString,
+        expires: aString,
+        token: matching(API_TOKEN),
+      })
+      const lifetime = Date.parse(created.expires ?? '') - before
+      expect(lifetime).toBeGreaterThan(3590_000)
+      expect(lifetime).toBeLessThanOrEqual(3600_000 + (Date.now() - before))
+      expect(await expectAnswer(call('/v1/auth/me', created.token), 200)).toMatchObject({
+        subject: 'local-admin',
+      })
+    })
+
+    it('lists every token without its secret', async () => {
+      const created = await expectAnswer<CreatedApiToken>(createToken({ name: 'ci' }), 201)
+      const listed = await expectAnswer<{ tokens: ApiToken[] }>(call('/v1/auth/tokens', admin), 200)
+      const byName = new Map(listed.tokens.map((token) => [token.name, token]))
+      expect([...byName.keys()].sort()).toEqual(['ci', 'local admin'])
+      const { token: secret, ...shown } = created
+      expect(byName.get('ci')).toEqual(shown)
+      expect(byName.get('local admin')).toMatchObject({ subject: 'local-admin', expires: null })
+      expect(JSON.stringify(listed)).not.toContain(secret)
+      expect(JSON.stringify(listed)).not.toContain('svc_tfe_')
+    })
+
+    it('revokes a token: 204, the token is refused, and a second revoke is 404', async () => {
+      const created = await expectAnswer<CreatedApiToken>(createToken({ name: 'ci' }), 201)
+      const revoke = () => call(`/v1/auth/tokens/${created.id}`, admin, { method: 'DELETE' })
+      const revoked = await revoke()
+      expect(revoked.status).toBe(204)
+      expect(revoked.headers.get('cache-control')).toBe('no-store')
+      expect(await expectAnswer(call('/v1/auth/me', created.token), 401)).toEqual({
+        error: 'unauthorized',
+        message: TOKEN_VERIFICATION_FAILED,
+      })
+      expect(await expectAnswer(revoke(), 404)).toEqual({
+        error: 'token_not_found',
+        message: aString,
+      })
+      const listed = await expectAnswer<{ tokens: ApiToken[] }>(call('/v1/auth/tokens', admin), 200)
+      expect(listed.tokens.map((token) => token.id)).not.toContain(created.id)
+    })
+
+    it.each([
+      ['no name', {}],
+      ['an empty name', { name: '' }],
+      ['a lifetime under a minute', { name: 'x', expires_in: 5 }],
+      ['a lifetime that is not a number', { name: 'x', expires_in: '1h' }],
+    ])('refuses a token request with %s with 400 invalid_request', async (_label, body) => {
+      expect(await expectAnswer(createToken(body), 400)).toEqual({
+        error: 'invalid_request',
+        message: aString,
+      })
+    })
+  })
+})

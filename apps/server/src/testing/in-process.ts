@@ -1,0 +1,81 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { allowAll, createCore, createMemoryStore, systemClock } from '@cairn/core'
+import type { Hono } from 'hono'
+import { createApp } from '../app'
+import { setUpIdentity } from '../auth/identity-setup'
+import { ensureLocalAdmin } from '../auth/local-admin'
+import { loadAuthSettings } from '../config/auth-settings'
+import type { AppEnv } from '../http/app-env'
+import { createLogger } from '../log/logger'
+
+export interface InProcessOptions {
+  /**
+   * `disabled` (the default): every caller is `anonymous`, as with `-auth-disable`. `local`: local
+   * mode, as a server with no OpenID provider starts (DESIGN section 8), in a new temporary data
+   * directory that `close()` removes.
+   */
+  auth?: 'disabled' | 'local'
+  /** `SVC_MAX_STATE_BYTES`; 1 MiB unless given. */
+  maxStateBytes?: number
+}
+
+export interface InProcessApp {
+  app: Hono<AppEnv>
+  /** The app's `request`, which is all most tests need. */
+  request: Hono<AppEnv>['request']
+  /** Local mode's admin API token, read from `<data-dir>/admin.token`; undefined with auth off. */
+  adminToken: string | undefined
+  /** Removes what local mode keeps on disk; call it when the test is done, failed or not. */
+  close: () => Promise<void>
+}
+
+/**
+ * The whole app in process, on a memory store, for tests that call it through `app.request` (no
+ * socket, no built program): this app's route checks, and the CLI's commands through a fetch that
+ * hands each request to it. The one place such an app is built.
+ */
+export async function inProcessApp(options: InProcessOptions = {}): Promise<InProcessApp> {
+  const local = options.auth === 'local'
+  const maxStateBytes = options.maxStateBytes ?? 1024 * 1024
+  const store = createMemoryStore()
+  const log = createLogger('error', () => undefined)
+  const authSettings = loadAuthSettings({})
+  // Local mode keeps its signing key and admin token in the data directory; with auth off it is
+  // never read.
+  const dataDir = local ? await mkdtemp(join(tmpdir(), 'cairn-in-process-')) : undefined
+  const close = async () => {
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true })
+  }
+  try {
+    const identity = await setUpIdentity({
+      config: authSettings,
+      authDisable: !local,
+      dataDir: dataDir ?? '/nonexistent',
+      store,
+      clock: systemClock,
+      log,
+    })
+    let adminToken: string | undefined
+    if (dataDir !== undefined) {
+      await ensureLocalAdmin({ auth: identity.auth, store, dataDir, log, print: () => undefined })
+      adminToken = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+    }
+    const app = createApp({
+      store,
+      core: createCore({ store, authorizer: allowAll, maxStateBytes }),
+      identity,
+      authSettings,
+      clock: systemClock,
+      log,
+      maxStateBytes,
+      maxRequestBytes: 64 * 1024,
+      limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
+    })
+    return { app, request: app.request, adminToken, close }
+  } catch (error) {
+    await close()
+    throw error
+  }
+}

@@ -1,0 +1,71 @@
+import type { UnitId } from '../../units/unit-id'
+import type { Authorizer, Permission } from '../authorizer'
+import type { Principal } from '../principal'
+import type { Policy, PolicyStore } from './policy-store'
+import { ADMIN_ROLE, BUILT_IN_ROLES, grants } from './roles'
+import { scopeCovers } from './scope'
+import { granteesOf } from './subjects'
+
+/** The permissions of a role by name: built-in or custom; none for a role that no longer exists. */
+export function permissionsOf(policy: Policy, role: string): readonly Permission[] {
+  return (
+    BUILT_IN_ROLES.find((builtIn) => builtIn.name === role)?.permissions ??
+    policy.roles[role]?.permissions ??
+    []
+  )
+}
+
+/**
+ * RBAC (DESIGN section 9): deny unless an assignment grants it. Administrators (the configured
+ * ones, the local-mode admin token, holders of `admin` on `*`) hold `admin` on every unit. A
+ * narrower token may do only what its own bounds allow, and never more than its maker.
+ */
+export class RbacAuthorizer implements Authorizer {
+  readonly #policies: PolicyStore
+  readonly #admins: ReadonlySet<string>
+
+  /** @param admins grantees (`user:…`, `email:…`, `group:…`) who administer access */
+  constructor(policies: PolicyStore, admins: Iterable<string>) {
+    this.#policies = policies
+    this.#admins = new Set(admins)
+  }
+
+  async can(principal: Principal, permission: Permission, unit: UnitId): Promise<boolean> {
+    const { policy } = await this.#policies.read()
+    const { limit } = principal
+    if (
+      limit !== undefined &&
+      !(scopeCovers(limit.scope, unit) && grants(permissionsOf(policy, limit.role), permission))
+    ) {
+      return false
+    }
+    if (this.#administers(principal, policy)) return true
+    const grantees = granteesOf(principal)
+    return policy.assignments.some(
+      (assignment) =>
+        grantees.has(assignment.principal) &&
+        scopeCovers(assignment.scope, unit) &&
+        grants(permissionsOf(policy, assignment.role), permission),
+    )
+  }
+
+  async isAdmin(principal: Principal): Promise<boolean> {
+    const { policy } = await this.#policies.read()
+    const { limit } = principal
+    // A narrower token administers only if it was bounded to `admin` on everything.
+    if (limit !== undefined && !(limit.scope === '*' && limit.role === ADMIN_ROLE)) return false
+    return this.#administers(principal, policy)
+  }
+
+  #administers(principal: Principal, policy: Policy): boolean {
+    if (principal.roles?.includes(ADMIN_ROLE) === true) return true
+    const grantees = granteesOf(principal)
+    for (const grantee of grantees) if (this.#admins.has(grantee)) return true
+    return policy.assignments.some(
+      (assignment) =>
+        grantees.has(assignment.principal) &&
+        assignment.scope === '*' &&
+        assignment.role === ADMIN_ROLE,
+    )
+  }
+}

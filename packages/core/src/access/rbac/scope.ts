@@ -1,0 +1,33 @@
+import { InvalidRequestError, InvalidUnitIdError } from '../../errors'
+import { parseUnitId } from '../../units/unit-id'
+
+/**
+ * Where an assignment applies: `*` (every unit), `<prefix>/*` (every unit under a natural path:
+ * `team/*` covers `team/app` and `team/app/prod`, not `team` itself nor `team-b/x`), or one unit ID.
+ */
+export type Scope = string & { readonly __scope: unique symbol }
+
+/** @throws InvalidRequestError naming what is wrong */
+export function parseScope(input: unknown): Scope {
+  if (typeof input !== 'string' || input === '') {
+    throw new InvalidRequestError('scope must be *, <prefix>/* or a unit ID')
+  }
+  if (input === '*') return input as Scope
+  const unit = input.endsWith('/*') ? input.slice(0, -2) : input
+  try {
+    parseUnitId(unit)
+  } catch (error) {
+    if (!(error instanceof InvalidUnitIdError)) throw error
+    throw new InvalidRequestError(
+      `scope ${JSON.stringify(input.slice(0, 600))} must be *, <prefix>/* or a unit ID: ${error.message}`,
+    )
+  }
+  return input as Scope
+}
+
+/** Whether `scope` covers the unit `id`. */
+export function scopeCovers(scope: string, id: string): boolean {
+  if (scope === '*') return true
+  if (scope.endsWith('/*')) return id.startsWith(scope.slice(0, -1))
+  return scope === id
+}

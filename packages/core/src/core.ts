@@ -1,0 +1,122 @@
+import { allowAll, type Authorizer } from './access/authorizer'
+import { PolicyStore } from './access/rbac/policy-store'
+import { RbacAuthorizer } from './access/rbac/rbac-authorizer'
+import { RbacService } from './access/rbac/rbac-service'
+import type { Kernel } from './kernel'
+import { DependencyGraph } from './graph/dependency-graph'
+import { DependencyService } from './graph/dependency-service'
+import { graphExtension } from './graph/graph-extension'
+import { LockService } from './locks/lock-service'
+import { systemClock, type Clock } from './runtime/clock'
+import { randomIds, type IdSource } from './runtime/id-source'
+import { inlineScanners, type ScannerSource } from './state/chunk-scanner'
+import type { ObjectStore } from './storage/object-store'
+import { UnitCatalog } from './units/unit-catalog'
+import {
+  StagedUploads,
+  type StagedRecord,
+  type StagedUploadsOptions,
+} from './uploads/staged-uploads'
+import { UnitRecordStore } from './units/unit-record-store'
+import { VersionService } from './versions/version-service'
+import type { ExtensionErrorHandler, WriteExtension } from './write-path/extensions'
+import { StateService } from './write-path/state-service'
+import { StateWriter } from './write-path/state-writer'
+
+/** The default `SVC_MAX_STATE_BYTES`: 512 MiB. */
+export const DEFAULT_MAX_STATE_BYTES = 512 * 1024 * 1024
+
+export interface CoreOptions {
+  store: ObjectStore
+  /**
+   * Role-based access control (DESIGN section 9): when enabled, the stored roles and assignments
+   * decide, and `admins` (`user:…`, `email:…`, `group:…`) administer them. Off, every caller may
+   * do everything.
+   */
+  rbac?: { enabled: boolean; admins?: readonly string[] }
+  /** Decides permissions instead of RBAC (tests). */
+  authorizer?: Authorizer
+  clock?: Clock
+  ids?: IdSource
+  /** The largest state accepted, in bytes. */
+  maxStateBytes?: number
+  /** Waits between retries of a lost conditional write; injected so tests need not wait. */
+  sleep?: (ms: number) => Promise<void>
+  /** Where state bodies are checked; inline by default, a worker thread in the server. */
+  scanners?: ScannerSource
+  /**
+   * More extensions of the write path, after the dependency graph's (which is always there): each
+   * takes part in every write, restore and delete.
+   */
+  extensions?: readonly WriteExtension[]
+  /**
+   * Hears of an extension's step that failed after its change was committed (or while undoing a
+   * refused one). The change stands; the dependency graph takes the step again on the next status
+   * request. The server logs these.
+   */
+  onExtensionError?: ExtensionErrorHandler
+}
+
+/**
+ * Everything Cairn does with units, one service per concern, all on one store, one authorizer and
+ * one write path. Every operation takes the calling principal and asks the authorizer first.
+ */
+export interface Core {
+  /** Units: create, read, list by prefix and tags, settings, tags, delete. */
+  readonly units: UnitCatalog
+  /** Writing state: a new version from a body, a restore of an old one. */
+  readonly states: StateService
+  /** Reading state: the current body, versions and their bodies and outputs, history. */
+  readonly versions: VersionService
+  /** The one lock per unit. */
+  readonly locks: LockService
+  /** Edges between units, and the red, yellow or green status they give. */
+  readonly dependencies: DependencyService
+  /** The authorizer every surface asks, for what this core does not decide itself. */
+  readonly authorizer: Authorizer
+  /** Roles, assignments, users seen at login, and a caller's own check. */
+  readonly rbac: RbacService
+  /**
+   * Uploads announced first and completed later, on any instance, kept in this core's store under
+   * the owner's folder (TFE's pending state versions; S3 multipart uploads).
+   */
+  stagedUploads<R extends StagedRecord>(
+    options: Omit<StagedUploadsOptions<R>, 'store' | 'clock'>,
+  ): StagedUploads<R>
+}
+
+/** Builds the services over one store. Nothing is read until the first call. */
+export function createCore(options: CoreOptions): Core {
+  const { store } = options
+  const clock = options.clock ?? systemClock
+  const ids = options.ids ?? randomIds
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
+  const policies = new PolicyStore(store, sleep)
+  const authorizer =
+    options.authorizer ??
+    (options.rbac?.enabled === true
+      ? new RbacAuthorizer(policies, options.rbac.admins ?? [])
+      : allowAll)
+  const onExtensionError = options.onExtensionError ?? (() => undefined)
+  const records = new UnitRecordStore(store, sleep)
+  const kernel: Kernel = { store, records, authorizer, clock, ids }
+  const graph = new DependencyGraph({ store, records, clock, ids, sleep })
+  const extensions = [graphExtension(graph), ...(options.extensions ?? [])]
+  const writer = new StateWriter({
+    kernel,
+    maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
+    scanners: options.scanners ?? inlineScanners,
+    extensions,
+    onExtensionError,
+  })
+  return {
+    units: new UnitCatalog({ kernel, extensions, onExtensionError }),
+    states: new StateService({ kernel, writer }),
+    versions: new VersionService(kernel),
+    locks: new LockService(kernel),
+    dependencies: new DependencyService({ kernel, graph }),
+    authorizer,
+    rbac: new RbacService({ store, policies, authorizer, clock, ids }),
+    stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
+  }
+}

@@ -1,0 +1,19 @@
+import type { Authorizer } from './access/authorizer'
+import type { Clock } from './runtime/clock'
+import type { IdSource } from './runtime/id-source'
+import type { ObjectStore } from './storage/object-store'
+import type { UnitRecordStore } from './units/unit-record-store'
+
+/**
+ * What every service of the core shares: the object store, the unit records read and changed
+ * through it, the one authorizer, time and identifiers. `createCore` builds one.
+ *
+ * @internal
+ */
+export interface Kernel {
+  readonly store: ObjectStore
+  readonly records: UnitRecordStore
+  readonly authorizer: Authorizer
+  readonly clock: Clock
+  readonly ids: IdSource
+}

@@ -1,0 +1,101 @@
+import type { Principal } from '../access/principal'
+import type { UnitId } from '../units/unit-id'
+import type { Source, Version, VersionRecord } from '../units/unit-record'
+
+/** A change of a unit's state that the write path commits: a write, a restore or a delete. */
+export interface UnitChange {
+  readonly kind: 'write' | 'restore' | 'delete'
+  readonly unit: UnitId
+  readonly principal: Principal
+  /** The surface a write or restore came through; absent for a delete. */
+  readonly source?: Source
+}
+
+/** What a committed change came to. */
+export interface CommitOutcome {
+  /** The version made current; null for a delete, or a write of the bytes already current. */
+  readonly version: Version | null
+}
+
+/** Fields an extension records on the new version, in the same commit as the version itself. */
+export type VersionFields = Partial<Pick<VersionRecord, 'acks'>>
+
+/** One extension's part in one commit, returned by its `beforeCommit`. */
+export interface CommitHooks {
+  readonly versionFields?: VersionFields
+  /**
+   * After the unit record was replaced (or deleted). The change stands whatever happens here: an
+   * error goes to the core's `onExtensionError`, and the extension must catch up later on its own.
+   */
+  afterCommit?(outcome: CommitOutcome): Promise<void>
+  /** The change was refused or failed before its commit: undo what `beforeCommit` did. */
+  onAbort?(error: unknown): Promise<void>
+}
+
+/**
+ * Something that takes part in every commit of the write path (DESIGN section 3): the dependency
+ * graph today; the audit trail, webhooks and the state index plug in the same way. `beforeCommit`
+ * runs after the body is stored and checked, just before the unit record is replaced; when it
+ * throws, the change is refused and nothing is committed.
+ */
+export interface WriteExtension {
+  readonly name: string
+  beforeCommit(change: UnitChange): Promise<CommitHooks | undefined>
+}
+
+/** Hears of an extension's `afterCommit` or `onAbort` that failed. */
+export type ExtensionErrorHandler = (extension: string, error: unknown) => void
+
+/** The extensions' parts in one commit, started by `beginCommit`. */
+export interface PendingCommit {
+  /** Every extension's fields for the new version. */
+  readonly versionFields: VersionFields
+  committed(outcome: CommitOutcome): Promise<void>
+  aborted(error: unknown): Promise<void>
+}
+
+/**
+ * Runs every extension's `beforeCommit`, in order. If one throws, those already begun are aborted
+ * and the error is thrown: the caller commits nothing.
+ */
+export async function beginCommit(
+  extensions: readonly WriteExtension[],
+  change: UnitChange,
+  onError: ExtensionErrorHandler,
+): Promise<PendingCommit> {
+  const begun: { name: string; hooks: CommitHooks }[] = []
+  const abort = async (error: unknown): Promise<void> => {
+    for (const { name, hooks } of [...begun].reverse()) {
+      try {
+        await hooks.onAbort?.(error)
+      } catch (failure) {
+        onError(name, failure)
+      }
+    }
+  }
+  for (const extension of extensions) {
+    try {
+      const hooks = await extension.beforeCommit(change)
+      if (hooks !== undefined) begun.push({ name: extension.name, hooks })
+    } catch (error) {
+      await abort(error)
+      throw error
+    }
+  }
+  return {
+    versionFields: begun.reduce<VersionFields>(
+      (fields, { hooks }) => ({ ...fields, ...hooks.versionFields }),
+      {},
+    ),
+    async committed(outcome) {
+      for (const { name, hooks } of begun) {
+        try {
+          await hooks.afterCommit?.(outcome)
+        } catch (error) {
+          onError(name, error)
+        }
+      }
+    },
+    aborted: abort,
+  }
+}

@@ -1,0 +1,61 @@
+import { demand } from '../access/authorizer'
+import type { Principal } from '../access/principal'
+import type { UnitId } from '../units/unit-id'
+import type { Version } from '../units/unit-record'
+import { parseTimestamp, versionAt } from '../versions/version-lookup'
+import type { StateWriter, WriteOptions } from './state-writer'
+import type { Kernel } from '../kernel'
+
+interface StateServiceOptions {
+  kernel: Kernel
+  writer: StateWriter
+}
+
+/**
+ * Writing a unit's state, on every surface: a new version from a body, or an old version brought
+ * back. Both need `unit:write` and go through the one `StateWriter`.
+ */
+export class StateService {
+  readonly #kernel: Kernel
+  readonly #writer: StateWriter
+
+  constructor(options: StateServiceOptions) {
+    this.#kernel = options.kernel
+    this.#writer = options.writer
+  }
+
+  /**
+   * Stores a state as the unit's new version, after the lock rule and Terraform's serial rules.
+   * The body streams through to storage; the version exists once this resolves.
+   *
+   * @throws UnitNotFoundError, LockConflictError, SerialConflictError, InvalidStateError,
+   *   ChecksumMismatchError, StateTooLargeError, ForbiddenError
+   */
+  async write(
+    principal: Principal,
+    id: UnitId,
+    body: AsyncIterable<Uint8Array>,
+    options: WriteOptions,
+  ): Promise<Version> {
+    await demand(this.#kernel.authorizer, principal, 'unit:write', id)
+    return this.#writer.write(principal, id, body, options)
+  }
+
+  /**
+   * Copies the version written at `timestamp` forward as a new version, with the serial moved past
+   * the current one so the next `terraform apply` accepts it.
+   *
+   * @throws UnitNotFoundError, VersionNotFoundError, LockConflictError, ForbiddenError
+   */
+  async restore(
+    principal: Principal,
+    id: UnitId,
+    options: { timestamp: string; lockId?: string },
+  ): Promise<Version> {
+    await demand(this.#kernel.authorizer, principal, 'unit:write', id)
+    const ms = parseTimestamp(options.timestamp)
+    return this.#writer.restore(principal, id, options, (snapshot) =>
+      versionAt(this.#kernel.store, id, snapshot, ms, options.timestamp),
+    )
+  }
+}
