@@ -22,3 +22,14 @@ export class UsageError extends CLIError {
     this.name = 'UsageError'
   }
 }
+
+/**
+ * The answer to a yes-or-no command is no (`cairn rbac check`): exit 1, so scripts can branch on
+ * it. The command has already said so on stdout, so nothing more is printed.
+ */
+export class NegativeAnswer extends CLIError {
+  constructor(message: string) {
+    super(message, EXIT.failure)
+    this.name = 'NegativeAnswer'
+  }
+}

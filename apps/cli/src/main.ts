@@ -1,5 +1,5 @@
 import { CairnApiError, CairnError, CertificateError } from '@cairn/sdk'
-import { CLIError, EXIT } from './cli-error'
+import { CLIError, EXIT, NegativeAnswer } from './cli-error'
 import { root } from './commands/index'
 import { runCli } from './run'
 
@@ -9,7 +9,9 @@ async function main(): Promise<void> {
   try {
     await runCli(root, args)
   } catch (error) {
-    process.stderr.write(`cairn: ${explain(error, flagOf(args, '--server'), caFileOf(args))}\n`)
+    if (!(error instanceof NegativeAnswer)) {
+      process.stderr.write(`cairn: ${explain(error, flagOf(args, '--server'), caFileOf(args))}\n`)
+    }
     process.exitCode =
       error instanceof CLIError
         ? error.exitCode

@@ -19,6 +19,7 @@ import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
+import { rbacRoutes } from './routes/rbac'
 import { tokensPageRoutes } from './routes/tokens-page'
 import { unitRoutes } from './routes/units'
 
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   )
   app.route('/', unitRoutes(deps))
   app.route('/', backendRoutes(deps))
+  app.route('/', rbacRoutes(deps))
   const { auth, keys, mode } = identity
   app.route(
     '/',

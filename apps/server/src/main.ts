@@ -4,7 +4,6 @@ import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import {
-  allowAll,
   createMemoryStore,
   DataDirInUseError,
   openFsStore,
@@ -73,6 +72,21 @@ async function main(): Promise<void> {
     )
   }
   const { store, close } = await openStore(config, log)
+  const scanners = new WorkerScanners()
+  const core = createCore({
+    store,
+    // One authorizer for every surface: with RBAC off every authenticated caller may do
+    // everything.
+    rbac: config.rbac,
+    maxStateBytes: config.maxStateBytes,
+    scanners: scanners.source,
+    onExtensionError: (extension, error) => {
+      log.warn(`a step of the ${extension} failed after its change was committed`, {
+        error,
+        ...(extension === 'dependency graph' ? { retry: 'on the next status request' } : {}),
+      })
+    },
+  })
   let identity: IdentitySetup
   try {
     identity = await setUpIdentity({
@@ -82,6 +96,8 @@ async function main(): Promise<void> {
       store,
       clock: systemClock,
       log,
+      // Users seen at login, so administrators can list who may be given roles.
+      recordLogin: (principal) => core.rbac.recordLogin(principal),
     })
     if (identity.mode === 'local') {
       await ensureLocalAdmin({
@@ -99,21 +115,7 @@ async function main(): Promise<void> {
     throw error
   }
   log.info('identity', { mode: identity.mode, signing_kid: identity.keys.signing.kid })
-  const scanners = new WorkerScanners()
-  const core = createCore({
-    store,
-    // One authorizer for every surface (RBAC plugs in here): every authenticated caller may do
-    // everything while it is off.
-    authorizer: allowAll,
-    maxStateBytes: config.maxStateBytes,
-    scanners: scanners.source,
-    onExtensionError: (extension, error) => {
-      log.warn(`a step of the ${extension} failed after its change was committed`, {
-        error,
-        ...(extension === 'dependency graph' ? { retry: 'on the next status request' } : {}),
-      })
-    },
-  })
+  reportRbac(config, identity, log)
   const app = createApp({
     store,
     core,
@@ -164,6 +166,32 @@ async function main(): Promise<void> {
     storage: config.storage,
     ...(config.storage === 'fs' ? { data_dir: config.dataDir } : {}),
   })
+}
+
+/**
+ * Says at start whether RBAC is on and how many administrators were configured (not who: that is
+ * in the configuration), and warns of a setting that cannot do what it seems to.
+ */
+function reportRbac(config: Config, identity: IdentitySetup, log: Logger): void {
+  const { enabled, admins } = config.rbac
+  log.info('access control', { rbac: enabled, admins: admins.length })
+  if (!enabled) {
+    if (admins.length > 0) {
+      log.warn(
+        '-rbac-admins (SVC_RBAC_ADMINS) is set but RBAC is off: every caller may do everything',
+      )
+    }
+    return
+  }
+  if (identity.mode === 'disabled') {
+    log.warn(
+      'RBAC is on with authentication disabled: every caller is user:anonymous and has only its grants',
+    )
+  } else if (identity.mode === 'oidc' && admins.length === 0 && !config.auth.localAdmin) {
+    log.warn(
+      'RBAC is on and no administrator is configured: only holders of admin on * may manage roles and assignments (see -rbac-admins, SVC_RBAC_ADMINS)',
+    )
+  }
 }
 
 /** The certificate and key files of -tls-cert and -tls-key, or a refusal naming the one at fault. */

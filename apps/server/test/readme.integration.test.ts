@@ -59,8 +59,8 @@ function bash(script: string, cwd: string, env: Record<string, string>): Promise
   })
 }
 
-describe("the README's own commands", () => {
-  const server = useServer({ auth: true })
+/** A README reader's shell: a HOME, Terraform on PATH, and the README's scenarios to play. */
+function readerShell(server: ReturnType<typeof useServer>) {
   let home: string
   let readme: Readme
   let env: Record<string, string>
@@ -85,7 +85,7 @@ describe("the README's own commands", () => {
   })
 
   /** Lays out a scenario's directory like a checkout and runs its blocks in one bash. */
-  async function play(scenario: string): Promise<Run> {
+  return async function play(scenario: string): Promise<Run> {
     const dir = join(home, scenario)
     await mkdir(dir, { recursive: true })
     await symlink(join(ROOT, 'cairn'), join(dir, 'cairn'))
@@ -99,6 +99,11 @@ describe("the README's own commands", () => {
     const script = ['set -euo pipefail', 'shopt -s expand_aliases', ...blocks].join('\n')
     return bash(script, dir, env)
   }
+}
+
+describe("the README's own commands", () => {
+  const server = useServer({ auth: true })
+  const play = readerShell(server)
 
   const api = async (path: string) => {
     const answer = await fetchAs(server, path, server.token)
@@ -130,5 +135,29 @@ describe("the README's own commands", () => {
     }
     const example = units.filter((unit) => ['team/net', 'team/app', 'team/dns'].includes(unit.id))
     expect(example.map((unit) => unit.status)).toEqual(['green', 'green', 'green'])
+  })
+})
+
+describe("the README's access-control example, on a server with RBAC on", () => {
+  const server = useServer({ auth: true, env: { SVC_RBAC_ENABLED: 'true' } })
+  const play = readerShell(server)
+
+  it('assigns roles to two teams and keeps a narrower CI token inside its scope', async () => {
+    const run = await play('rbac')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('does not have unit:write on team-b/web')
+    const as = (path: string) => fetchAs(server, path, server.token)
+    const { assignments } = (await (await as('/v1/rbac/assignments')).json()) as {
+      assignments: { principal: string; role: string; scope: string }[]
+    }
+    expect(
+      assignments.map(({ principal, role, scope }) => `${principal} ${role} ${scope}`),
+    ).toEqual([
+      'group:team-a writer team-a/*',
+      'group:team-b writer team-b/*',
+      'group:team-b outputs-reader team-a/network',
+    ])
+    expect((await as('/v1/units/team-a/app/prod')).status).toBe(200)
+    expect((await as('/v1/units/team-b/web')).status).toBe(404)
   })
 })

@@ -106,7 +106,14 @@ describe('the auth service', () => {
       await auth.createApiToken({ ...alice, subject: 'bob' }, 'bob-ci')
       const mine = await auth.listApiTokens(alice)
       expect(mine).toEqual([
-        { id: created.id, name: 'ci', subject: 'alice', created: created.created, expires: null },
+        {
+          id: created.id,
+          name: 'ci',
+          subject: 'alice',
+          created: created.created,
+          expires: null,
+          limit: null,
+        },
       ])
       await auth.revokeApiToken(alice, created.id)
       await expect(auth.authenticate(created.token)).rejects.toBeInstanceOf(TokenVerificationError)
@@ -128,7 +135,7 @@ describe('the auth service', () => {
 
     it('stop working once their expiry passes', async () => {
       const { auth, clock } = await setup()
-      const created = await auth.createApiToken(alice, 'short', 60)
+      const created = await auth.createApiToken(alice, 'short', { expiresInSeconds: 60 })
       expect(await auth.authenticate(created.token)).toMatchObject(alice)
       clock.advance(61_000)
       await expect(auth.authenticate(created.token)).rejects.toBeInstanceOf(TokenVerificationError)

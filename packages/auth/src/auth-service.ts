@@ -4,7 +4,7 @@ import { AuthError, TokenVerificationError } from './errors'
 import { LOCAL_ISSUER, stringList, type Identity } from './identity'
 import { toJwks, type KeySet } from './keys/key-set'
 import type { OidcClient } from './oidc/oidc-client'
-import { ApiTokens, isApiToken } from './tokens/api-tokens'
+import { ApiTokens, isApiToken, type NewTokenOptions } from './tokens/api-tokens'
 import { JwtTokens } from './tokens/jwt-tokens'
 import { RefreshFamilies } from './tokens/refresh-families'
 
@@ -24,6 +24,14 @@ export interface AuthServiceOptions {
    * Default: only when no provider is configured.
    */
   acceptLocal?: boolean
+  /**
+   * Called once per login (an ID token exchanged, `terraform login`'s code grant), never on a
+   * refresh: the server notes the users it has seen. Its failure is reported to `warn` and never
+   * fails the login.
+   */
+  onLogin?: (identity: Identity) => void | Promise<void>
+  /** Where what goes wrong beside a request's answer is reported (a failed `onLogin`). */
+  warn?: (message: string, fields: Record<string, unknown>) => void
 }
 
 /** Identities that may manage every API token: the local admin, and `admin` role holders. */
@@ -42,6 +50,8 @@ export class AuthService {
   readonly #accessTtlMs: number
   readonly #refreshTtlMs: number
   readonly #acceptLocal: boolean
+  readonly #onLogin: ((identity: Identity) => void | Promise<void>) | undefined
+  readonly #warn: (message: string, fields: Record<string, unknown>) => void
   /** The issuer of logins made before tokens carried one: the provider configured now. */
   readonly #legacyIssuer: string
 
@@ -55,6 +65,8 @@ export class AuthService {
     this.#accessTtlMs = options.accessTtlMs
     this.#refreshTtlMs = options.refreshTtlMs
     this.#acceptLocal = options.acceptLocal ?? options.oidc === undefined
+    this.#onLogin = options.onLogin
+    this.#warn = options.warn ?? (() => undefined)
   }
 
   get oidc(): OidcClient | undefined {
@@ -74,7 +86,25 @@ export class AuthService {
       )
     }
     const identity = await this.#oidc.verifyIdToken(idToken)
-    return { pair: await this.issueFor(identity), identity }
+    const pair = await this.issueFor(identity)
+    await this.loggedIn(identity)
+    return { pair, identity }
+  }
+
+  /**
+   * Reports a completed login to `onLogin`: `exchange` does, and so does the surface that proves a
+   * login itself (`terraform login`'s code grant). Never throws: a failure is only reported.
+   */
+  async loggedIn(identity: Identity): Promise<void> {
+    if (this.#onLogin === undefined) return
+    try {
+      await this.#onLogin(identity)
+    } catch (error) {
+      this.#warn('a login succeeded but could not be recorded', {
+        subject: identity.subject,
+        error: error instanceof Error ? error.message : String(error),
+      })
+    }
   }
 
   /** Starts a session for an identity already proven: an access token and a new refresh family. */
@@ -164,12 +194,18 @@ export class AuthService {
     )
   }
 
+  /**
+   * An API token speaking for `owner`, bounded by `options.limit` if given, and never wider than
+   * the token `owner` presented (see `ApiTokens.create`).
+   *
+   * @throws AuthError `forbidden` (a limit wider than the presented token's), `invalid_request`
+   */
   createApiToken(
     owner: Identity,
     name: string,
-    expiresInSeconds?: number,
+    options: NewTokenOptions = {},
   ): Promise<CreatedApiToken> {
-    return this.apiTokens.create(owner, name, expiresInSeconds)
+    return this.apiTokens.create(owner, name, options)
   }
 
   /** The caller's API tokens; an administrator's list holds everyone's. */
@@ -201,6 +237,12 @@ export class AuthService {
   }
 }
 
+/**
+ * Whether an identity manages every API token. A narrower token does only if it was bounded to
+ * `admin` on every unit, as RBAC rules for administrators.
+ */
 export function isAdmin(identity: Identity): boolean {
+  const { limit } = identity
+  if (limit !== undefined && !(limit.scope === '*' && limit.role === ADMIN_ROLE)) return false
   return identity.roles.includes(ADMIN_ROLE)
 }

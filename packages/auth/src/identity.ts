@@ -1,3 +1,5 @@
+import type { TokenLimit } from '@cairn/core/wire'
+
 /**
  * The issuer of identities Cairn vouches for itself: the local-mode admin token and the tokens it
  * made. No OpenID provider's issuer is a URN of Cairn's, so a local subject never equals one of a
@@ -15,6 +17,11 @@ export interface Identity {
   email?: string
   groups: string[]
   roles: string[]
+  /**
+   * A narrower API token's bounds: only what this role grants, only within this scope, and never
+   * more than the identity's own rights (core's `Principal.limit`). Absent for every other token.
+   */
+  limit?: TokenLimit
   /** What the token presented is bound to: set by `AuthService.authenticate`. */
   origin?: TokenOrigin
 }

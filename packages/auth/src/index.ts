@@ -10,6 +10,7 @@ export { INVALID_STATE, OAuthStateSealer, STATE_TTL_MS } from './oauth/oauth-sta
 export { challengeOf, isChallenge, newVerifier, verifierMatches } from './oauth/pkce'
 export type { OidcClientOptions, ProviderMetadata } from './oidc/oidc-client'
 export { OidcClient } from './oidc/oidc-client'
+export type { NewTokenOptions } from './tokens/api-tokens'
 export {
   API_TOKEN_PREFIX,
   ApiTokens,

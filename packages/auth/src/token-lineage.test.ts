@@ -14,11 +14,13 @@ const localAdmin: Identity = {
 describe('tokens minted with other tokens', () => {
   it('never outlive the API token they were minted with', async () => {
     const { auth, clock } = await setup()
-    const short = await auth.createApiToken(alice, 'short', 60)
+    const short = await auth.createApiToken(alice, 'short', { expiresInSeconds: 60 })
     const caller = await auth.authenticate(short.token)
     const forever = await auth.createApiToken(caller, 'asked for no expiry')
-    const longer = await auth.createApiToken(caller, 'asked for a day', 86_400)
-    const shorter = await auth.createApiToken(caller, 'asked for 10 s', 10)
+    const longer = await auth.createApiToken(caller, 'asked for a day', {
+      expiresInSeconds: 86_400,
+    })
+    const shorter = await auth.createApiToken(caller, 'asked for 10 s', { expiresInSeconds: 10 })
     expect(forever.expires).toBe(short.expires)
     expect(longer.expires).toBe(short.expires)
     expect(Date.parse(shorter.expires ?? '')).toBe(clock.now() + 10_000)
@@ -73,11 +75,9 @@ describe('a spent refresh token presented again', () => {
   it('revokes the whole login: its refresh tokens, its access tokens and the API tokens minted in it', async () => {
     const { auth } = await setup()
     const first = await auth.issueFor(alice)
-    const minted = await auth.createApiToken(
-      await auth.authenticate(first.access_token),
-      'ci',
-      3600,
-    )
+    const minted = await auth.createApiToken(await auth.authenticate(first.access_token), 'ci', {
+      expiresInSeconds: 3600,
+    })
     const second = await auth.refresh(first.refresh_token)
     expect((await auth.authenticate(minted.token)).subject).toBe('alice')
     // The thief replays the spent token: the family is revoked.

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { createMemoryStore } from '@cairn/core'
 import { ManualClock } from '@cairn/core/testing'
-import { AuthService } from '../src/auth-service'
+import { AuthService, type AuthServiceOptions } from '../src/auth-service'
 import type { Identity } from '../src/identity'
 import { loadKeySet, type KeySet } from '../src/keys/key-set'
 
@@ -32,9 +32,14 @@ export interface Setup {
 
 /** An auth service over a memory store with a manual clock. */
 export async function setup(
-  options: { keys?: KeySet; issuer?: string; acceptLocal?: boolean } = {},
+  options: {
+    keys?: KeySet
+    issuer?: string
+    acceptLocal?: boolean
+    clock?: ManualClock
+  } & Pick<AuthServiceOptions, 'oidc' | 'onLogin' | 'warn'> = {},
 ): Promise<Setup> {
-  const clock = new ManualClock(Date.parse('2026-11-22T00:00:00Z'))
+  const clock = options.clock ?? new ManualClock(Date.parse('2026-11-22T00:00:00Z'))
   const keys = options.keys ?? (await loadKeySet({ privateKeyPem: ed25519Pem(), kid: 'k1' }))
   const store = createMemoryStore()
   const auth = new AuthService({
@@ -45,6 +50,9 @@ export async function setup(
     accessTtlMs: 3_600_000,
     refreshTtlMs: 720 * 3_600_000,
     ...(options.acceptLocal === undefined ? {} : { acceptLocal: options.acceptLocal }),
+    ...(options.oidc === undefined ? {} : { oidc: options.oidc }),
+    ...(options.onLogin === undefined ? {} : { onLogin: options.onLogin }),
+    ...(options.warn === undefined ? {} : { warn: options.warn }),
   })
   return { auth, clock, keys, store }
 }

@@ -5,6 +5,8 @@
  * @module
  */
 import * as v from 'valibot'
+import { parseRoleName } from './access/rbac/roles'
+import { parseScope } from './access/rbac/scope'
 import { VersionRefSchema } from './graph/graph-record'
 import { LockInfoSchema } from './locks/lock-info'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
@@ -269,21 +271,52 @@ export const OutputsSchema = v.object({
 })
 export type Outputs = v.InferOutput<typeof OutputsSchema>
 
-/** `POST /v1/auth/tokens` */
-export const CreateApiTokenRequestSchema = v.object({
-  name: v.pipe(
-    v.string('name must name the token'),
-    v.regex(/^[\x20-\x7e]{1,100}$/, 'name must be 1 to 100 printable characters'),
-  ),
-  expires_in: v.optional(
-    v.pipe(
-      v.number('expires_in must be a number of seconds'),
-      v.integer('expires_in must be a whole number of seconds'),
-      v.minValue(60, 'expires_in must be at least 60 seconds'),
-      v.maxValue(10 * 365 * 24 * 3600, 'expires_in must be at most ten years'),
+/**
+ * A narrower token's bounds (DESIGN section 9): it may do only what `role` grants, only on the
+ * units `scope` covers, and never more than the principal who made it.
+ */
+export const TokenLimitSchema = v.object({ scope: v.string(), role: v.string() })
+export type TokenLimit = v.InferOutput<typeof TokenLimitSchema>
+
+/** Passes what core's parser accepts; otherwise an issue with the parser's own message. */
+const parsedBy = (parse: (input: unknown) => unknown) =>
+  v.rawCheck<string>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return
+    try {
+      parse(dataset.value)
+    } catch (error) {
+      addIssue({ message: (error as Error).message })
+    }
+  })
+
+/**
+ * `POST /v1/auth/tokens`. `scope` and `role` come together: a token limited to what that role
+ * grants on that scope (a CI job that may only write `team/app/*`).
+ */
+export const CreateApiTokenRequestSchema = v.pipe(
+  v.object({
+    name: v.pipe(
+      v.string('name must name the token'),
+      v.regex(/^[\x20-\x7e]{1,100}$/, 'name must be 1 to 100 printable characters'),
     ),
+    expires_in: v.optional(
+      v.pipe(
+        v.number('expires_in must be a number of seconds'),
+        v.integer('expires_in must be a whole number of seconds'),
+        v.minValue(60, 'expires_in must be at least 60 seconds'),
+        v.maxValue(10 * 365 * 24 * 3600, 'expires_in must be at most ten years'),
+      ),
+    ),
+    scope: v.optional(
+      v.pipe(v.string('scope must be *, <prefix>/* or a unit ID'), parsedBy(parseScope)),
+    ),
+    role: v.optional(v.pipe(v.string('role must name a role'), parsedBy(parseRoleName))),
+  }),
+  v.check(
+    (body) => (body.scope === undefined) === (body.role === undefined),
+    'scope and role go together: a limited token needs both the units it may reach and the role it has on them',
   ),
-})
+)
 export type CreateApiTokenRequest = v.InferOutput<typeof CreateApiTokenRequestSchema>
 
 /** An API token as listed: never its secret. */
@@ -293,6 +326,8 @@ export const ApiTokenSchema = v.object({
   subject: v.string(),
   created: v.string(),
   expires: v.nullable(v.string()),
+  /** Its bounds; null for a token with all of its maker's rights (and from servers before). */
+  limit: v.optional(v.nullable(TokenLimitSchema), null),
 })
 export type ApiToken = v.InferOutput<typeof ApiTokenSchema>
 

@@ -8,6 +8,7 @@ import {
   type AuthConfig,
   type CreatedApiToken,
   type Me,
+  type TokenLimit,
   type TokenPair,
 } from '@cairn/core/wire'
 import type { Transport } from './transport'
@@ -58,13 +59,23 @@ export class TokensApi {
     return (await this.#transport.json('GET', '/v1/auth/tokens', ApiTokenListSchema)).tokens
   }
 
-  /** Creates a token; its secret is in the answer and nowhere else, ever. */
-  create(name: string, options: { expiresIn?: number } = {}): Promise<CreatedApiToken> {
+  /**
+   * Creates a token; its secret is in the answer and nowhere else, ever. With `limit` it may do
+   * only what that role grants on that scope (a CI job that may only write `team/app/*`), and
+   * never more than you.
+   */
+  create(
+    name: string,
+    options: { expiresIn?: number; limit?: TokenLimit } = {},
+  ): Promise<CreatedApiToken> {
     return this.#transport.json('POST', '/v1/auth/tokens', CreatedApiTokenSchema, {
       body: {
         json: {
           name,
           ...(options.expiresIn === undefined ? {} : { expires_in: options.expiresIn }),
+          ...(options.limit === undefined
+            ? {}
+            : { scope: options.limit.scope, role: options.limit.role }),
         },
       },
     })

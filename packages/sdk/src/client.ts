@@ -1,4 +1,5 @@
 import { AuthApi, TokensApi } from './auth'
+import { RbacApi } from './rbac'
 import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
 import { fetchOf, type CaCertificates } from './trusting-fetch'
@@ -27,6 +28,7 @@ export interface CairnClient {
   readonly status: StatusApi
   readonly auth: AuthApi
   readonly tokens: TokensApi
+  readonly rbac: RbacApi
 }
 
 /**
@@ -53,5 +55,6 @@ export function createClient(options: ClientOptions): CairnClient {
     status: new StatusApi(transport),
     auth: new AuthApi(transport),
     tokens: new TokensApi(transport),
+    rbac: new RbacApi(transport),
   }
 }

@@ -9,6 +9,8 @@ export {
   LockConflictError,
   SerialConflictError,
 } from './errors'
+export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
+export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
 export { StatusApi } from './status'
 export type { CaCertificates } from './trusting-fetch'
 export { fetchTrusting } from './trusting-fetch'
@@ -18,7 +20,10 @@ export type { DependencyChange, DependencySet, PageQuery, StateBody, StateDownlo
 export { UnitsApi } from './units'
 export type {
   ApiToken,
+  AssignmentRequest,
+  AssignmentView as Assignment,
   AuthConfig,
+  CheckResult,
   CreatedApiToken,
   Dependency,
   EdgeStatus,
@@ -28,8 +33,12 @@ export type {
   LockInfo,
   LockRequest,
   Me,
+  Outputs,
+  RbacUser,
+  RoleView as Role,
   Source,
   StatusList,
+  TokenLimit,
   TokenPair,
   Unit,
   UnitList,
@@ -41,9 +50,15 @@ export type {
 } from '@cairn/core/wire'
 export {
   ApiTokenSchema,
+  AssignmentSchema,
   AuthConfigSchema,
+  CheckResultSchema,
   ErrorBodySchema,
   LockInfoSchema,
+  OutputsSchema,
+  PermissionSchema,
+  RbacUserSchema,
+  RoleSchema,
   TokenPairSchema,
   UnitSchema,
   V1_ERROR_CODES,

@@ -2,6 +2,7 @@ import {
   DependenciesSchema,
   HistoryListSchema,
   LockInfoSchema,
+  OutputsSchema,
   UnitListSchema,
   UnitSchema,
   UnitStatusSchema,
@@ -12,6 +13,7 @@ import {
   type HistoryList,
   type LockInfo,
   type LockRequest,
+  type Outputs,
   type Unit,
   type UnitList,
   type UnitStatus,
@@ -185,6 +187,17 @@ export class UnitsApi {
   history(id: string, query: PageQuery = {}): Promise<HistoryList> {
     return this.#transport.json('GET', `/v1/units/${unitPath(id)}/history`, HistoryListSchema, {
       query: { ...query },
+    })
+  }
+
+  /**
+   * The top-level outputs of the current version, or of the one written at `version`: each with
+   * its value, type and `sensitive` flag, and nothing else of the state (so `unit:outputs`
+   * suffices). `outputs` is null when the state is not a Terraform state.
+   */
+  outputs(id: string, options: { version?: string } = {}): Promise<Outputs> {
+    return this.#transport.json('GET', `/v1/units/${unitPath(id)}/outputs`, OutputsSchema, {
+      query: { version: options.version },
     })
   }
 

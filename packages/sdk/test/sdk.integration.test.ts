@@ -320,6 +320,106 @@ describe('the SDK against a real server', () => {
   })
 })
 
+describe('the SDK managing access, with RBAC on', () => {
+  const server = useServer({ auth: true, args: ['-rbac'] })
+  let cairn: CairnClient
+
+  beforeAll(() => {
+    cairn = createClient({ baseUrl: server.url, token: server.token })
+  })
+
+  it('lists the built-in roles, and creates, replaces and deletes a custom one', async () => {
+    const names = (await cairn.rbac.roles.list()).map((role) => role.name)
+    expect(names).toEqual(expect.arrayContaining(['reader', 'writer', 'admin', 'outputs-reader']))
+    expect(
+      await cairn.rbac.roles.create({ name: 'sdk-deployer', permissions: ['unit:read'] }),
+    ).toEqual({
+      name: 'sdk-deployer',
+      permissions: ['unit:read'],
+      description: '',
+      built_in: false,
+    })
+    expect(
+      await failure(
+        cairn.rbac.roles.create({ name: 'sdk-deployer', permissions: ['unit:read'] }),
+        CairnApiError,
+      ),
+    ).toMatchObject({ status: 409, code: 'role_conflict' })
+    await cairn.rbac.roles.put('sdk-deployer', {
+      permissions: ['unit:read', 'unit:write'],
+      description: 'deploys',
+    })
+    expect(await cairn.rbac.roles.get('sdk-deployer')).toMatchObject({
+      permissions: ['unit:read', 'unit:write'],
+      description: 'deploys',
+    })
+    expect(
+      await failure(
+        cairn.rbac.roles.put('reader', { permissions: ['unit:manage'] }),
+        CairnApiError,
+      ),
+    ).toMatchObject({ code: 'role_conflict' })
+    await cairn.rbac.roles.delete('sdk-deployer')
+    expect(await failure(cairn.rbac.roles.get('sdk-deployer'), CairnApiError)).toMatchObject({
+      status: 404,
+      code: 'role_not_found',
+    })
+  })
+
+  it('assigns once, lists with a filter, and revokes, answering what was removed', async () => {
+    const wanted = { principal: 'group:sdk-team', role: 'reader', scope: 'sdk/team/*' }
+    const first = await cairn.rbac.assignments.create(wanted)
+    expect(first).toMatchObject(wanted)
+    expect((await cairn.rbac.assignments.create(wanted)).id).toBe(first.id)
+    await cairn.rbac.assignments.create({ ...wanted, role: 'writer' })
+    expect(
+      (await cairn.rbac.assignments.list({ principal: 'group:sdk-team' })).map((a) => a.role),
+    ).toEqual(['reader', 'writer'])
+    expect(
+      await cairn.rbac.assignments.list({ principal: 'group:sdk-team', role: 'writer' }),
+    ).toHaveLength(1)
+    expect(await cairn.rbac.assignments.delete(wanted)).toEqual(first)
+    expect(await failure(cairn.rbac.assignments.delete(wanted), CairnApiError)).toMatchObject({
+      code: 'assignment_not_found',
+    })
+    expect(Array.isArray(await cairn.rbac.users.list())).toBe(true)
+  })
+
+  it('reads outputs, and a token limited to outputs-reader reads them and nothing else', async () => {
+    await cairn.units.create('sdk/net')
+    await cairn.units.upload('sdk/net', terraformState({ serial: 1, outputs: { vpc_id: 'vpc-1' } }))
+    await cairn.units.upload('sdk/net', terraformState({ serial: 2, outputs: { vpc_id: 'vpc-2' } }))
+    expect(await cairn.units.outputs('sdk/net')).toMatchObject({
+      unit: 'sdk/net',
+      version: { serial: 2 },
+      outputs: { vpc_id: { value: 'vpc-2', type: 'string', sensitive: false } },
+    })
+    const [, first] = (await cairn.units.versions('sdk/net')).versions
+    const old = await cairn.units.outputs('sdk/net', { version: first?.timestamp ?? '' })
+    expect(old.outputs?.['vpc_id']?.value).toBe('vpc-1')
+
+    const limited = await cairn.tokens.create('sdk-outputs', {
+      limit: { scope: 'sdk/net', role: 'outputs-reader' },
+    })
+    expect(limited.limit).toEqual({ scope: 'sdk/net', role: 'outputs-reader' })
+    const consumer = createClient({ baseUrl: server.url, token: limited.token })
+    expect(await consumer.rbac.check('sdk/net', 'unit:outputs')).toEqual({
+      unit: 'sdk/net',
+      permission: 'unit:outputs',
+      allowed: true,
+    })
+    expect((await consumer.rbac.check('sdk/net', 'unit:read')).allowed).toBe(false)
+    expect((await consumer.units.outputs('sdk/net')).outputs?.['vpc_id']?.value).toBe('vpc-2')
+    expect(await failure(consumer.units.download('sdk/net'), CairnApiError)).toMatchObject({
+      status: 403,
+      code: 'forbidden',
+    })
+    expect(
+      await failure(consumer.rbac.roles.create({ name: 'x', permissions: [] }), CairnApiError),
+    ).toMatchObject({ status: 403, code: 'forbidden' })
+  })
+})
+
 describe('the SDK keeping a login alive', () => {
   const CLIENT = 'cairn-sdk-test'
   const REDIRECT = 'http://127.0.0.1:8585/callback'

@@ -104,6 +104,8 @@ export interface OutputSpec {
 export interface Harness {
   app: Hono<TfeEnv>
   core: Core
+  /** The store under the core, to see that a refused request wrote nothing. */
+  store: ObjectStore
   clock: ManualClock
   /** What the adapter logged, in order. */
   logged: LogLine[]
@@ -127,6 +129,11 @@ export interface Harness {
   upload: (url: string, body: string | Uint8Array) => Promise<Answer>
   /** A state version created and both of its uploads done; returns its ID. */
   push: (workspace: string, state: string) => Promise<string>
+  /**
+   * Gives `grantee` (`user:bob`, `group:…`) the role on the scope (`*`, `team/*`, a unit ID), as
+   * alice, the administrator. Only with `rbac`.
+   */
+  grant: (grantee: string, role: string, scope: string) => Promise<void>
 }
 
 /** A line the adapter logged. */
@@ -138,6 +145,11 @@ export interface LogLine {
 
 export interface HarnessOptions {
   authorizer?: Authorizer
+  /**
+   * Role-based access control on, as the server builds it: alice (token `good`) administers
+   * access and so may do everything; bob only what `grant` gives him.
+   */
+  rbac?: boolean
   /** Wraps the memory store, to make it fail. */
   store?: (memory: ObjectStore) => ObjectStore
   login?: { client: string }
@@ -147,8 +159,10 @@ export interface HarnessOptions {
 export function setup(options: HarnessOptions = {}): Harness {
   const clock = new ManualClock()
   const store = options.store?.(createMemoryStore()) ?? createMemoryStore()
-  const authorizer = options.authorizer ?? allowAll
-  const core = createCore({ store, clock, authorizer })
+  const core =
+    options.rbac === true
+      ? createCore({ store, clock, rbac: { enabled: true, admins: ['user:alice'] } })
+      : createCore({ store, clock, authorizer: options.authorizer ?? allowAll })
   const logged: LogLine[] = []
   const app = new Hono<TfeEnv>()
   app.use(async (c, next) => {
@@ -231,6 +245,7 @@ export function setup(options: HarnessOptions = {}): Harness {
   return {
     app,
     core,
+    store,
     clock,
     logged,
     request,
@@ -258,6 +273,10 @@ export function setup(options: HarnessOptions = {}): Harness {
       ])
       for (const done of uploads) expect(done.status, done.text).toBe(200)
       return id
+    },
+    grant: async (grantee, role, scope) => {
+      if (options.rbac !== true) throw new Error('grant needs a harness with rbac')
+      await core.rbac.assign(alice, { principal: grantee, role, scope })
     },
   }
 }

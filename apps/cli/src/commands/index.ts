@@ -13,5 +13,6 @@ export const root = defineCommand({
     unit: () => import('./unit/index').then((module) => module.default),
     status: () => import('./status').then((module) => module.default),
     tokens: () => import('./tokens/index').then((module) => module.default),
+    rbac: () => import('./rbac/index').then((module) => module.default),
   },
 })

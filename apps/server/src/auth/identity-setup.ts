@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
 import { AuthService, KeyError, loadKeySet, OidcClient, type KeySet } from '@cairn/auth'
-import type { Clock, ObjectStore } from '@cairn/core'
+import type { Clock, ObjectStore, Principal } from '@cairn/core'
 import type { AuthSettings } from '../config/auth-settings'
 import { ConfigError } from '../config/config-error'
 import type { Logger } from '../log/logger'
@@ -39,6 +39,11 @@ export async function setUpIdentity(options: {
   store: ObjectStore
   clock: Clock
   log: Logger
+  /**
+   * Notes a user seen at a login (not at a refresh), for `GET /v1/rbac/users`. A failure is
+   * logged at warn and never fails the login.
+   */
+  recordLogin?: (principal: Principal) => Promise<void>
 }): Promise<IdentitySetup> {
   const { config, log } = options
   const local = config.issuer === undefined && !options.authDisable
@@ -82,6 +87,10 @@ export async function setUpIdentity(options: {
     ...(oidc === undefined ? {} : { oidc }),
     // Local mode's tokens are the only way in without a provider; beside one, only on request.
     acceptLocal: oidc === undefined || config.localAdmin,
+    ...(options.recordLogin === undefined ? {} : { onLogin: options.recordLogin }),
+    warn: (message, fields) => {
+      log.warn(message, fields)
+    },
   })
   if (oidc !== undefined) {
     // Discover now so the first login is quick; a failure only logs, and is retried on use.

@@ -61,6 +61,7 @@ describe('loadConfig', () => {
         oauthStateKey: undefined,
         publicBaseUrl: undefined,
       },
+      rbac: { enabled: false, admins: [] },
     })
   })
 
@@ -255,5 +256,55 @@ describe('loadConfig', () => {
 
   it('refuses a stray argument, quoting it', () => {
     expect(errorOf(['-port', '8080', 'extra'])).toContain('"extra"')
+  })
+
+  describe('RBAC', () => {
+    it.each<[string[], NodeJS.ProcessEnv, boolean]>([
+      [[], {}, false],
+      [['-rbac'], {}, true],
+      [['--rbac=true'], {}, true],
+      [['-rbac=false'], { SVC_RBAC_ENABLED: 'true' }, false],
+      [[], { SVC_RBAC_ENABLED: 'true' }, true],
+      [[], { SVC_RBAC_ENABLED: 'false' }, false],
+      [[], { SVC_RBAC_ENABLED: '' }, false],
+    ])('reads %j with env %j as RBAC on: %s', (argv, env, expected) => {
+      expect(configOf(argv, env).rbac.enabled).toBe(expected)
+    })
+
+    it('reads the administrators, trimmed, an email in lower case, each once', () => {
+      const env = {
+        SVC_RBAC_ADMINS: ' user:alice , email:Ops@Example.test,,group:platform,user:alice',
+      }
+      expect(configOf(['-rbac'], env).rbac).toEqual({
+        enabled: true,
+        admins: ['user:alice', 'email:ops@example.test', 'group:platform'],
+      })
+    })
+
+    it('lets -rbac-admins beat SVC_RBAC_ADMINS, and keeps the settings frozen', () => {
+      const rbac = configOf(['-rbac-admins', 'group:sre'], { SVC_RBAC_ADMINS: 'user:alice' }).rbac
+      expect(rbac.admins).toEqual(['group:sre'])
+      expect(Object.isFrozen(rbac)).toBe(true)
+      expect(Object.isFrozen(rbac.admins)).toBe(true)
+    })
+
+    it.each([
+      ['a switch that is not true or false', ['-rbac=yes'], {}, '-rbac (SVC_RBAC_ENABLED)'],
+      ['a bad SVC_RBAC_ENABLED', [], { SVC_RBAC_ENABLED: 'on' }, 'SVC_RBAC_ENABLED'],
+      ['an administrator of no known kind', [], { SVC_RBAC_ADMINS: 'user:a,alice' }, '"alice"'],
+      ['an administrator with no name', ['-rbac-admins', 'group:'], {}, '"group:"'],
+      ['an administrator of an unknown kind', ['-rbac-admins=role:admin'], {}, '"role:admin"'],
+    ])('refuses %s, naming it', (_label, argv, env, named) => {
+      const message = errorOf(argv, env)
+      expect(message).toContain(named)
+      if (named.startsWith('"')) expect(message).toContain('SVC_RBAC_ADMINS')
+    })
+
+    it('lists -rbac and -rbac-admins with their variables in the help', () => {
+      const invocation = loadConfig(['-help'], {})
+      if (!('help' in invocation)) throw new Error('expected the help text')
+      expect(invocation.help).toContain('-rbac [SVC_RBAC_ENABLED]')
+      expect(invocation.help).toContain('-rbac-admins value [SVC_RBAC_ADMINS]')
+    })
   })
 })

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { InvalidRequestError, parseGrantee } from '@cairn/core'
 import { LOG_LEVELS } from '../log/logger'
 import { AUTH_VARIABLES, loadAuthSettings, type AuthSettings } from './auth-settings'
 import { ConfigError } from './config-error'
@@ -20,6 +21,15 @@ export interface Config {
   /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
   readonly tls: { certPath: string; keyPath: string } | undefined
   readonly auth: AuthSettings
+  readonly rbac: RbacSettings
+}
+
+/** Role-based access control (DESIGN section 9). */
+export interface RbacSettings {
+  /** Off: every authenticated caller may do everything. */
+  readonly enabled: boolean
+  /** Who administers roles and assignments: `user:<subject>`, `email:<address>`, `group:<name>`. */
+  readonly admins: readonly string[]
 }
 
 /** What one client may hold of the server, and for how long. */
@@ -91,6 +101,15 @@ export const FLAGS = {
     help: 'serve HTTPS with this certificate (PEM, chain included)',
   },
   'tls-key': { env: 'SVC_TLS_KEY_PATH', help: 'the private key of -tls-cert (PEM)' },
+  rbac: {
+    env: 'SVC_RBAC_ENABLED',
+    boolean: true,
+    help: 'role-based access control: callers may do only what their roles grant',
+  },
+  'rbac-admins': {
+    env: 'SVC_RBAC_ADMINS',
+    help: 'comma-separated administrators of roles and assignments (user:<subject>, email:<address>, group:<name>)',
+  },
   help: { boolean: true, help: 'print this help' },
 } as const satisfies Record<string, FlagSpec>
 
@@ -166,6 +185,8 @@ const ConfigSchema = v.object({
   'max-uploads': v.optional(wholeNumber('-max-uploads (SVC_MAX_UPLOADS)', 1, 100_000), '64'),
   'tls-cert': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-cert must not be empty'))),
   'tls-key': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-key must not be empty'))),
+  rbac: v.optional(boolean('-rbac (SVC_RBAC_ENABLED)'), 'false'),
+  'rbac-admins': v.optional(v.string(), ''),
 })
 
 /** What the command line asked for: a config to run with, or the help text. */
@@ -222,8 +243,31 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
           ? undefined
           : { certPath: out['tls-cert'], keyPath: out['tls-key'] },
       auth: loadAuthSettings(env),
+      rbac: Object.freeze({ enabled: out.rbac, admins: parseAdmins(out['rbac-admins']) }),
     }),
   }
+}
+
+/**
+ * The administrators of `-rbac-admins`, each checked as core checks an assignment's principal
+ * (an email compared without case is kept lower-case).
+ *
+ * @throws ConfigError naming the first that is not a principal
+ */
+function parseAdmins(text: string): readonly string[] {
+  const admins: string[] = []
+  for (const item of text.split(',').map((part) => part.trim())) {
+    if (item === '') continue
+    try {
+      admins.push(parseGrantee(item))
+    } catch (error) {
+      if (!(error instanceof InvalidRequestError)) throw error
+      throw new ConfigError(
+        `-rbac-admins (SVC_RBAC_ADMINS): ${JSON.stringify(item)} is not user:<subject>, email:<address> or group:<name>`,
+      )
+    }
+  }
+  return Object.freeze([...new Set(admins)])
 }
 
 function helpText(): string {

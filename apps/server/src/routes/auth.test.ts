@@ -140,6 +140,7 @@ describe('/v1/auth in local mode', () => {
         subject: 'local-admin',
         created: aString,
         expires: aString,
+        limit: null,
         token: matching(API_TOKEN),
       })
       const lifetime = Date.parse(created.expires ?? '') - before
@@ -191,5 +192,77 @@ describe('/v1/auth in local mode', () => {
         message: aString,
       })
     })
+  })
+
+  describe('narrower API tokens', () => {
+    const CI = { scope: 'team/app/*', role: 'writer' }
+
+    it('creates a token limited to a role on a scope, and the list shows both', async () => {
+      const created = await expectAnswer<CreatedApiToken>(
+        createToken({ name: 'ci-app', ...CI }),
+        201,
+      )
+      expect(created).toMatchObject({ name: 'ci-app', subject: 'local-admin', limit: CI })
+      const listed = await expectAnswer<{ tokens: ApiToken[] }>(call('/v1/auth/tokens', admin), 200)
+      const byName = new Map(listed.tokens.map((token) => [token.name, token]))
+      expect(byName.get('ci-app')).toMatchObject({ id: created.id, limit: CI })
+      expect(byName.get('local admin')).toMatchObject({ limit: null })
+    })
+
+    it.each([
+      ['a scope that is no unit ID nor prefix', { scope: 'team//app', role: 'writer' }, /scope/],
+      ['an empty scope', { scope: '', role: 'writer' }, /scope/],
+      ['a role name that cannot be one', { scope: 'team/*', role: 'Writer!' }, /role/],
+      ['a scope without a role', { scope: 'team/app/*' }, /scope and role go together/],
+      ['a role without a scope', { role: 'writer' }, /scope and role go together/],
+    ])('refuses %s with 400 invalid_request', async (_label, limit, message) => {
+      expect(await expectAnswer(createToken({ name: 'ci', ...limit }), 400)).toEqual({
+        error: 'invalid_request',
+        message: matching(message),
+      })
+    })
+
+    it('refuses a token wider than the limited token that asks for it with 403', async () => {
+      const ci = await expectAnswer<CreatedApiToken>(createToken({ name: 'ci-app', ...CI }), 201)
+      const wider = createToken({ name: 'wider', scope: 'team/*', role: 'writer' }, ci.token)
+      expect(await expectAnswer(wider, 403)).toEqual({
+        error: 'forbidden',
+        message: 'this token is limited to scope team/app/*, which does not cover team/*',
+      })
+      const child = await expectAnswer<CreatedApiToken>(createToken({ name: 'job' }, ci.token), 201)
+      expect(child.limit).toEqual(CI)
+    })
+  })
+})
+
+describe('narrower API tokens with RBAC on', () => {
+  let rbac: InProcessApp
+
+  beforeEach(async () => {
+    rbac = await inProcessApp({ auth: 'local', rbac: { enabled: true } })
+  })
+  afterEach(() => rbac.close())
+
+  it('let a limited token of the administrator write within its scope and nowhere else', async () => {
+    const request = (path: string, bearer: string, body: unknown) =>
+      rbac.request(path, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${bearer}` },
+        body: JSON.stringify(body),
+      })
+    const answer = await request('/v1/auth/tokens', rbac.adminToken ?? '', {
+      name: 'ci-app',
+      scope: 'team/app/*',
+      role: 'writer',
+    })
+    expect(answer.status).toBe(201)
+    const ci = (await answer.json()) as CreatedApiToken
+    expect((await request('/v1/units', ci.token, { id: 'team/app/prod' })).status).toBe(201)
+    const outside = await request('/v1/units', ci.token, { id: 'team/web/prod' })
+    expect(outside.status).toBe(403)
+    expect(await outside.json()).toMatchObject({ error: 'forbidden' })
+    expect(
+      (await request('/v1/units', rbac.adminToken ?? '', { id: 'team/web/prod' })).status,
+    ).toBe(201)
   })
 })

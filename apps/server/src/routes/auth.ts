@@ -80,8 +80,17 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
 
   app.post('/v1/auth/tokens', async (c) => {
     const body = validate(CreateApiTokenRequestSchema, await json(c))
-    const created = await auth.createApiToken(caller(c), body.name, body.expires_in)
-    c.var.log.info('API token created', { token_id: created.id, subject: created.subject })
+    const created = await auth.createApiToken(caller(c), body.name, {
+      ...(body.expires_in === undefined ? {} : { expiresInSeconds: body.expires_in }),
+      ...(body.scope === undefined || body.role === undefined
+        ? {}
+        : { limit: { scope: body.scope, role: body.role } }),
+    })
+    c.var.log.info('API token created', {
+      token_id: created.id,
+      subject: created.subject,
+      ...(created.limit === null ? {} : { scope: created.limit.scope, role: created.limit.role }),
+    })
     return c.json(created, 201)
   })
 

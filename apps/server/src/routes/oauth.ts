@@ -198,8 +198,9 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
     const apiToken = await deps.auth.createApiToken(
       identity,
       `terraform login ${new Date(deps.clock.now()).toISOString().slice(0, 10)}`,
-      Math.floor(deps.config.iacTokenTtlMs / 1000),
+      { expiresInSeconds: Math.floor(deps.config.iacTokenTtlMs / 1000) },
     )
+    await deps.auth.loggedIn(identity)
     c.var.log.info('terraform login', { subject: identity.subject, token_id: apiToken.id })
     c.header('Cache-Control', 'no-store')
     return c.json({

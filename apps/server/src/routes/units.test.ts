@@ -4,6 +4,7 @@ import type {
   Dependencies,
   HistoryList,
   LockInfo,
+  Outputs,
   StatusList,
   Unit,
   UnitList,
@@ -103,6 +104,7 @@ describe('POST and GET /v1/units', () => {
   it.each([
     ['a bad segment', 'a/../b', 'invalid_unit_id'],
     ['a route word at the end', 'team/lock', 'invalid_unit_id'],
+    ['the outputs route word at the end', 'team/outputs', 'invalid_unit_id'],
     ['no id', undefined, 'invalid_request'],
   ])('refuses to create a unit with %s with 400', async (_label, id, code) => {
     await expectError(send('POST', '/v1/units', { id }), 400, code)
@@ -507,6 +509,84 @@ describe('DELETE /v1/units/{id}', () => {
     expect((await getUnit('d/app')).lock).toEqual(holder)
     expect((await send('DELETE', '/v1/units/d/app?force=true')).status).toBe(204)
     await expectError(send('GET', '/v1/units/d/app'), 404, 'unit_not_found')
+  })
+})
+
+describe('GET /v1/units/{id}/outputs', () => {
+  /** A Terraform state with a plain, a sensitive and a structured output. */
+  const stateWithOutputs = (serial: number, vpcId: string) =>
+    JSON.stringify({
+      version: 4,
+      terraform_version: '1.11.4',
+      serial,
+      lineage: 'b1f9f1c2-0000-4000-8000-000000000001',
+      outputs: {
+        vpc_id: { value: vpcId, type: 'string' },
+        db_password: { value: 'hunter2', type: 'string', sensitive: true },
+        subnets: { value: ['a', 'b'], type: ['list', 'string'] },
+      },
+      resources: [],
+    })
+
+  it('answers every output of the current version with its value, type and sensitive flag', async () => {
+    await createUnit('net/vpc')
+    await upload('net/vpc', stateWithOutputs(1, 'vpc-1'))
+    const current = await upload('net/vpc', stateWithOutputs(2, 'vpc-2'))
+    expect(await expectJson<Outputs>(send('GET', '/v1/units/net/vpc/outputs'), 200)).toEqual({
+      unit: 'net/vpc',
+      version: current,
+      outputs: {
+        vpc_id: { value: 'vpc-2', type: 'string', sensitive: false },
+        db_password: { value: 'hunter2', type: 'string', sensitive: true },
+        subnets: { value: ['a', 'b'], type: ['list', 'string'], sensitive: false },
+      },
+    })
+  })
+
+  it('answers the outputs of an older version named by ?version=', async () => {
+    await createUnit('net/vpc')
+    const first = await upload('net/vpc', stateWithOutputs(1, 'vpc-1'))
+    await upload('net/vpc', stateWithOutputs(2, 'vpc-2'))
+    const answer = await expectJson<Outputs>(
+      send('GET', `/v1/units/net__vpc/outputs?version=${first.timestamp}`),
+      200,
+    )
+    expect(answer.version).toEqual(first)
+    expect(answer.outputs?.['vpc_id']?.value).toBe('vpc-1')
+  })
+
+  it('answers outputs null, with the version, for JSON that is not a Terraform state', async () => {
+    await createUnit('enc/app')
+    const version = await upload('enc/app', JSON.stringify({ encrypted_data: 'AAAA' }))
+    expect(await expectJson<Outputs>(send('GET', '/v1/units/enc/app/outputs'), 200)).toEqual({
+      unit: 'enc/app',
+      version,
+      outputs: null,
+    })
+  })
+
+  it('answers 404 for no unit, no state yet and an unknown version, and 400 for a bad one', async () => {
+    await expectError(send('GET', '/v1/units/none/outputs'), 404, 'unit_not_found')
+    await createUnit('net/vpc')
+    await expectError(send('GET', '/v1/units/net/vpc/outputs'), 404, 'state_not_found')
+    await upload('net/vpc', stateWithOutputs(1, 'vpc-1'))
+    await expectError(
+      send('GET', '/v1/units/net/vpc/outputs?version=2001-01-01T00:00:00.000Z'),
+      404,
+      'version_not_found',
+    )
+    await expectError(
+      send('GET', '/v1/units/net/vpc/outputs?version=yesterday'),
+      400,
+      'invalid_request',
+    )
+  })
+
+  it('answers a method other than GET with 405 and Allow', async () => {
+    await createUnit('net/vpc')
+    const answer = await send('POST', '/v1/units/net/vpc/outputs', '{}')
+    expect(answer.headers.get('Allow')).toBe('GET')
+    await expectError(answer, 405, 'method_not_allowed')
   })
 })
 

@@ -10,6 +10,7 @@ import {
   type UnitId,
   type Core,
 } from '@cairn/core'
+import type { Outputs } from '@cairn/core/wire'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
 import {
@@ -142,6 +143,14 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       GET: async (c, id) => {
         const page = await core.versions.history(c.var.principal, id, pageQuery(c, {}))
         return c.json({ events: page.items, next_cursor: page.nextCursor })
+      },
+    },
+    outputs: {
+      GET: async (c, id) => {
+        const timestamp = queryText(c, 'version')
+        const read = await core.versions.outputs(c.var.principal, id, timestamp)
+        const answer: Outputs = { unit: id, version: read.version, outputs: read.outputs }
+        return c.json(answer)
       },
     },
     status: {

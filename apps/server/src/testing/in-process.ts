@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { allowAll, createCore, createMemoryStore, systemClock } from '@cairn/core'
+import { createCore, createMemoryStore, systemClock, type Core } from '@cairn/core'
 import type { Hono } from 'hono'
 import { createApp } from '../app'
 import { setUpIdentity } from '../auth/identity-setup'
@@ -19,10 +19,20 @@ export interface InProcessOptions {
   auth?: 'disabled' | 'local'
   /** `SVC_MAX_STATE_BYTES`; 1 MiB unless given. */
   maxStateBytes?: number
+  /**
+   * `-rbac` and `-rbac-admins` (grantees such as `user:alice`); off unless given, when every
+   * caller may do everything.
+   */
+  rbac?: { enabled: boolean; admins?: readonly string[] }
 }
 
 export interface InProcessApp {
   app: Hono<AppEnv>
+  /**
+   * The core the app serves, for arranging what a test needs without a route for it (an
+   * assignment given by an administrator while every caller of the app is `anonymous`).
+   */
+  core: Core
   /** The app's `request`, which is all most tests need. */
   request: Hono<AppEnv>['request']
   /** Local mode's admin API token, read from `<data-dir>/admin.token`; undefined with auth off. */
@@ -62,9 +72,10 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       await ensureLocalAdmin({ auth: identity.auth, store, dataDir, log, print: () => undefined })
       adminToken = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
     }
+    const core = createCore({ store, rbac: options.rbac ?? { enabled: false }, maxStateBytes })
     const app = createApp({
       store,
-      core: createCore({ store, authorizer: allowAll, maxStateBytes }),
+      core,
       identity,
       authSettings,
       clock: systemClock,
@@ -73,7 +84,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       maxRequestBytes: 64 * 1024,
       limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
     })
-    return { app, request: app.request, adminToken, close }
+    return { app, core, request: app.request, adminToken, close }
   } catch (error) {
     await close()
     throw error

@@ -4,10 +4,16 @@ import {
   listAllKeys,
   type ObjectStore,
   readRecord,
+  scopeCovers,
   STORE_KEYS,
   writeRecord,
 } from '@cairn/core'
-import type { ApiToken, CreatedApiToken } from '@cairn/core/wire'
+import {
+  TokenLimitSchema,
+  type ApiToken,
+  type CreatedApiToken,
+  type TokenLimit,
+} from '@cairn/core/wire'
 import * as v from 'valibot'
 import { AuthError, TokenVerificationError } from '../errors'
 import { LOCAL_ISSUER, sameIdentity, type Identity } from '../identity'
@@ -40,6 +46,8 @@ const ApiTokenRecordSchema = v.object({
   family: v.optional(v.string()),
   /** The API tokens it was minted with, the nearest last: it dies with any of them. */
   parents: v.optional(v.array(v.string())),
+  /** Its bounds (a role on a scope); absent for a token with all its owner's rights, as before. */
+  limit: v.optional(TokenLimitSchema),
 })
 type ApiTokenRecord = v.InferOutput<typeof ApiTokenRecordSchema>
 
@@ -68,13 +76,21 @@ export class ApiTokens {
 
   /**
    * Creates a token speaking for `owner`. `expiresInSeconds` bounds its life; absent, it lives
-   * until revoked. A token minted with another token (`owner.origin`) never outlives it: its
-   * expiry is no later, and it stops working when that token, or the login it belongs to, is
-   * revoked.
+   * until revoked. `limit` bounds what it may do (its scope and role are validated by the caller,
+   * as `CreateApiTokenRequestSchema` does). A token minted with another token (`owner.origin`)
+   * never outlives it: its expiry is no later, and it stops working when that token, or the login
+   * it belongs to, is revoked. Nor is it wider: it keeps that token's limit, or one within it.
    *
-   * @throws AuthError `invalid_request` when the chain of tokens would grow too long
+   * @throws AuthError `invalid_request` when the chain of tokens would grow too long; `forbidden`
+   *   when `limit` is wider than the owner's own
    */
-  async create(owner: Identity, name: string, expiresInSeconds?: number): Promise<CreatedApiToken> {
+  async create(
+    owner: Identity,
+    name: string,
+    options: NewTokenOptions = {},
+  ): Promise<CreatedApiToken> {
+    const { expiresInSeconds } = options
+    const bounds = limitWithin(owner.limit, options.limit)
     const parents = owner.origin?.tokens ?? []
     if (parents.length >= MAX_TOKEN_CHAIN) {
       throw new AuthError(
@@ -101,6 +117,7 @@ export class ApiTokens {
       expires: expires === undefined ? null : new Date(expires).toISOString(),
       ...(family === undefined ? {} : { family }),
       ...(parents.length === 0 ? {} : { parents }),
+      ...(bounds === undefined ? {} : { limit: { scope: bounds.scope, role: bounds.role } }),
     }
     await writeRecord(this.#store, keyOf(record.id), record, { ifNoneMatch: '*' })
     return { ...infoOf(record), token }
@@ -169,14 +186,17 @@ export class ApiTokens {
     }
   }
 
-  /** Tokens, newest first: those of `owner`, or all of them when it is undefined. */
+  /**
+   * Tokens, newest first: those `owner` manages (see `manages`), or all of them when it is
+   * undefined.
+   */
   async list(owner: Identity | undefined): Promise<ApiToken[]> {
     const found: ApiToken[] = []
     for await (const key of listAllKeys(this.#store, API_TOKENS_PREFIX)) {
       const stored = await readRecord(this.#store, key, ApiTokenRecordSchema)
       if (
         stored !== undefined &&
-        (owner === undefined || sameIdentity(identityOf(stored.value, this.#legacyIssuer), owner))
+        (owner === undefined || manages(owner, stored.value, this.#legacyIssuer))
       ) {
         found.push(infoOf(stored.value))
       }
@@ -193,15 +213,63 @@ export class ApiTokens {
   async revoke(id: string, caller: Identity, asAdmin: boolean): Promise<ApiToken> {
     if (!/^tok_[0-9a-f]{24}$/.test(id)) throw new AuthError('token_not_found', `no API token ${id}`)
     const stored = await readRecord(this.#store, keyOf(id), ApiTokenRecordSchema)
-    if (
-      stored === undefined ||
-      (!asAdmin && !sameIdentity(identityOf(stored.value, this.#legacyIssuer), caller))
-    ) {
+    if (stored === undefined || (!asAdmin && !manages(caller, stored.value, this.#legacyIssuer))) {
       throw new AuthError('token_not_found', `no API token ${id}`)
     }
     await this.#store.delete(keyOf(id), { ifMatch: stored.etag })
     return infoOf(stored.value)
   }
+}
+
+/** What `ApiTokens.create` may be asked for beside a name. */
+export interface NewTokenOptions {
+  /** Its lifetime; absent, until revoked (or until the token it was minted with stops). */
+  expiresInSeconds?: number
+  /** Bounds narrower than the owner's rights: a role on a scope. */
+  limit?: TokenLimit
+}
+
+/**
+ * The limit of a token minted by an owner holding `held`: the one asked for, which must lie
+ * within `held` (the same role, on a scope that `held`'s covers); `held` itself when none is
+ * asked. A limited token never makes a wider one.
+ *
+ * @throws AuthError `forbidden`
+ */
+function limitWithin(
+  held: TokenLimit | undefined,
+  asked: TokenLimit | undefined,
+): TokenLimit | undefined {
+  if (held === undefined || asked === undefined) return asked ?? held
+  if (asked.role !== held.role) {
+    throw new AuthError(
+      'forbidden',
+      `this token is limited to role ${held.role}: a token made with it cannot have role ${asked.role}`,
+    )
+  }
+  // A scope covers another when it covers it as a unit ID: `team/*` covers `team/app/*` and
+  // `team/app`; `team/app` covers only itself; only `*` covers `*`.
+  if (!scopeCovers(held.scope, asked.scope)) {
+    throw new AuthError(
+      'forbidden',
+      `this token is limited to scope ${held.scope}, which does not cover ${asked.scope}`,
+    )
+  }
+  return asked
+}
+
+/**
+ * Whether `caller` manages (lists, revokes) a token: one of its own. A limited token manages only
+ * itself and the tokens minted through it, so it can neither see nor revoke its owner's others.
+ */
+function manages(caller: Identity, record: ApiTokenRecord, legacyIssuer: string): boolean {
+  if (!sameIdentity(identityOf(record, legacyIssuer), caller)) return false
+  if (caller.limit === undefined) return true
+  const presented = caller.origin?.tokens.at(-1)
+  return (
+    presented !== undefined &&
+    (record.id === presented || (record.parents ?? []).includes(presented))
+  )
 }
 
 /** Tells whether a login's refresh-token family was revoked. */
@@ -226,6 +294,7 @@ function identityOf(record: ApiTokenRecord, legacyIssuer: string): Identity {
     ...(record.email === undefined ? {} : { email: record.email }),
     groups: record.groups,
     roles: record.roles,
+    ...(record.limit === undefined ? {} : { limit: record.limit }),
   }
 }
 
@@ -259,5 +328,6 @@ function infoOf(record: ApiTokenRecord): ApiToken {
     subject: record.subject,
     created: record.created,
     expires: record.expires,
+    limit: record.limit ?? null,
   }
 }

@@ -578,15 +578,15 @@ export function coreContract(name: string, factory: StoreFactory): void {
           resources: [],
         })
         const first = await write('app', text)
-        expect((await core.versions.outputs(alice, id('app')))?.outputs).toEqual({
+        expect((await core.versions.outputs(alice, id('app'))).outputs).toEqual({
           name: { value: 'web', type: 'string', sensitive: false },
           secret: { value: 's3cr3t', type: 'string', sensitive: true },
         })
-        expect((await core.versions.outputs(alice, id('app'), first.timestamp))?.version).toEqual(
+        expect((await core.versions.outputs(alice, id('app'), first.timestamp)).version).toEqual(
           first,
         )
         await write('app', '{"encrypted_data":"x"}')
-        expect(await core.versions.outputs(alice, id('app'))).toBeNull()
+        expect((await core.versions.outputs(alice, id('app'))).outputs).toBeNull()
       })
 
       it('refuses a body whose serial or lineage is not the one declared, storing nothing', async () => {

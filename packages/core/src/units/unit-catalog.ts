@@ -86,9 +86,19 @@ export class UnitCatalog {
     return toUnit((await readUnit(this.#kernel.records, id)).record)
   }
 
-  /** A unit's metadata with the settings only some surfaces show. @throws UnitNotFoundError */
-  async details(principal: Principal, id: UnitId): Promise<UnitDetails> {
-    await demand(this.#kernel.authorizer, principal, 'unit:read', id)
+  /**
+   * A unit's metadata with the settings only some surfaces show. `unit:read` by default; a
+   * surface that shows a unit only to reach its outputs (the `cloud` block's workspace, read by
+   * `terraform_remote_state`) asks for `unit:outputs`.
+   *
+   * @throws UnitNotFoundError, ForbiddenError
+   */
+  async details(
+    principal: Principal,
+    id: UnitId,
+    options: { permission?: 'unit:read' | 'unit:outputs' } = {},
+  ): Promise<UnitDetails> {
+    await demand(this.#kernel.authorizer, principal, options.permission ?? 'unit:read', id)
     return detailsOf((await readUnit(this.#kernel.records, id)).record)
   }
 

@@ -222,6 +222,12 @@ describe('a stored principal', () => {
     expect(fromStoredPrincipal(v.parse(StoredPrincipalSchema, stored))).toEqual(alice)
   })
 
+  it("keeps a narrower token's bounds, so the later request is no wider than the token", () => {
+    const limited = { ...alice, limit: { scope: 'team/app/*', role: 'writer' } }
+    const stored = JSON.parse(JSON.stringify(toStoredPrincipal(limited))) as unknown
+    expect(fromStoredPrincipal(v.parse(StoredPrincipalSchema, stored))).toEqual(limited)
+  })
+
   it('leaves absent fields out and always holds both lists', () => {
     expect(toStoredPrincipal({ subject: 'bob' })).toStrictEqual({
       subject: 'bob',

@@ -12,29 +12,33 @@ export const StoredPrincipalSchema = v.object({
   email: v.optional(v.string()),
   groups: v.array(v.string()),
   roles: v.array(v.string()),
+  /** A narrower token's bounds, kept so the later request is no wider than the token was. */
+  limit: v.optional(v.object({ scope: v.string(), role: v.string() })),
 })
 export type StoredPrincipal = v.InferOutput<typeof StoredPrincipalSchema>
 
 /** The principal to put in a record: only its own fields, with copies of its lists. */
 export function toStoredPrincipal(principal: Principal): StoredPrincipal {
-  const { subject, issuer, email, groups, roles } = principal
+  const { subject, issuer, email, groups, roles, limit } = principal
   return {
     subject,
     ...(issuer === undefined ? {} : { issuer }),
     ...(email === undefined ? {} : { email }),
     groups: [...(groups ?? [])],
     roles: [...(roles ?? [])],
+    ...(limit === undefined ? {} : { limit: { scope: limit.scope, role: limit.role } }),
   }
 }
 
 /** The principal a record names, to act as it. */
 export function fromStoredPrincipal(stored: StoredPrincipal): Principal {
-  const { subject, issuer, email, groups, roles } = stored
+  const { subject, issuer, email, groups, roles, limit } = stored
   return {
     subject,
     ...(issuer === undefined ? {} : { issuer }),
     ...(email === undefined ? {} : { email }),
     groups: [...groups],
     roles: [...roles],
+    ...(limit === undefined ? {} : { limit: { ...limit } }),
   }
 }

@@ -1,16 +1,19 @@
+import { createHash } from 'node:crypto'
 import {
   fromStoredPrincipal,
   bodyOf,
   ForbiddenError,
   parseUnitId,
+  StateNotFoundError,
   toWebStream,
-  type Principal,
   type StateOutput,
+  type VersionOutputs,
   type UnitId,
   type Version,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
+import { demandEach } from '../access'
 import {
   outputId,
   parseOutputId,
@@ -57,6 +60,22 @@ interface StateVersionView {
   created: string
   declared?: { serial: number; lineage: string; md5: string }
   uploads?: { state: string; json: string }
+  outputsOnly?: OutputsOnly
+}
+
+/**
+ * For a caller with `unit:outputs` but not `unit:read`: what its download serves in place of the
+ * state (core's outputs-only view), with that body's own MD5.
+ */
+interface OutputsOnly {
+  body: Uint8Array<ArrayBuffer>
+  md5: string
+}
+
+/** A committed version as one caller may see it: whole, or (outputs only) as core's view. */
+interface SeenVersion {
+  version: Version
+  outputsOnly?: OutputsOnly
 }
 
 /**
@@ -75,16 +94,48 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     return document(c, { data: stateVersionResource(deps.baseUrl(c.req.raw), view) }, status)
   }
 
+  /**
+   * The current version (`at` undefined) or the one at `at`, as the caller may see it. With
+   * `unit:read`, the version itself. With only `unit:outputs`, the current version with its
+   * download replaced by core's outputs-only view: `terraform_remote_state` over the `cloud` and
+   * `remote` backends reads `current-state-version` and its download, not the outputs endpoints,
+   * and keeps only the outputs. Any older version needs `unit:read`. Undefined when the workspace
+   * has no state.
+   *
+   * @throws ForbiddenError naming `unit:read`, for a caller with neither right or an older version
+   */
+  const seen = async (
+    c: Context<TfeEnv>,
+    unit: UnitId,
+    at?: string,
+  ): Promise<SeenVersion | undefined> => {
+    const { principal } = c.var
+    if (await core.authorizer.can(principal, 'unit:read', unit)) {
+      if (at !== undefined) return { version: await core.versions.version(principal, unit, at) }
+      const newest = (await core.versions.list(principal, unit, { limit: 1 })).items[0]
+      return newest === undefined ? undefined : { version: newest }
+    }
+    const refused = new ForbiddenError(`${principal.subject} does not have unit:read on ${unit}`)
+    if (!(await core.authorizer.can(principal, 'unit:outputs', unit))) throw refused
+    const view = await core.versions.outputsView(principal, unit).catch((error: unknown) => {
+      if (error instanceof StateNotFoundError) return undefined
+      throw error
+    })
+    if (view === undefined) return undefined
+    if (at !== undefined && Date.parse(at) !== Date.parse(view.version.timestamp)) throw refused
+    // Terraform does not check a download against the state version's `md5` (it hashes what it
+    // got), but what the caller is told must describe what it gets.
+    const md5 = createHash('md5').update(view.body).digest('hex')
+    return { version: view.version, outputsOnly: { body: view.body, md5 } }
+  }
+
   /** A state version by ID: a committed version, or a pending one (finished or not). */
   const find = async (c: Context<TfeEnv>, id: string): Promise<StateVersionView> => {
     const committed = parseStateVersionId(id)
     if (committed !== undefined) {
-      const version = await core.versions.version(
-        c.var.principal,
-        committed.unit,
-        committed.timestamp,
-      )
-      return { id, unit: committed.unit, version, created: version.timestamp }
+      const found = await seen(c, committed.unit, committed.timestamp)
+      if (found === undefined) throw notFound(`no state version ${id}`)
+      return { id, unit: committed.unit, created: found.version.timestamp, ...found }
     }
     const found = await pending.get(id)
     if (found === undefined) throw notFound(`no state version ${id}`)
@@ -106,11 +157,10 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     ).data
     const declared = { serial: attributes.serial, lineage: attributes.lineage }
     const force = attributes.force === true
-    await core.units.details(c.var.principal, unit)
-    // Refuse before handing out upload URLs, not only when the upload arrives.
-    if (!(await core.authorizer.can(c.var.principal, 'unit:write', unit))) {
-      throw new ForbiddenError(`${c.var.principal.subject} does not have unit:write on ${unit}`)
-    }
+    // Refuse before handing out upload URLs, not only when the upload arrives; then 404 for a
+    // workspace that does not exist.
+    await demandEach(core, c.var.principal, unit, ['unit:write'])
+    await core.units.details(c.var.principal, unit, { permission: 'unit:outputs' })
     if (attributes.state !== undefined) {
       // The inline form of older clients: the state travels in the request itself.
       const version = await core.states.write(
@@ -160,21 +210,18 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   api.get('/workspaces/:id/current-state-version', async (c) => {
     const unit = unitOfWorkspaceId(c.req.param('id'))
-    const newest = (await core.versions.list(c.var.principal, unit, { limit: 1 })).items[0]
-    if (newest === undefined) throw notFound('the workspace has no state yet')
-    return show(c, {
-      id: stateVersionId(unit, newest.timestamp),
-      unit,
-      version: newest,
-      created: newest.timestamp,
-    })
+    const current = await seen(c, unit)
+    if (current === undefined) throw notFound('the workspace has no state yet')
+    const { timestamp } = current.version
+    return show(c, { id: stateVersionId(unit, timestamp), unit, created: timestamp, ...current })
   })
 
+  // `unit:outputs` is enough, as for `state-version-outputs/:id`: these two are how Terraform's
+  // `output` reads a workspace (terraform-wire.md A3). A workspace without state answers 404.
   api.get('/workspaces/:id/current-state-version-outputs', async (c) => {
     const unit = unitOfWorkspaceId(c.req.param('id'))
-    const newest = (await core.versions.list(c.var.principal, unit, { limit: 1 })).items[0]
-    if (newest === undefined) throw notFound('the workspace has no state yet')
-    return document(c, { data: await outputList(c.var.principal, unit, newest.timestamp) })
+    const read = await core.versions.outputs(c.var.principal, unit)
+    return document(c, { data: outputList(unit, read) })
   })
 
   api.get('/state-versions', async (c) => {
@@ -213,6 +260,12 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
   api.get('/state-versions/:id/download', async (c) => {
     const view = await find(c, c.req.param('id'))
     if (view.version === null) throw notFound('the state version has not been uploaded')
+    if (view.outputsOnly !== undefined) {
+      return c.body(view.outputsOnly.body, 200, {
+        'Content-Type': 'application/json',
+        'Content-Length': String(view.outputsOnly.body.byteLength),
+      })
+    }
     const { body } = await core.versions.downloadVersion(
       c.var.principal,
       view.unit,
@@ -227,9 +280,8 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
   api.get('/state-versions/:id/outputs', async (c) => {
     const view = await find(c, c.req.param('id'))
     if (view.version === null) return document(c, { data: [] })
-    return document(c, {
-      data: await outputList(c.var.principal, view.unit, view.version.timestamp),
-    })
+    const read = await core.versions.outputs(c.var.principal, view.unit, view.version.timestamp)
+    return document(c, { data: outputList(view.unit, read) })
   })
 
   api.get('/state-version-outputs/:id', async (c) => {
@@ -238,23 +290,13 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     const read = await core.versions.outputs(c.var.principal, id.unit, id.timestamp)
     // Own properties only: an output named `toString` or `__proto__` must be one the state has.
     const output =
-      read !== null && Object.hasOwn(read.outputs, id.name) ? read.outputs[id.name] : undefined
+      read.outputs !== null && Object.hasOwn(read.outputs, id.name)
+        ? read.outputs[id.name]
+        : undefined
     if (output === undefined) throw notFound(`no output ${id.name}`)
     // One by one, sensitive values are shown: this is how Terraform reads them.
     return document(c, { data: outputResource(id.unit, id.timestamp, id.name, output, true) })
   })
-
-  const outputList = async (
-    principal: Principal,
-    unit: UnitId,
-    at: string,
-  ): Promise<Resource[]> => {
-    const read = await core.versions.outputs(principal, unit, at)
-    if (read === null) return []
-    return Object.entries(read.outputs).map(([name, output]) =>
-      outputResource(unit, at, name, output, false),
-    )
-  }
 
   const uploads = new Hono<TfeEnv>()
   const check = async (
@@ -321,8 +363,17 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
   return { api, uploads }
 }
 
+/** A version's outputs as a list, sensitive values null; none when the state has no outputs read. */
+function outputList(unit: UnitId, read: VersionOutputs): Resource[] {
+  if (read.outputs === null) return []
+  const at = read.version.timestamp
+  return Object.entries(read.outputs).map(([name, output]) =>
+    outputResource(unit, at, name, output, false),
+  )
+}
+
 function stateVersionResource(base: string, view: StateVersionView): Resource {
-  const { version, declared } = view
+  const { version, declared, outputsOnly } = view
   return {
     id: view.id,
     type: 'state-versions',
@@ -331,8 +382,8 @@ function stateVersionResource(base: string, view: StateVersionView): Resource {
       status: version === null ? 'pending' : 'finalized',
       serial: version?.serial ?? declared?.serial ?? null,
       lineage: version?.lineage ?? declared?.lineage ?? null,
-      md5: version?.md5 ?? declared?.md5 ?? null,
-      size: version?.size ?? 0,
+      md5: outputsOnly?.md5 ?? version?.md5 ?? declared?.md5 ?? null,
+      size: outputsOnly?.body.byteLength ?? version?.size ?? 0,
       'state-version': 4,
       'resources-processed': version !== null,
       'vcs-commit-sha': null,

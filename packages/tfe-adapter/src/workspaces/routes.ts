@@ -1,6 +1,7 @@
 import { LockConflictError, type UnitDetails, type UnitId } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
+import { demandEach } from '../access'
 import { unitOfName, unitOfNewName, unitOfWorkspaceId, workspaceName } from '../ids'
 import { document, pageOf, pagination } from '../jsonapi/document'
 import { TfeError } from '../jsonapi/errors'
@@ -73,6 +74,13 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       { data: await workspaceResource(unit, organization, c.var.principal, core.authorizer) },
       status,
     )
+  /**
+   * A workspace needs only `unit:outputs` to be seen: `terraform output` and the outputs
+   * endpoints find a workspace by name before they read its outputs (DESIGN section 9). What the
+   * caller may do besides is in its `permissions`.
+   */
+  const visible = (c: Context<TfeEnv>, unit: UnitId) =>
+    core.units.details(c.var.principal, unit, { permission: 'unit:outputs' })
   const byName = (c: Context<TfeEnv>) => unitOfName(c.req.param('name') ?? '')
   const byId = (c: Context<TfeEnv>) => unitOfWorkspaceId(c.req.param('id') ?? '')
   const org = (c: Context<TfeEnv>) => c.req.param('org') ?? 'cairn'
@@ -80,7 +88,9 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.get('/organizations/:org/workspaces', async (c) => {
     const { page, size } = pageOf(c)
     const search = c.req.query('search[name]') ?? ''
-    // search[tags] and filter[tagged] must all hold (AND), as in HCP Terraform.
+    // search[tags] and filter[tagged] must all hold (AND), as in HCP Terraform. Only workspaces
+    // the caller may read (`unit:read`) are listed: an outputs-only caller reaches a workspace by
+    // its name (Terraform reads a `name`-mapped workspace without listing) and learns of no others.
     const found = await core.units.numberedPage(c.var.principal, {
       tags: requiredTags(c),
       ...(search === '' ? {} : { match: (unit) => workspaceName(unit).includes(search) }),
@@ -108,17 +118,17 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       ...(relationships?.['tag-bindings']?.data.map((binding) => tagOf(binding.attributes)) ?? []),
     ]
     const unit = unitOfNewName(attributes.name)
+    await demandEach(core, c.var.principal, unit, ['unit:write', 'unit:outputs'])
     await core.units.create(c.var.principal, unit, { tags })
     const version = attributes['terraform-version']
     const details =
       version === undefined || version === null
-        ? await core.units.details(c.var.principal, unit)
+        ? await visible(c, unit)
         : await core.units.update(c.var.principal, unit, { terraformVersion: version })
     return show(c, details, org(c), 201)
   })
 
-  const read = async (c: Context<TfeEnv>, unit: UnitId) =>
-    show(c, await core.units.details(c.var.principal, unit), org(c))
+  const read = async (c: Context<TfeEnv>, unit: UnitId) => show(c, await visible(c, unit), org(c))
   app.get('/organizations/:org/workspaces/:name', (c) => read(c, byName(c)))
   app.get('/workspaces/:id', (c) => read(c, byId(c)))
 
@@ -159,8 +169,9 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.post('/organizations/:org/workspaces/:name/actions/safe-delete', (c) => remove(c, byName(c)))
   app.post('/workspaces/:id/actions/safe-delete', (c) => remove(c, byId(c)))
 
+  // The same tags as the workspace's `tag-names`, so the same right.
   app.get('/workspaces/:id/tag-bindings', async (c) => {
-    const unit = await core.units.details(c.var.principal, byId(c))
+    const unit = await visible(c, byId(c))
     return document(c, { data: unit.tags.map((tag, index) => bindingResource(tag, index)) })
   })
 
@@ -202,6 +213,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
     const reason = (await readOptionalDocument(c, deps.readBody, LockSchema))?.data?.attributes
       ?.reason
     const who = c.var.principal.email ?? c.var.principal.subject
+    await demandEach(core, c.var.principal, unit, ['unit:lock', 'unit:outputs'])
     await core.locks.lock(
       c.var.principal,
       unit,
@@ -213,6 +225,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.post('/workspaces/:id/actions/unlock', async (c) => {
     const unit = byId(c)
+    await demandEach(core, c.var.principal, unit, ['unit:lock', 'unit:outputs'])
     try {
       const released = await core.locks.unlock(c.var.principal, unit, {
         source: 'cloud',

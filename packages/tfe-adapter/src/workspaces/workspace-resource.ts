@@ -1,6 +1,7 @@
 import type { Authorizer, Principal, UnitDetails, UnitId } from '@cairn/core'
 import { timestamp, type Resource } from '../jsonapi/document'
 import { workspaceId, workspaceName } from '../ids'
+import { workspacePermissions } from './workspace-permissions'
 
 /**
  * A unit as a TFE workspace (terraform-wire.md A2c): `execution-mode` local, since runs happen
@@ -14,14 +15,7 @@ export async function workspaceResource(
   authorizer: Authorizer,
 ): Promise<Resource> {
   const id = unit.id as UnitId
-  const may = async (permission: Parameters<Authorizer['can']>[1]) =>
-    authorizer.can(principal, permission, id)
-  const [read, write, lock, manage] = await Promise.all([
-    may('unit:read'),
-    may('unit:write'),
-    may('unit:lock'),
-    may('unit:manage'),
-  ])
+  const permissions = await workspacePermissions(principal, id, authorizer)
   return {
     id: workspaceId(id),
     type: 'workspaces',
@@ -40,24 +34,8 @@ export async function workspaceResource(
       'working-directory': '',
       'global-remote-state': false,
       'structured-run-output-enabled': false,
-      actions: { 'is-destroyable': manage },
-      permissions: {
-        'can-read-settings': read,
-        'can-read-state-versions': read,
-        'can-read-state-outputs': read,
-        'can-read-variable': read,
-        'can-create-state-versions': write,
-        'can-update': write,
-        'can-update-variable': false,
-        'can-lock': lock,
-        'can-unlock': lock,
-        'can-force-unlock': manage,
-        'can-destroy': manage,
-        'can-force-delete': manage,
-        'can-queue-run': false,
-        'can-queue-apply': false,
-        'can-queue-destroy': false,
-      },
+      actions: { 'is-destroyable': permissions['can-destroy'] },
+      permissions,
     },
     relationships: {
       organization: { data: { id: organization, type: 'organizations' } },

@@ -1,4 +1,4 @@
-import { parseUnitId, type Authorizer } from '@cairn/core'
+import { implies, parseUnitId, type Authorizer } from '@cairn/core'
 import { describe, expect, it } from 'vitest'
 import {
   alice,
@@ -146,7 +146,8 @@ describe('reading and creating workspaces', () => {
 describe('permissions', () => {
   it('reflect what the authorizer grants the caller', async () => {
     const bobMayOnlyRead: Authorizer = {
-      can: (principal, permission) => principal.subject !== 'bob' || permission === 'unit:read',
+      can: (principal, permission) =>
+        principal.subject !== 'bob' || implies('unit:read', permission),
       isAdmin: () => false,
     }
     const h = setup({ authorizer: bobMayOnlyRead })
@@ -157,6 +158,7 @@ describe('permissions', () => {
     expect(forAlice.permissions).toMatchObject({ 'can-update': true, 'can-force-delete': true })
     expect(forBob.permissions).toMatchObject({
       'can-read-state-versions': true,
+      'can-read-state-outputs': true,
       'can-update': false,
       'can-create-state-versions': false,
       'can-lock': false,

@@ -14,18 +14,35 @@ export default defineCommand({
       type: 'string',
       description: 'how long it lives: 3600, 90m, 12h, 30d (default: until revoked)',
     },
+    scope: {
+      type: 'string',
+      description:
+        'limit it to these units: a unit ID, a prefix such as team/app/*, or * (with --role)',
+      valueHint: 'unit|prefix/*|*',
+    },
+    role: {
+      type: 'string',
+      description: 'limit it to what this role grants, such as writer (with --scope)',
+    },
   },
   async run({ args }) {
-    const context = await openContext(args)
     const expiresIn = args['expires-in'] === undefined ? undefined : seconds(args['expires-in'])
-    const created = await context.client.tokens.create(
-      args.name,
-      expiresIn === undefined ? {} : { expiresIn },
-    )
+    if ((args.scope === undefined) !== (args.role === undefined)) {
+      throw new UsageError('--scope and --role go together: a limited token needs both')
+    }
+    const context = await openContext(args)
+    const created = await context.client.tokens.create(args.name, {
+      ...(expiresIn === undefined ? {} : { expiresIn }),
+      ...(args.scope === undefined || args.role === undefined
+        ? {}
+        : { limit: { scope: args.scope, role: args.role } }),
+    })
     context.out.result(created, () => created.token)
     if (!context.out.json) {
+      const limit =
+        created.limit === null ? '' : `, limited to ${created.limit.role} on ${created.limit.scope}`
       context.out.note(
-        `Created API token ${created.id} (${created.name}). It is shown once: keep it now.`,
+        `Created API token ${created.id} (${created.name}${limit}). It is shown once: keep it now.`,
       )
     }
   },

@@ -13,13 +13,14 @@ export default defineCommand({
       tokens.length === 0
         ? 'No API tokens.'
         : table(
-            ['ID', 'NAME', 'SUBJECT', 'CREATED', 'EXPIRES'],
+            ['ID', 'NAME', 'SUBJECT', 'CREATED', 'EXPIRES', 'LIMIT'],
             tokens.map((token) => [
               token.id,
               token.name,
               token.subject,
               token.created,
               token.expires ?? 'never',
+              token.limit === null ? '-' : `${token.limit.role} on ${token.limit.scope}`,
             ]),
           ),
     )

@@ -15,5 +15,6 @@ export default defineCommand({
     restore: () => import('./restore').then((module) => module.default),
     status: () => import('./status').then((module) => module.default),
     deps: () => import('./deps').then((module) => module.default),
+    outputs: () => import('./outputs').then((module) => module.default),
   },
 })

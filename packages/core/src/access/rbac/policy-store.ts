@@ -24,6 +24,12 @@ export const PolicySchema = v.object({
 })
 export type Policy = v.InferOutput<typeof PolicySchema>
 
+/** The policy with the ETag it was read at: null when none is stored. */
+interface Loaded {
+  etag: string | null
+  policy: Policy
+}
+
 const EMPTY: Policy = { format: 1, roles: {}, assignments: [] }
 const KEY = STORE_KEYS.rbacPolicy
 const MAX_ATTEMPTS = 30
@@ -40,19 +46,40 @@ export class PolicyStore {
   readonly #sleep: (ms: number) => Promise<void>
   readonly #mutex = new KeyedMutex()
   #cache: { etag: string; policy: Policy } | undefined
-  #inFlight: Promise<{ etag: string | null; policy: Policy }> | undefined
+  /** The check of the store under way, if any. */
+  #loading: Promise<Loaded> | undefined
+  /** The check that starts when the one under way ends, shared by the calls waiting for it. */
+  #queued: Promise<Loaded> | undefined
 
   constructor(store: ObjectStore, sleep: (ms: number) => Promise<void>) {
     this.#store = store
     this.#sleep = sleep
   }
 
-  /** The policy as stored now. Calls that arrive together share one check of the store. */
-  read(): Promise<{ etag: string | null; policy: Policy }> {
-    this.#inFlight ??= this.#load().finally(() => {
-      this.#inFlight = undefined
+  /**
+   * The policy as stored now. Calls that arrive together share one check of the store, but never
+   * one that began before they arrived: it may have missed a change made since (a revocation that
+   * has already been answered), so they wait for the next.
+   */
+  read(): Promise<Loaded> {
+    if (this.#queued !== undefined) return this.#queued
+    if (this.#loading === undefined) return this.#begin()
+    const settled = (): void => undefined
+    this.#queued = this.#loading.then(settled, settled).then(() => {
+      this.#queued = undefined
+      return this.#begin()
     })
-    return this.#inFlight
+    return this.#queued
+  }
+
+  #begin(): Promise<Loaded> {
+    const loading = this.#load()
+    this.#loading = loading
+    const done = (): void => {
+      if (this.#loading === loading) this.#loading = undefined
+    }
+    void loading.then(done, done)
+    return loading
   }
 
   /**
@@ -79,7 +106,7 @@ export class PolicyStore {
     })
   }
 
-  async #load(): Promise<{ etag: string | null; policy: Policy }> {
+  async #load(): Promise<Loaded> {
     const info = await this.#store.head(KEY)
     if (info === undefined) return { etag: null, policy: EMPTY }
     if (this.#cache?.etag === info.etag) return this.#cache

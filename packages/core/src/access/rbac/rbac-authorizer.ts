@@ -4,7 +4,7 @@ import type { Principal } from '../principal'
 import type { Policy, PolicyStore } from './policy-store'
 import { ADMIN_ROLE, BUILT_IN_ROLES, grants } from './roles'
 import { scopeCovers } from './scope'
-import { granteesOf } from './subjects'
+import { granteesOf, parseGrantee } from './subjects'
 
 /** The permissions of a role by name: built-in or custom; none for a role that no longer exists. */
 export function permissionsOf(policy: Policy, role: string): readonly Permission[] {
@@ -24,10 +24,14 @@ export class RbacAuthorizer implements Authorizer {
   readonly #policies: PolicyStore
   readonly #admins: ReadonlySet<string>
 
-  /** @param admins grantees (`user:…`, `email:…`, `group:…`) who administer access */
+  /**
+   * @param admins grantees (`user:…`, `email:…`, `group:…`) who administer access, read as an
+   *   assignment's principal is (an email without case)
+   * @throws InvalidRequestError when one is not a grantee
+   */
   constructor(policies: PolicyStore, admins: Iterable<string>) {
     this.#policies = policies
-    this.#admins = new Set(admins)
+    this.#admins = new Set(Array.from(admins, (admin) => parseGrantee(admin)))
   }
 
   async can(principal: Principal, permission: Permission, unit: UnitId): Promise<boolean> {

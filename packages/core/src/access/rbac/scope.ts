@@ -13,9 +13,9 @@ export function parseScope(input: unknown): Scope {
     throw new InvalidRequestError('scope must be *, <prefix>/* or a unit ID')
   }
   if (input === '*') return input as Scope
-  const unit = input.endsWith('/*') ? input.slice(0, -2) : input
   try {
-    parseUnitId(unit)
+    if (input.endsWith('/*')) checkFolder(input.slice(0, -2))
+    else parseUnitId(input)
   } catch (error) {
     if (!(error instanceof InvalidUnitIdError)) throw error
     throw new InvalidRequestError(
@@ -23,6 +23,25 @@ export function parseScope(input: unknown): Scope {
     )
   }
   return input as Scope
+}
+
+/**
+ * A prefix is the folder of the units it covers. It is checked as a unit ID, except that it may
+ * end in a route word: `team/versions` is no unit ID, yet `team/versions/app` is one.
+ *
+ * @throws InvalidUnitIdError
+ */
+function checkFolder(prefix: string): void {
+  try {
+    parseUnitId(prefix)
+  } catch (error) {
+    if (!(error instanceof InvalidUnitIdError)) throw error
+    try {
+      parseUnitId(`${prefix}/x`)
+    } catch {
+      throw error
+    }
+  }
 }
 
 /** Whether `scope` covers the unit `id`. */

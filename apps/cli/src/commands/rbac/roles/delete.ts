@@ -1,0 +1,14 @@
+import { defineCommand } from 'citty'
+import { openContext } from '../../../context'
+import { common } from '../../_shared'
+import { roleArg } from './role-arg'
+
+export default defineCommand({
+  meta: { name: 'delete', description: 'Delete a role of your own (built-in roles stay)' },
+  args: { ...roleArg, ...common },
+  async run({ args }) {
+    const context = await openContext(args)
+    await context.client.rbac.roles.delete(args.name)
+    context.out.result({ name: args.name, deleted: true }, () => `Deleted role ${args.name}.`)
+  },
+})

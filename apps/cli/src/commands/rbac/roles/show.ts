@@ -1,0 +1,25 @@
+import type { Role } from '@cairn/sdk'
+import { defineCommand } from 'citty'
+import { openContext } from '../../../context'
+import { common } from '../../_shared'
+import { roleArg } from './role-arg'
+
+export default defineCommand({
+  meta: { name: 'show', description: 'Show one role' },
+  args: { ...roleArg, ...common },
+  async run({ args }) {
+    const context = await openContext(args)
+    const role = await context.client.rbac.roles.get(args.name)
+    context.out.result(role, () => describeRole(role))
+  },
+})
+
+/** A role for people, one field a line. */
+export function describeRole(role: Role): string {
+  return [
+    `name         ${role.name}`,
+    `permissions  ${role.permissions.join(', ') || '-'}`,
+    `built-in     ${role.built_in ? 'yes' : 'no'}`,
+    `description  ${role.description || '-'}`,
+  ].join('\n')
+}

@@ -1,0 +1,58 @@
+import type { Authorizer, Permission, Principal, UnitId } from '@cairn/core'
+
+/**
+ * Every field of a workspace's `permissions` (the TFE workspaces API, and go-tfe's
+ * `WorkspacePermissions`), with the Cairn permission that grants it (DESIGN section 9). `null`
+ * marks what Cairn does not have (runs, variables, run tasks, assessments, ephemeral
+ * workspaces): nobody may do it, so it is false for everyone.
+ */
+export const WORKSPACE_PERMISSIONS = {
+  // `unit:outputs` alone: what `terraform output` and the outputs endpoints need.
+  'can-read-state-outputs': 'unit:outputs',
+  'can-read-state-versions': 'unit:read',
+  'can-read-settings': 'unit:read',
+  'can-create-state-versions': 'unit:write',
+  'can-update': 'unit:write',
+  'can-manage-tags': 'unit:write',
+  'can-lock': 'unit:lock',
+  'can-unlock': 'unit:lock',
+  'can-force-unlock': 'unit:manage',
+  'can-destroy': 'unit:manage',
+  // Present for everyone: Terraform's `workspace delete` reads it and crashes on a missing one.
+  'can-force-delete': 'unit:manage',
+  'can-queue-run': null,
+  'can-queue-apply': null,
+  'can-queue-destroy': null,
+  'can-read-run': null,
+  'can-read-variable': null,
+  'can-update-variable': null,
+  'can-manage-run-tasks': null,
+  'can-manage-assessments': null,
+  'can-read-assessment-results': null,
+  'can-manage-ephemeral-workspaces': null,
+} as const satisfies Record<string, Permission | null>
+
+export type WorkspacePermissions = Record<keyof typeof WORKSPACE_PERMISSIONS, boolean>
+
+/** What `principal` may do to the workspace of `unit`, asking the authorizer once a permission. */
+export async function workspacePermissions(
+  principal: Principal,
+  unit: UnitId,
+  authorizer: Authorizer,
+): Promise<WorkspacePermissions> {
+  const wanted = [...new Set(Object.values(WORKSPACE_PERMISSIONS).filter((held) => held !== null))]
+  const granted = new Map(
+    await Promise.all(
+      wanted.map(
+        async (permission) =>
+          [permission, await authorizer.can(principal, permission, unit)] as const,
+      ),
+    ),
+  )
+  return Object.fromEntries(
+    Object.entries(WORKSPACE_PERMISSIONS).map(([field, permission]) => [
+      field,
+      permission !== null && granted.get(permission) === true,
+    ]),
+  ) as WorkspacePermissions
+}
