@@ -145,7 +145,9 @@ describe("the README's access-control example, on a server with RBAC on", () => 
   it('assigns roles to two teams and keeps a narrower CI token inside its scope', async () => {
     const run = await play('rbac')
     expect(run.code, run.output).toBe(0)
-    expect(run.output).toContain('does not have unit:write on team-b/web')
+    expect(run.output).toContain(
+      'local-admin does not have unit:write on team-b/web (through a token limited to writer on team-a/app/*)',
+    )
     const as = (path: string) => fetchAs(server, path, server.token)
     const { assignments } = (await (await as('/v1/rbac/assignments')).json()) as {
       assignments: { principal: string; role: string; scope: string }[]

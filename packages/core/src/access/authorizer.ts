@@ -39,6 +39,11 @@ export async function demand(
   unit: UnitId,
 ): Promise<void> {
   if (!(await authorizer.can(principal, permission, unit))) {
-    throw new ForbiddenError(`${principal.subject} does not have ${permission} on ${unit}`)
+    const { limit } = principal
+    const through =
+      limit === undefined ? '' : ` (through a token limited to ${limit.role} on ${limit.scope})`
+    throw new ForbiddenError(
+      `${principal.subject} does not have ${permission} on ${unit}${through}`,
+    )
   }
 }

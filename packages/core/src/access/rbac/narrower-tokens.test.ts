@@ -44,6 +44,10 @@ describe.each(DRIVERS)('narrower tokens, $name store', ({ open }) => {
     expect((await core.units.get(ci, UNIT)).id).toBe(UNIT)
     await expect(write(core, ci, UNIT, 1)).rejects.toBeInstanceOf(ForbiddenError)
     await expect(core.units.get(ci, PROD)).rejects.toBeInstanceOf(ForbiddenError)
+    // The refusal says the token's bounds were in the way, not only whose token it is.
+    await expect(core.units.get(ci, PROD)).rejects.toThrow(
+      `carol does not have unit:read on ${PROD} (through a token limited to reader on team/app)`,
+    )
     expect((await core.units.list(ci)).items.map((unit) => unit.id)).toEqual([UNIT])
   })
 
