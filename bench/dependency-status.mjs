@@ -15,6 +15,8 @@ import {
   cairnArgs,
   makeTemporaryDir,
   median,
+  pool,
+  request,
   removeTemporaryDir,
   runBench,
   startServer,
@@ -99,37 +101,6 @@ function state(serial, out, note = 'n') {
 
 // ---------------------------------------------------------------------------------------------
 // Requests
-
-async function request(server, method, path, { body, expect = 200, headers = {} } = {}) {
-  let response
-  try {
-    response = await globalThis.fetch(`http://127.0.0.1:${server.port}${path}`, {
-      method,
-      body,
-      headers,
-    })
-  } catch (error) {
-    throw new BenchError(`${method} ${path} failed: ${error.message}${server.tail()}`)
-  }
-  const text = await response.text()
-  if (response.status !== expect) {
-    throw new BenchError(`${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`)
-  }
-  return text === '' ? undefined : JSON.parse(text)
-}
-
-/** Runs `job(i)` for i in [0, count) with `limit` in flight. */
-async function pool(count, limit, job) {
-  let next = 0
-  const worker = async () => {
-    while (next < count) {
-      const index = next
-      next += 1
-      await job(index)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker))
-}
 
 /** Times `fn` once, in milliseconds. */
 async function timed(fn) {

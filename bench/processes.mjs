@@ -188,3 +188,42 @@ export async function runBench(flags, main) {
     await cleanUp()
   }
 }
+
+/**
+ * One request to a bench server, answered as JSON (or undefined when empty). Throws a BenchError
+ * naming the server, the request and its answer when the status is not `expect`.
+ */
+export async function request(server, method, path, { body, expect = 200, headers = {} } = {}) {
+  let response
+  try {
+    response = await globalThis.fetch(`http://127.0.0.1:${server.port}${path}`, {
+      method,
+      body,
+      headers,
+    })
+  } catch (error) {
+    throw new BenchError(
+      `${server.label}: ${method} ${path} failed: ${error.message}${server.tail()}`,
+    )
+  }
+  const text = await response.text()
+  if (response.status !== expect) {
+    throw new BenchError(
+      `${server.label}: ${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`,
+    )
+  }
+  return text === '' ? undefined : JSON.parse(text)
+}
+
+/** Runs `job(i)` for i in [0, count) with `limit` in flight. */
+export async function pool(count, limit, job) {
+  let next = 0
+  const worker = async () => {
+    while (next < count) {
+      const index = next
+      next += 1
+      await job(index)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, worker))
+}
