@@ -45,10 +45,31 @@ async function openStore(
       }
       return { store, close: () => store.close() }
     }
-    case 's3':
-      refuse(
-        '-storage s3 needs the S3 driver, which this build does not include yet; use fs or memory',
-      )
+    case 's3': {
+      const s3 = config.s3
+      if (s3 === undefined) refuse('-storage s3 needs -s3-bucket (SVC_S3_BUCKET)')
+      // Loaded only here, so a server on the fs store never loads the AWS SDK.
+      const { openS3Store, S3StoreError } = await import('@cairn/storage-s3')
+      try {
+        const store = await openS3Store({
+          bucket: s3.bucket,
+          prefix: s3.prefix,
+          region: s3.region,
+          ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
+          forcePathStyle: s3.pathStyle,
+        })
+        log.info('storage', {
+          storage: 's3',
+          bucket: s3.bucket,
+          prefix: s3.prefix,
+          ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
+        })
+        return { store, close: () => store.close() }
+      } catch (error) {
+        if (error instanceof S3StoreError) refuse(error.message)
+        throw error
+      }
+    }
   }
 }
 

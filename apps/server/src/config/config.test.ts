@@ -62,6 +62,51 @@ describe('loadConfig', () => {
         publicBaseUrl: undefined,
       },
       rbac: { enabled: false, admins: [] },
+      s3: undefined,
+    })
+  })
+
+  describe('S3 storage', () => {
+    it('needs a bucket, and fills the rest from flags, variables and the AWS region', () => {
+      expect(errorOf(['-storage', 's3'])).toBe(
+        '-storage s3 needs -s3-bucket (SVC_S3_BUCKET): the bucket to keep units in',
+      )
+      expect(
+        configOf(['-storage', 's3', '-s3-bucket', 'states'], { AWS_REGION: 'eu-west-1' }).s3,
+      ).toEqual({
+        bucket: 'states',
+        prefix: '',
+        region: 'eu-west-1',
+        endpoint: undefined,
+        pathStyle: false,
+      })
+      expect(
+        configOf([], {
+          SVC_STORAGE: 's3',
+          SVC_S3_BUCKET: 'states',
+          SVC_S3_PREFIX: 'cairn',
+          SVC_S3_ENDPOINT: 'http://127.0.0.1:7480',
+        }).s3,
+      ).toEqual({
+        bucket: 'states',
+        prefix: 'cairn/',
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:7480',
+        pathStyle: true,
+      })
+    })
+
+    it('refuses a bad bucket, endpoint or prefix, and S3 settings for another store', () => {
+      expect(errorOf(['-storage', 's3', '-s3-bucket', 'Bad_Bucket'])).toMatch(/^-s3-bucket/)
+      expect(errorOf(['-storage', 's3', '-s3-bucket', 'b1b', '-s3-endpoint', 'nope'])).toMatch(
+        /^-s3-endpoint/,
+      )
+      expect(errorOf(['-storage', 's3', '-s3-bucket', 'b1b', '-s3-prefix', 'a b'])).toMatch(
+        /^-s3-prefix/,
+      )
+      expect(errorOf(['-s3-bucket', 'states'])).toBe(
+        '-s3-bucket is for -storage s3, but the storage is fs',
+      )
     })
   })
 

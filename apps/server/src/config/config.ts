@@ -22,6 +22,20 @@ export interface Config {
   readonly tls: { certPath: string; keyPath: string } | undefined
   readonly auth: AuthSettings
   readonly rbac: RbacSettings
+  /** The bucket of `-storage s3`; undefined for the other stores. */
+  readonly s3: S3Settings | undefined
+}
+
+/** Where `-storage s3` keeps everything (credentials come from the standard AWS chain). */
+export interface S3Settings {
+  readonly bucket: string
+  /** Every key under this prefix (`cairn/`), so one bucket can hold other things too. */
+  readonly prefix: string
+  readonly region: string
+  /** A custom endpoint (Ceph RGW, MinIO, R2); absent for AWS. */
+  readonly endpoint: string | undefined
+  /** Path-style URLs (`endpoint/bucket/key`): on by default with a custom endpoint. */
+  readonly pathStyle: boolean
 }
 
 /** Role-based access control (DESIGN section 9). */
@@ -52,7 +66,10 @@ export interface ServerLimits {
 export const FLAGS = {
   host: { env: 'SVC_HOST', help: 'address to listen on (default 0.0.0.0)' },
   port: { env: 'PORT', help: 'port to listen on; 0 picks a free one (default 8080)' },
-  storage: { env: 'SVC_STORAGE', help: 'fs (default) or memory (lost on exit)' },
+  storage: {
+    env: 'SVC_STORAGE',
+    help: 'fs (default), s3 (one bucket shared by many instances) or memory (lost on exit)',
+  },
   'data-dir': { env: 'SVC_DATA_DIR', help: 'directory of the fs store (default ./data)' },
   'auth-disable': {
     env: 'SVC_AUTH_DISABLE',
@@ -109,6 +126,20 @@ export const FLAGS = {
   'rbac-admins': {
     env: 'SVC_RBAC_ADMINS',
     help: 'comma-separated administrators of roles and assignments (user:<subject>, email:<address>, group:<name>)',
+  },
+  's3-bucket': { env: 'SVC_S3_BUCKET', help: 'the bucket of -storage s3 (required with it)' },
+  's3-prefix': { env: 'SVC_S3_PREFIX', help: 'keep every key under this prefix (default none)' },
+  's3-region': {
+    env: 'SVC_S3_REGION',
+    help: 'the bucket region (default AWS_REGION, else us-east-1)',
+  },
+  's3-endpoint': {
+    env: 'SVC_S3_ENDPOINT',
+    help: 'a custom S3 endpoint URL (Ceph RGW, MinIO, R2); default AWS',
+  },
+  's3-path-style': {
+    env: 'SVC_S3_PATH_STYLE',
+    help: 'path-style URLs: true or false (default true with -s3-endpoint, else false)',
   },
   help: { boolean: true, help: 'print this help' },
 } as const satisfies Record<string, FlagSpec>
@@ -187,6 +218,34 @@ const ConfigSchema = v.object({
   'tls-key': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-key must not be empty'))),
   rbac: v.optional(boolean('-rbac (SVC_RBAC_ENABLED)'), 'false'),
   'rbac-admins': v.optional(v.string(), ''),
+  's3-bucket': v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+        '-s3-bucket (SVC_S3_BUCKET) must be an S3 bucket name: 3 to 63 of a-z 0-9 . -',
+      ),
+    ),
+  ),
+  's3-prefix': v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(
+        /^[A-Za-z0-9._~:@+=/-]{0,256}$/,
+        '-s3-prefix (SVC_S3_PREFIX) may hold only A-Z a-z 0-9 . _ ~ : @ + = / -',
+      ),
+    ),
+    '',
+  ),
+  's3-region': v.optional(v.pipe(v.string(), v.minLength(1, '-s3-region must not be empty'))),
+  's3-endpoint': v.optional(
+    v.pipe(
+      v.string(),
+      v.url('-s3-endpoint (SVC_S3_ENDPOINT) must be a URL such as http://127.0.0.1:7480'),
+      v.regex(/^https?:\/\//i, '-s3-endpoint (SVC_S3_ENDPOINT) must be an http or https URL'),
+    ),
+  ),
+  's3-path-style': v.optional(boolean('-s3-path-style (SVC_S3_PATH_STYLE)')),
 })
 
 /** What the command line asked for: a config to run with, or the help text. */
@@ -244,8 +303,40 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
           : { certPath: out['tls-cert'], keyPath: out['tls-key'] },
       auth: loadAuthSettings(env),
       rbac: Object.freeze({ enabled: out.rbac, admins: parseAdmins(out['rbac-admins']) }),
+      s3: s3Settings(out, env),
     }),
   }
+}
+
+/** The S3 settings when `-storage s3`. @throws ConfigError without a bucket, or S3 flags without it */
+function s3Settings(
+  out: v.InferOutput<typeof ConfigSchema>,
+  env: NodeJS.ProcessEnv,
+): S3Settings | undefined {
+  if (out.storage !== 's3') {
+    const stray = (['s3-bucket', 's3-prefix', 's3-endpoint'] as const).find(
+      (name) => out[name] !== undefined && out[name] !== '',
+    )
+    if (stray !== undefined) {
+      throw new ConfigError(`-${stray} is for -storage s3, but the storage is ${out.storage}`)
+    }
+    return undefined
+  }
+  const bucket = out['s3-bucket']
+  if (bucket === undefined) {
+    throw new ConfigError(
+      '-storage s3 needs -s3-bucket (SVC_S3_BUCKET): the bucket to keep units in',
+    )
+  }
+  const endpoint = out['s3-endpoint']
+  const prefix = out['s3-prefix']
+  return Object.freeze({
+    bucket,
+    prefix: prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`,
+    region: out['s3-region'] ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
+    endpoint,
+    pathStyle: out['s3-path-style'] ?? endpoint !== undefined,
+  })
 }
 
 /**

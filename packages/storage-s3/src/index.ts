@@ -1,0 +1,5 @@
+export { openS3Store } from './s3-store'
+export type { S3Store } from './s3-store'
+export type { S3StoreOptions } from './s3-store-options'
+export { S3StoreError } from './s3-errors'
+export type { S3StoreErrorCode } from './s3-errors'
