@@ -161,12 +161,19 @@ describe('RBAC on every surface, for users of a real OpenID provider', () => {
     }
   }
 
-  function expectForbidden(reply: Reply, who: string, permission: string, unit: string): void {
+  /** `through`: the bounds of a narrower token, which the message names after the unit. */
+  function expectForbidden(
+    reply: Reply,
+    who: string,
+    permission: string,
+    unit: string,
+    through = '',
+  ): void {
     expect(reply.status, reply.text).toBe(403)
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/)
     expect(reply.body).toEqual({
       error: 'forbidden',
-      message: `${who} does not have ${permission} on ${unit}`,
+      message: `${who} does not have ${permission} on ${unit}${through}`,
     })
   }
 
@@ -176,9 +183,10 @@ describe('RBAC on every surface, for users of a real OpenID provider', () => {
     who: string,
     permission: string,
     call: () => Promise<Reply>,
+    through = '',
   ): Promise<void> {
     const before = await snapshot(unit)
-    expectForbidden(await call(), who, permission, unit)
+    expectForbidden(await call(), who, permission, unit, through)
     expect(await snapshot(unit)).toEqual(before)
   }
 
@@ -507,10 +515,22 @@ describe('RBAC on every surface, for users of a real OpenID provider', () => {
       expect(minted.status, minted.text).toBe(201)
       const ci = as((minted.body as { token: string }).token)
       expect((await ci.get('/v1/units/team-a/app')).status).toBe(200)
-      await expectRefused('team-a/app', 'alice', 'unit:write', async () =>
-        ci.send('POST', '/v1/units/team-a/app/upload', { body: await nextState('team-a/app') }),
+      const bounds = ' (through a token limited to reader on team-a/app)'
+      await expectRefused(
+        'team-a/app',
+        'alice',
+        'unit:write',
+        async () =>
+          ci.send('POST', '/v1/units/team-a/app/upload', { body: await nextState('team-a/app') }),
+        bounds,
       )
-      await expectRefused('team-a/net', 'alice', 'unit:read', () => ci.get('/v1/units/team-a/net'))
+      await expectRefused(
+        'team-a/net',
+        'alice',
+        'unit:read',
+        () => ci.get('/v1/units/team-a/net'),
+        bounds,
+      )
       const listed = await ci.get('/v1/units')
       expect((listed.body as { units: { id: string }[] }).units.map((unit) => unit.id)).toEqual([
         'team-a/app',
@@ -522,11 +542,20 @@ describe('RBAC on every surface, for users of a real OpenID provider', () => {
       })
       expect(wide.status, wide.text).toBe(201)
       const everything = as((wide.body as { token: string }).token)
-      await expectRefused('team-b/svc', 'alice', 'unit:read', () =>
-        everything.get('/v1/units/team-b/svc'),
+      const wideBounds = ' (through a token limited to admin on *)'
+      await expectRefused(
+        'team-b/svc',
+        'alice',
+        'unit:read',
+        () => everything.get('/v1/units/team-b/svc'),
+        wideBounds,
       )
-      await expectRefused('team-a/app', 'alice', 'unit:manage', () =>
-        everything.send('DELETE', '/v1/units/team-a/app'),
+      await expectRefused(
+        'team-a/app',
+        'alice',
+        'unit:manage',
+        () => everything.send('DELETE', '/v1/units/team-a/app'),
+        wideBounds,
       )
       const assign = await everything.send('POST', '/v1/rbac/assignments', {
         json: { principal: 'user:alice', role: 'admin', scope: '*' },
