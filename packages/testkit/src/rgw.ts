@@ -113,6 +113,23 @@ export async function startRgw(options: StartRgwOptions = {}): Promise<RunningRg
     ])
     const ceph = (...args: string[]) =>
       run('ceph', ['-c', conf, '--connect-timeout', '10', ...args])
+    // A monitor that answers `mon stat` may still refuse commands for a moment after its election
+    // ("problem getting command descriptions from mon"), most often on a loaded machine: a command
+    // refused that way has not run, so it is tried again for a while.
+    const cephSettled = async (...args: string[]) => {
+      const deadline = Date.now() + startTimeoutMs
+      for (;;) {
+        try {
+          return await ceph(...args)
+        } catch (error) {
+          const text = String((error as { stderr?: unknown }).stderr ?? error)
+          if (!text.includes('problem getting command descriptions') || Date.now() > deadline) {
+            throw error
+          }
+          await new Promise((done) => setTimeout(done, 500))
+        }
+      }
+    }
     const start = (name: string, file: string, args: string[]) => {
       const daemon = startDaemon(name, file, ['-c', conf, '-f', ...args], join(dir, `${name}.out`))
       cluster.daemons.push(daemon)
@@ -126,12 +143,12 @@ export async function startRgw(options: StartRgwOptions = {}): Promise<RunningRg
         () => false,
       ),
     )
-    const { stdout: osdId } = await ceph('osd', 'create')
+    const { stdout: osdId } = await cephSettled('osd', 'create')
     if (osdId.trim() !== '0') throw new Error(`startRgw: the new OSD got id ${osdId.trim()}, not 0`)
-    await ceph('osd', 'crush', 'add-bucket', 'node0', 'host')
-    await ceph('osd', 'crush', 'move', 'node0', 'root=default')
+    await cephSettled('osd', 'crush', 'add-bucket', 'node0', 'host')
+    await cephSettled('osd', 'crush', 'move', 'node0', 'root=default')
     await run('ceph-osd', ['-c', conf, '-i', '0', '--mkfs'])
-    await ceph('osd', 'crush', 'add', 'osd.0', '1.0', 'host=node0')
+    await cephSettled('osd', 'crush', 'add', 'osd.0', '1.0', 'host=node0')
     const osd = start('osd.0', 'ceph-osd', ['-i', '0'])
 
     // The first gateway makes the pools, realm and zone; the others start once they exist, so
