@@ -1,14 +1,11 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { terraformState } from '@cairn/core/testing'
 import { CairnApiError } from '@cairn/sdk'
 import { inProcessApp } from '@cairn/server/testing'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { UsageError } from './cli-error'
-import { root } from './commands/index'
-import { routeRequestsThrough } from './context'
-import { runCli } from './run'
+import { cairn, json, routeTo, run, useCliHome } from './testing/in-process-cli'
 
 /**
  * The commands as a user runs them, in process: through the runner and citty's `runCommand`,
@@ -16,80 +13,16 @@ import { runCli } from './run'
  * suites under `test/` run the built program against the built server.
  */
 
-interface Run {
-  stdout: string
-  stderr: string
-  error: Error | undefined
-}
-
-let home: string
+const homeDir = useCliHome('cairn-commands-')
 let sent: string[]
 
 beforeEach(async () => {
-  home = await mkdtemp(join(tmpdir(), 'cairn-commands-'))
-  vi.stubEnv('HOME', home)
-  vi.stubEnv('XDG_CONFIG_HOME', join(home, '.config'))
-  vi.stubEnv('SVC_SERVER_URL', '')
-  vi.stubEnv('CAIRN_CA_FILE', '')
-  vi.stubEnv('NO_COLOR', '1')
-  const app = await inProcessApp()
   sent = []
-  routeRequestsThrough(async (input, init) => {
-    const request = new Request(input, init)
-    sent.push(`${request.method} ${new URL(request.url).pathname}`)
-    return await app.request(request)
-  })
+  routeTo(await inProcessApp(), sent)
 })
-
-afterEach(async () => {
-  routeRequestsThrough(undefined)
-  vi.unstubAllEnvs()
-  await rm(home, { recursive: true, force: true })
-})
-
-/** Runs `cairn <args>`: what it wrote on stdout and stderr, and what it failed with. */
-async function run(...args: string[]): Promise<Run> {
-  const stdout = capture(process.stdout)
-  const stderr = capture(process.stderr)
-  let error: Error | undefined
-  try {
-    await runCli(root, args)
-  } catch (caught) {
-    error = caught instanceof Error ? caught : new Error(String(caught))
-  } finally {
-    stdout.restore()
-    stderr.restore()
-  }
-  return { stdout: stdout.text(), stderr: stderr.text(), error }
-}
-
-/** Runs `cairn <args>`, which must succeed, and answers its stdout. */
-async function cairn(...args: string[]): Promise<string> {
-  const result = await run(...args)
-  if (result.error !== undefined) throw result.error
-  return result.stdout
-}
-
-async function json<T>(...args: string[]): Promise<T> {
-  return JSON.parse(await cairn(...args, '--json')) as T
-}
-
-function capture(stream: NodeJS.WriteStream) {
-  const chunks: Buffer[] = []
-  const spy = vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    chunks.push(Buffer.from(chunk))
-    return true
-  })
-  return {
-    text: () => Buffer.concat(chunks).toString('utf8'),
-    restore: () => {
-      spy.mockRestore()
-    },
-  }
-}
 
 async function stateFile(name: string, state: Parameters<typeof terraformState>[0]) {
-  const path = join(home, name)
+  const path = join(homeDir(), name)
   const text = terraformState(state)
   await writeFile(path, text)
   return { path, text }
@@ -135,7 +68,7 @@ describe('cairn unit, in process', () => {
     const pushed = await json<VersionJson>('unit', 'push', 'team/app', state.path)
     expect(pushed).toMatchObject({ serial: 1 })
     expect(await cairn('unit', 'pull', 'team/app')).toBe(state.text)
-    const out = join(home, 'pulled.tfstate')
+    const out = join(homeDir(), 'pulled.tfstate')
     const pull = await run('unit', 'pull', 'team/app', '-o', out)
     expect(pull).toMatchObject({ stdout: '', error: undefined })
     expect(pull.stderr).toMatch(/^Pulled team\/app \(.+\) to .+pulled\.tfstate\.\n$/)

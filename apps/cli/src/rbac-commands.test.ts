@@ -1,13 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CairnApiError } from '@cairn/sdk'
 import { inProcessApp, type InProcessApp, type InProcessOptions } from '@cairn/server/testing'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { NegativeAnswer, UsageError, type CLIError } from './cli-error'
-import { root } from './commands/index'
-import { routeRequestsThrough } from './context'
-import { runCli } from './run'
+import { cairn, json, routeTo, run, useCliHome, type Run } from './testing/in-process-cli'
 
 /**
  * `cairn rbac ...` and `cairn unit outputs` as a user runs them, in process, against the server
@@ -15,85 +12,25 @@ import { runCli } from './run'
  * off as each suite says.
  */
 
-interface Run {
-  stdout: string
-  stderr: string
-  error: Error | undefined
-}
-
-let home: string
+const homeDir = useCliHome('cairn-rbac-commands-')
 let sent: string[]
 let server: InProcessApp | undefined
 
-beforeEach(async () => {
-  home = await mkdtemp(join(tmpdir(), 'cairn-rbac-commands-'))
-  vi.stubEnv('HOME', home)
-  vi.stubEnv('XDG_CONFIG_HOME', join(home, '.config'))
-  vi.stubEnv('SVC_SERVER_URL', '')
-  vi.stubEnv('CAIRN_CA_FILE', '')
-  vi.stubEnv('NO_COLOR', '1')
+beforeEach(() => {
   sent = []
 })
 
 afterEach(async () => {
-  routeRequestsThrough(undefined)
-  vi.unstubAllEnvs()
   await server?.close()
   server = undefined
-  await rm(home, { recursive: true, force: true })
 })
 
 /** Starts the app the commands talk to from now on. */
 async function serve(options: InProcessOptions = {}): Promise<InProcessApp> {
   const app = await inProcessApp(options)
   server = app
-  routeRequestsThrough(async (input, init) => {
-    const request = new Request(input, init)
-    sent.push(`${request.method} ${new URL(request.url).pathname}`)
-    return await app.request(request)
-  })
+  routeTo(app, sent)
   return app
-}
-
-/** Runs `cairn <args>`: what it wrote on stdout and stderr, and what it failed with. */
-async function run(...args: string[]): Promise<Run> {
-  const stdout = capture(process.stdout)
-  const stderr = capture(process.stderr)
-  let error: Error | undefined
-  try {
-    await runCli(root, args)
-  } catch (caught) {
-    error = caught instanceof Error ? caught : new Error(String(caught))
-  } finally {
-    stdout.restore()
-    stderr.restore()
-  }
-  return { stdout: stdout.text(), stderr: stderr.text(), error }
-}
-
-/** Runs `cairn <args>`, which must succeed, and answers its stdout. */
-async function cairn(...args: string[]): Promise<string> {
-  const result = await run(...args)
-  if (result.error !== undefined) throw result.error
-  return result.stdout
-}
-
-async function json<T>(...args: string[]): Promise<T> {
-  return JSON.parse(await cairn(...args, '--json')) as T
-}
-
-function capture(stream: NodeJS.WriteStream) {
-  const chunks: Buffer[] = []
-  const spy = vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    chunks.push(Buffer.from(chunk))
-    return true
-  })
-  return {
-    text: () => Buffer.concat(chunks).toString('utf8'),
-    restore: () => {
-      spy.mockRestore()
-    },
-  }
 }
 
 /** The server's code for a command's failure. */
@@ -103,7 +40,7 @@ function codeOf(result: Run): string | undefined {
 
 /** A Terraform state with outputs of several types, one of them sensitive. */
 async function networkState(serial: number): Promise<string> {
-  const path = join(home, `net-${serial}.tfstate`)
+  const path = join(homeDir(), `net-${serial}.tfstate`)
   const state = {
     version: 4,
     terraform_version: '1.11.4',
@@ -227,7 +164,7 @@ describe('cairn rbac with RBAC off', () => {
 
   it('says on stderr when a unit has no outputs, printing nothing on stdout', async () => {
     await cairn('unit', 'create', 'team/empty')
-    const path = join(home, 'empty.tfstate')
+    const path = join(homeDir(), 'empty.tfstate')
     await writeFile(
       path,
       JSON.stringify({ version: 4, serial: 1, lineage: 'x', outputs: {}, resources: [] }),
