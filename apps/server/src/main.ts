@@ -9,6 +9,7 @@ import {
   openFsStore,
   systemClock,
   createCore,
+  upgradeLayout,
   type FsStore,
   type ObjectStore,
 } from '@cairn/core'
@@ -73,6 +74,16 @@ async function openStore(
   }
 }
 
+/** Brings the store to the layout this version reads, before anything is served from it. */
+async function upgradeStore(store: ObjectStore, log: Logger): Promise<void> {
+  try {
+    const upgrade = await upgradeLayout(store)
+    if (upgrade.from !== upgrade.to) log.info('store layout upgraded', { ...upgrade })
+  } catch (error) {
+    refuse(`cannot bring the store to this version's layout: ${(error as Error).message}`)
+  }
+}
+
 async function main(): Promise<void> {
   let config: Config
   try {
@@ -93,6 +104,7 @@ async function main(): Promise<void> {
     )
   }
   const { store, close } = await openStore(config, log)
+  await upgradeStore(store, log)
   const scanners = new WorkerScanners()
   const core = createCore({
     store,
@@ -102,10 +114,7 @@ async function main(): Promise<void> {
     maxStateBytes: config.maxStateBytes,
     scanners: scanners.source,
     onExtensionError: (extension, error) => {
-      log.warn(`a step of the ${extension} failed after its change was committed`, {
-        error,
-        ...(extension === 'dependency graph' ? { retry: 'on the next status request' } : {}),
-      })
+      log.warn(`a step of the ${extension} failed after its change was committed`, { error })
     },
   })
   let identity: IdentitySetup

@@ -940,7 +940,7 @@ describe('logs', () => {
       body: JSON.stringify({ id: 'broken' }),
     })
     expect(created.status).toBe(201)
-    const record = join(server.dataDir, 'units', 'broken!', 'unit.json')
+    const record = join(server.dataDir, 'unit-records', 'broken!.json')
     await unlink(record)
     await symlink(record, record)
     const from = server.output().length

@@ -3,9 +3,9 @@ import { PolicyStore } from './access/rbac/policy-store'
 import { RbacAuthorizer } from './access/rbac/rbac-authorizer'
 import { RbacService } from './access/rbac/rbac-service'
 import type { Kernel } from './kernel'
-import { DependencyGraph } from './graph/dependency-graph'
 import { DependencyService } from './graph/dependency-service'
 import { graphExtension } from './graph/graph-extension'
+import { SinceFinder } from './graph/since'
 import { LockService } from './locks/lock-service'
 import { systemClock, type Clock } from './runtime/clock'
 import { randomIds, type IdSource } from './runtime/id-source'
@@ -51,8 +51,7 @@ export interface CoreOptions {
   extensions?: readonly WriteExtension[]
   /**
    * Hears of an extension's step that failed after its change was committed (or while undoing a
-   * refused one). The change stands; the dependency graph takes the step again on the next status
-   * request. The server logs these.
+   * refused one). The change stands. The server logs these.
    */
   onExtensionError?: ExtensionErrorHandler
 }
@@ -100,8 +99,7 @@ export function createCore(options: CoreOptions): Core {
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep)
   const kernel: Kernel = { store, records, authorizer, clock, ids }
-  const graph = new DependencyGraph({ store, records, clock, ids, sleep })
-  const extensions = [graphExtension(graph), ...(options.extensions ?? [])]
+  const extensions = [graphExtension(records), ...(options.extensions ?? [])]
   const writer = new StateWriter({
     kernel,
     maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
@@ -114,7 +112,7 @@ export function createCore(options: CoreOptions): Core {
     states: new StateService({ kernel, writer }),
     versions: new VersionService(kernel),
     locks: new LockService(kernel),
-    dependencies: new DependencyService({ kernel, graph }),
+    dependencies: new DependencyService({ kernel, since: new SinceFinder(store) }),
     authorizer,
     rbac: new RbacService({ store, policies, authorizer, clock, ids }),
     stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),

@@ -43,6 +43,8 @@ export { randomIds } from './runtime/id-source'
 export type { FsStore } from './storage/fs-store'
 export { DataDirInUseError, openFsStore } from './storage/fs-store'
 export { createMemoryStore } from './storage/memory-store'
+export type { LayoutUpgrade } from './storage/layout-upgrade'
+export { STORE_LAYOUT, upgradeLayout } from './storage/layout-upgrade'
 export type {
   Body,
   ListOptions,

@@ -7,7 +7,7 @@
 import * as v from 'valibot'
 import { parseRoleName } from './access/rbac/roles'
 import { parseScope } from './access/rbac/scope'
-import { VersionRefSchema } from './graph/graph-record'
+import { VersionRefSchema } from './graph/graph-node'
 import { LockInfoSchema } from './locks/lock-info'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
 

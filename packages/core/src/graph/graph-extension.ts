@@ -1,26 +1,53 @@
+import { mapLimit } from '../concurrency/map-limit'
+import type { UnitId } from '../units/unit-id'
+import type { UnitRecord } from '../units/unit-record'
+import type { UnitRecordStore } from '../units/unit-record-store'
 import type { WriteExtension } from '../write-path/extensions'
-import type { DependencyGraph } from './dependency-graph'
+import { edgeKey, nodeOf, type GraphNode } from './graph-node'
 import { acksFor } from './graph-rules'
 
+/** How many upstream records a write reads at once. */
+const UPSTREAM_READS = 16
+
 /**
- * The dependency graph's part in the write path. Before a commit it marks the unit as pending its
- * graph step (so a crash between the commit and the step is caught up on the next status
- * request) and, for a write (not a restore, which brings back a state made from older inputs),
- * records on the new version what its dependencies show now. After the commit it takes the step;
- * when the change is refused it removes the mark.
+ * The dependency graph's part in the write path: a write (not a restore, which brings back a
+ * state made from older inputs, nor a delete) of a unit with dependencies acknowledges what each
+ * of them shows at the moment of the commit. The digests go on the new version (`acks`) and on
+ * the edges in the unit record, in the same conditional write, so an edge changed at the same
+ * time is never acknowledged by a write that did not see it. A unit without dependencies costs
+ * nothing here; one with them costs a read of each upstream's record.
  */
-export function graphExtension(graph: DependencyGraph): WriteExtension {
+export function graphExtension(records: UnitRecordStore): WriteExtension {
   return {
     name: 'dependency graph',
-    async beforeCommit(change) {
-      const current = await graph.read()
-      const acks = change.kind === 'write' ? acksFor(current, change.unit) : undefined
-      const mark = await graph.mark(current, change.unit)
-      return {
-        ...(acks === undefined ? {} : { versionFields: { acks } }),
-        afterCommit: () => graph.settle(change.unit, mark),
-        onAbort: () => graph.unmark(mark),
-      }
+    beforeCommit(change) {
+      if (change.kind !== 'write') return Promise.resolve(undefined)
+      return Promise.resolve({
+        async atCommit(current: UnitRecord | undefined) {
+          if (current === undefined || (current.dependencies ?? []).length === 0) return undefined
+          const nodes = new Map<string, GraphNode>([[current.id, nodeOf(current)]])
+          const upstreams = [...new Set(current.dependencies?.map((edge) => edge.from))]
+          const found = await mapLimit(upstreams, UPSTREAM_READS, (id) =>
+            records.read(id as UnitId),
+          )
+          upstreams.forEach((id, index) => {
+            const snapshot = found[index]
+            if (snapshot !== undefined) nodes.set(id, nodeOf(snapshot.record))
+          })
+          const acks = acksFor({ get: (id) => nodes.get(id) }, current.id) ?? []
+          const digest = new Map(acks.map((ack) => [edgeKey(ack), ack.digest]))
+          return {
+            versionFields: { acks },
+            edit: (next: UnitRecord): UnitRecord => ({
+              ...next,
+              dependencies: (next.dependencies ?? []).map((edge) => {
+                const ack = digest.get(edgeKey(edge))
+                return ack === undefined ? edge : { ...edge, ack }
+              }),
+            }),
+          }
+        },
+      })
     },
   }
 }

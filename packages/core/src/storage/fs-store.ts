@@ -168,7 +168,10 @@ export async function openFsStore(root: string): Promise<FsStore> {
           if (isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')) return
           throw error
         }
-        await syncDir(dirname(target))
+        // A delete of another key in the same folder may have pruned it already: the entry is gone.
+        await syncDir(dirname(target)).catch((error: unknown) => {
+          if (!isCode(error, 'ENOENT')) throw error
+        })
         await pruneEmptyDirs(root, dirname(target))
       })
     },

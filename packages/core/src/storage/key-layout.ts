@@ -6,9 +6,9 @@
  *
  * | prefix                   | owner                     | what                                              |
  * | ------------------------ | ------------------------- | ------------------------------------------------- |
- * | `units/`                 | core, units               | unit records, states, versions, history           |
- * | `graph/graph.json`       | core, dependency graph    | edges, acknowledgements, upstream digests         |
- * | `graph/pending/`         | core, dependency graph    | graph steps a crash may have cut off              |
+ * | `layout.json`            | core, storage             | which layout the store is in (see layout-upgrade) |
+ * | `unit-records/`          | core, units               | unit records: lock, current version, tags, edges  |
+ * | `units/`                 | core, units               | states, versions, history                         |
  * | `auth/api-tokens/`       | auth                      | API token records (hashes, never the tokens)      |
  * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
  * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
@@ -22,9 +22,9 @@
  * upload's parts), under `<id>/` beside it; all swept together once past the owner's time to live.
  */
 export const STORE_KEYS = {
+  layout: 'layout.json',
+  unitRecords: 'unit-records/',
   units: 'units/',
-  graph: 'graph/graph.json',
-  graphPending: 'graph/pending/',
   apiTokens: 'auth/api-tokens/',
   refreshFamilies: 'auth/refresh-families/',
   usedCodes: 'auth/used-codes/',
@@ -32,4 +32,10 @@ export const STORE_KEYS = {
   pendingStateVersions: 'tfe/state-versions/',
   rbacPolicy: 'rbac/policy.json',
   rbacUsers: 'rbac/users/',
+} as const
+
+/** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */
+export const LEGACY_KEYS = {
+  graph: 'graph/graph.json',
+  graphPending: 'graph/pending/',
 } as const

@@ -317,8 +317,8 @@ export function coreContract(name: string, factory: StoreFactory): void {
           }),
         ).rejects.toBeInstanceOf(ChecksumMismatchError)
         expect((await core.units.get(alice, id('app'))).version_count).toBe(0)
-        const listed = await store.list({ prefix: 'units/' })
-        expect(listed.objects.map((object) => object.key)).toEqual(['units/app!/unit.json'])
+        const listed = await store.list({ prefix: '' })
+        expect(listed.objects.map((object) => object.key)).toEqual(['unit-records/app!.json'])
         expect(
           (await write('app', text, { source: 'http', expectedMd5: md5.toUpperCase() })).md5,
         ).toBe(md5)
@@ -330,8 +330,8 @@ export function coreContract(name: string, factory: StoreFactory): void {
           StateTooLargeError,
         )
         expect((await core.units.get(alice, id('app'))).version_count).toBe(0)
-        const listed = await store.list({ prefix: 'units/' })
-        expect(listed.objects.map((object) => object.key)).toEqual(['units/app!/unit.json'])
+        const listed = await store.list({ prefix: '' })
+        expect(listed.objects.map((object) => object.key)).toEqual(['unit-records/app!.json'])
       })
 
       it('lists every version newest first, with strictly increasing timestamps', async () => {

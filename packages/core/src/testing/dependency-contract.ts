@@ -595,29 +595,44 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
     })
 
     describe('failures and races', () => {
-      it('takes a graph step that failed after its write on the next status request', async () => {
+      it('acknowledges only in the commit: a consumer write that fails leaves its edges as they were', async () => {
         await apply('net', { vpc: 'vpc-1' })
         await apply('app', {})
         await depend('app', 'net:vpc')
-        const errors: unknown[] = []
-        let failing = true
+        await apply('net', { vpc: 'vpc-2' })
         const flaky = withPut((key, body, options) => {
-          if (failing && key === 'graph/graph.json') {
-            return Promise.reject(new Error('storage hiccup'))
-          }
+          if (key === 'unit-records/app!.json') return Promise.reject(new Error('storage hiccup'))
           return store.put(key, body, options)
         })
-        const shaky = make({ store: flaky, onExtensionError: (_, error) => errors.push(error) })
-        const version = await apply('net', { vpc: 'vpc-2' }, shaky)
-        expect(version.serial).toBe(2)
-        expect(errors).toHaveLength(1)
-        expect((await store.list({ prefix: 'graph/pending/' })).objects).toHaveLength(1)
+        await expect(apply('app', {}, make({ store: flaky }))).rejects.toThrow('storage hiccup')
+        expect(await status('app')).toMatchObject({ status: 'red', edges: [{ state: 'pending' }] })
+        await apply('app', {})
+        expect(await colour('app')).toBe('green')
+      })
 
-        failing = false
-        expect(await status('app')).toMatchObject({ status: 'red' })
-        clock.advance(61_000)
-        await status('app')
-        expect((await store.list({ prefix: 'graph/pending/' })).objects).toHaveLength(0)
+      it('writes only the unit it changes: no shared object, whatever the graph holds', async () => {
+        await apply('hub', { out: 0 })
+        for (const leaf of ['a', 'b', 'c']) {
+          await apply(leaf, { out: 0 })
+          await depend(leaf, 'hub:out')
+        }
+        const written: string[] = []
+        const watched = make({
+          store: withPut((key, body, options) => {
+            written.push(key)
+            return store.put(key, body, options)
+          }),
+        })
+        await apply('a', { out: 1 }, watched)
+        await watched.dependencies.set(alice, id('b'), {
+          dependencies: [{ from: 'hub', output: 'out' }, { from: 'a' }],
+        })
+        await apply('hub', { out: 1 }, watched)
+        const owners = written.map((key) =>
+          key.startsWith('unit-records/') ? key.slice(13, -6) : key.split('!')[0]?.slice(6),
+        )
+        expect(new Set(owners)).toEqual(new Set(['a', 'b', 'hub']))
+        expect(await colours('a', 'b', 'c')).toEqual({ a: 'red', b: 'red', c: 'red' })
       })
 
       it('loses no graph step when two servers write units of one graph at once', async () => {
@@ -656,22 +671,46 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         }
       })
 
-      it('refuses a conditional write of the graph that lost, and retries it', async () => {
+      it('retries a declaration that lost its conditional write to another writer', async () => {
         let lose = 3
         const contended = withPut((key, body, options) => {
-          if (key === 'graph/graph.json' && lose > 0) {
+          if (key === 'unit-records/app!.json' && options?.condition !== undefined && lose > 0) {
             lose -= 1
             return Promise.reject(new PreconditionFailedError(key))
           }
           return store.put(key, body, options)
         })
-        core = make({ store: contended })
         await apply('app', {})
+        core = make({ store: contended })
         await depend('app', 'net')
         expect(lose).toBe(0)
         expect((await core.dependencies.get(alice, id('app'))).dependencies).toEqual([
           { from: 'net' },
         ])
+      })
+
+      it('never keeps a cycle that two servers close at once, one half each', async () => {
+        const other = make()
+        for (let round = 0; round < 10; round += 1) {
+          const [x, y] = [`x${String(round)}`, `y${String(round)}`]
+          await core.units.create(alice, id(x))
+          await core.units.create(alice, id(y))
+          const outcomes = await Promise.allSettled([
+            core.dependencies.set(alice, id(x), { dependencies: [{ from: y }] }),
+            other.dependencies.set(alice, id(y), { dependencies: [{ from: x }] }),
+          ])
+          for (const outcome of outcomes) {
+            if (outcome.status === 'rejected') {
+              expect(outcome.reason).toBeInstanceOf(DependencyCycleError)
+            }
+          }
+          const kept =
+            (await core.dependencies.get(alice, id(x))).dependencies.length +
+            (await core.dependencies.get(alice, id(y))).dependencies.length
+          expect(kept).toBeLessThanOrEqual(1)
+          const fulfilled = outcomes.filter((outcome) => outcome.status === 'fulfilled').length
+          expect(kept).toBe(fulfilled)
+        }
       })
     })
   })

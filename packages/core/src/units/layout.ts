@@ -2,13 +2,15 @@ import type { UnitId } from './unit-id'
 import { STORE_KEYS } from '../storage/key-layout'
 
 /**
- * Where a unit's objects live in the store. Everything of unit `team/app` sits under
- * `units/team/app!/`: `!` cannot occur in a unit ID, so one unit's folder never holds another's,
- * and because `!` sorts before every ID character, listing with `!` as the delimiter returns units
- * in ID order. The storage README shows this layout.
+ * Where a unit's objects live in the store. The record of unit `team/app` is
+ * `unit-records/team/app!.json`, and everything else of it sits under `units/team/app!/`: `!`
+ * cannot occur in a unit ID, so one unit's keys never fall under another's, and because `!` sorts
+ * before every ID character, keys list in ID order. All unit records sit under one prefix with
+ * nothing else, so one paginated listing walks every unit with the ETag of its record. The
+ * storage README shows this layout.
  *
  * ```
- * units/<id>!/unit.json                          the unit record: lock, current version, metadata
+ * unit-records/<id>!.json                        the unit record: lock, current version, tags, edges
  * units/<id>!/<epoch>/states/<time>-<rand>.tfstate   state bytes, one object per version
  * units/<id>!/<epoch>/versions/<inverted ms>.json    a committed version's record, newest first
  * units/<id>!/<epoch>/history/<inverted ms>-<rand>.json   events such as force-unlocks
@@ -18,7 +20,9 @@ import { STORE_KEYS } from '../storage/key-layout'
  * name (if a delete was cut short) never show up as its versions.
  */
 export const UNITS_PREFIX = STORE_KEYS.units
+export const UNIT_RECORDS_PREFIX = STORE_KEYS.unitRecords
 export const UNIT_DELIMITER = '!'
+const RECORD_SUFFIX = `${UNIT_DELIMITER}.json`
 
 /** Version and event keys hold 9999999999999 minus the time in ms, so they list newest first. */
 const INVERSION = 9_999_999_999_999
@@ -28,7 +32,18 @@ export function unitFolder(id: UnitId): string {
 }
 
 export function unitRecordKey(id: UnitId): string {
+  return `${UNIT_RECORDS_PREFIX}${id}${RECORD_SUFFIX}`
+}
+
+/** Where the record was kept before layout 2: inside the unit's folder. */
+export function legacyUnitRecordKey(id: UnitId): string {
   return `${unitFolder(id)}unit.json`
+}
+
+/** The unit ID of a key from a listing of `unit-records/`, or undefined for any other key. */
+export function unitIdOfRecordKey(key: string): string | undefined {
+  if (!key.startsWith(UNIT_RECORDS_PREFIX) || !key.endsWith(RECORD_SUFFIX)) return undefined
+  return key.slice(UNIT_RECORDS_PREFIX.length, -RECORD_SUFFIX.length)
 }
 
 export function epochFolder(id: UnitId, epoch: string): string {
@@ -61,12 +76,9 @@ export function unitIdOfFolder(prefix: string): string {
   return prefix.slice(UNITS_PREFIX.length, -UNIT_DELIMITER.length)
 }
 
-/**
- * A `startAfter` key that skips unit `id`'s folder and nothing after it: `0` sorts after the `/`
- * that follows `!` in the unit's own keys, and `!` sorts before any character of a later ID.
- */
-export function afterUnit(id: UnitId): string {
-  return `${UNITS_PREFIX}${id}${UNIT_DELIMITER}0`
+/** A `startAfter` key for a listing of unit records that begins with the unit after `id`. */
+export function afterUnitRecord(id: UnitId): string {
+  return unitRecordKey(id)
 }
 
 function invert(ms: number): string {

@@ -18,13 +18,14 @@ import { epochFolder } from './layout'
 import { parseTags } from './tags'
 import type { UnitId } from './unit-id'
 import {
-  listUnitIds,
+  listUnits,
   pageLimit,
   READ_CONCURRENCY,
   readUnit,
   type Page,
   type PageOptions,
 } from './unit-listing'
+import type { Snapshot } from './unit-record-store'
 import {
   detailsOf,
   newUnitRecord,
@@ -114,7 +115,7 @@ export class UnitCatalog {
     const items: Unit[] = []
     let cursor = options.cursor
     for (;;) {
-      const page = await listUnitIds(this.#kernel.store, {
+      const page = await listUnits(this.#kernel.records, {
         limit,
         ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
         ...(cursor === undefined ? {} : { cursor }),
@@ -135,8 +136,9 @@ export class UnitCatalog {
 
   /**
    * One numbered page (`offset`, `limit`) of the units that match, with how many match in all,
-   * for surfaces that page by number (the TFE API's `page[number]` and total count). It reads the
-   * record of every unit under the prefix, so it costs what the prefix holds.
+   * for surfaces that page by number (the TFE API's `page[number]` and total count). It lists
+   * every unit under the prefix, so it costs what the prefix holds (records this process has
+   * already read at their current ETag are not read again).
    *
    * @throws InvalidRequestError (a bad prefix)
    */
@@ -148,7 +150,7 @@ export class UnitCatalog {
     let total = 0
     let cursor: string | undefined
     do {
-      const page = await listUnitIds(this.#kernel.store, {
+      const page = await listUnits(this.#kernel.records, {
         limit: LISTING_PAGE,
         ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
         ...(cursor === undefined ? {} : { cursor }),
@@ -163,21 +165,18 @@ export class UnitCatalog {
     return { items, total }
   }
 
-  /** The records of the units among `ids` that pass the filter and that the caller may read. */
+  /** Those of the listed records that pass the filter and that the caller may read. */
   async #matching(
     principal: Principal,
-    ids: readonly UnitId[],
+    listed: readonly Snapshot[],
     filter: UnitFilter,
   ): Promise<(UnitRecord | undefined)[]> {
     const tags = filter.tags ?? []
-    return mapLimit(ids, READ_CONCURRENCY, async (id) => {
+    return mapLimit(listed, READ_CONCURRENCY, async ({ record }) => {
+      const id = record.id as UnitId
       if (filter.match !== undefined && !filter.match(id)) return undefined
-      const snapshot = await this.#kernel.records.read(id)
-      if (snapshot === undefined) return undefined
-      if (!tags.every((tag) => snapshot.record.tags.includes(tag))) return undefined
-      return (await this.#kernel.authorizer.can(principal, 'unit:read', id))
-        ? snapshot.record
-        : undefined
+      if (!tags.every((tag) => record.tags.includes(tag))) return undefined
+      return (await this.#kernel.authorizer.can(principal, 'unit:read', id)) ? record : undefined
     })
   }
 

@@ -1,7 +1,6 @@
 import { InvalidRequestError, UnitNotFoundError } from '../errors'
 import { mapLimit } from '../concurrency/map-limit'
 import { collectBytes, type ObjectStore } from '../storage/object-store'
-import { afterUnit, UNIT_DELIMITER, UNITS_PREFIX, unitIdOfFolder } from './layout'
 import { parseUnitId, type UnitId } from './unit-id'
 import type { Snapshot, UnitRecordStore } from './unit-record-store'
 
@@ -29,30 +28,22 @@ export async function readUnit(records: UnitRecordStore, id: UnitId): Promise<Sn
 }
 
 /**
- * One page of the IDs of the unit folders under `prefix` (by characters), in ID order, from a
- * listing alone: no record is read.
+ * One page of the records of the units under `prefix` (by characters), in ID order, from one
+ * listing of the unit records: only records this process has not seen at their current ETag are
+ * read.
  *
  * @throws InvalidRequestError (a bad prefix, cursor or limit)
  */
-export async function listUnitIds(
-  store: ObjectStore,
+export async function listUnits(
+  records: UnitRecordStore,
   options: PageOptions & { prefix?: string },
-): Promise<Page<UnitId>> {
-  const prefix = parsePrefix(options.prefix ?? '')
-  const limit = pageLimit(options.limit)
-  const after = options.cursor === undefined ? undefined : afterUnit(parseCursorId(options.cursor))
-  const page = await store.list({
-    prefix: `${UNITS_PREFIX}${prefix}`,
-    delimiter: UNIT_DELIMITER,
-    limit,
-    ...(after === undefined ? {} : { startAfter: after }),
+): Promise<Page<Snapshot>> {
+  const page = await records.page({
+    prefix: parsePrefix(options.prefix ?? ''),
+    limit: pageLimit(options.limit),
+    ...(options.cursor === undefined ? {} : { after: parseCursorId(options.cursor) }),
   })
-  const ids = page.prefixes.map((folder) => unitIdOfFolder(folder) as UnitId)
-  const last = ids.at(-1)
-  return {
-    items: ids,
-    nextCursor: page.cursor !== undefined && last !== undefined ? last : null,
-  }
+  return { items: page.items, nextCursor: page.last }
 }
 
 /**

@@ -1,9 +1,10 @@
 import { KeyedMutex } from '../concurrency/keyed-mutex'
+import { mapLimit } from '../concurrency/map-limit'
 import { WriteContentionError } from '../errors'
-import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../storage/object-store'
 import { readRecord, writeRecord } from '../storage/stored-json'
 import type { UnitId } from './unit-id'
-import { unitRecordKey } from './layout'
+import { UNIT_RECORDS_PREFIX, unitIdOfRecordKey, unitRecordKey } from './layout'
 import { UnitRecordSchema, type UnitRecord } from './unit-record'
 
 /** A unit record with the ETag it was read at. */
@@ -18,16 +19,27 @@ export type Change<T> =
 
 /** How many times an update re-reads and retries after losing a conditional write. */
 const MAX_ATTEMPTS = 30
+/** How many records a listing reads at once when they are not cached. */
+const LISTING_READS = 32
+/** How many parsed records the cache keeps: beyond it, the least recently used go. */
+const CACHE_ENTRIES = 50_000
 
 /**
  * Reads and changes unit records. Every change is a conditional write against the ETag it was
  * decided on, retried from a fresh read when another writer (here or on another instance) got in
  * first. Within this process changes to one unit queue behind each other, so they rarely collide.
+ *
+ * Listings walk `unit-records/` with the store's listing, which names each record's ETag, and
+ * read only the records whose ETag this process has not parsed before: a listing of units that
+ * did not change costs the listing alone, and a record changed by another instance is read again
+ * because its ETag changed. Single reads (`read`, `update`) always go to the store.
  */
 export class UnitRecordStore {
   readonly #store: ObjectStore
   readonly #mutex = new KeyedMutex()
   readonly #sleep: (ms: number) => Promise<void>
+  /** Parsed records by key, in least-recently-used order. */
+  readonly #cache = new Map<string, Snapshot>()
 
   constructor(store: ObjectStore, sleep: (ms: number) => Promise<void>) {
     this.#store = store
@@ -37,7 +49,52 @@ export class UnitRecordStore {
   async read(id: UnitId): Promise<Snapshot | undefined> {
     const key = unitRecordKey(id)
     const stored = await readRecord(this.#store, key, UnitRecordSchema, `unit record ${key}`)
-    return stored === undefined ? undefined : { record: stored.value, etag: stored.etag }
+    if (stored === undefined) {
+      this.#cache.delete(key)
+      return undefined
+    }
+    const snapshot = { record: stored.value, etag: stored.etag }
+    this.#remember(key, snapshot)
+    return snapshot
+  }
+
+  /**
+   * One page of unit records in ID order: those whose IDs start with `prefix`, after unit
+   * `after`, at most `limit`. `last` is the ID of the last unit listed when more may follow.
+   */
+  async page(options: {
+    prefix: string
+    limit: number
+    after?: UnitId
+  }): Promise<{ items: Snapshot[]; last: UnitId | null }> {
+    const page = await this.#store.list({
+      prefix: `${UNIT_RECORDS_PREFIX}${options.prefix}`,
+      limit: options.limit,
+      ...(options.after === undefined ? {} : { startAfter: unitRecordKey(options.after) }),
+    })
+    const objects = page.objects.filter(({ key }) => unitIdOfRecordKey(key) !== undefined)
+    const read = await this.readListed(objects)
+    const last = page.objects.at(-1)
+    return {
+      items: read.filter((snapshot): snapshot is Snapshot => snapshot !== undefined),
+      last:
+        page.cursor !== undefined && last !== undefined
+          ? ((unitIdOfRecordKey(last.key) ?? null) as UnitId | null)
+          : null,
+    }
+  }
+
+  /** The records a listing named, parsed again only where the ETag changed; gone ones undefined. */
+  async readListed(objects: readonly ObjectInfo[]): Promise<(Snapshot | undefined)[]> {
+    return mapLimit(objects, LISTING_READS, async ({ key, etag }) => {
+      const cached = this.#cache.get(key)
+      if (cached?.etag === etag) {
+        this.#remember(key, cached)
+        return cached
+      }
+      const id = unitIdOfRecordKey(key)
+      return id === undefined ? undefined : this.read(id as UnitId)
+    })
   }
 
   /**
@@ -56,9 +113,11 @@ export class UnitRecordStore {
           if ('put' in change) {
             const condition =
               current === undefined ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
-            await writeRecord(this.#store, key, change.put, condition)
+            const info = await writeRecord(this.#store, key, change.put, condition)
+            this.#remember(key, { record: change.put, etag: info.etag })
           } else if ('remove' in change && current !== undefined) {
             await this.#store.delete(key, { ifMatch: current.etag })
+            this.#cache.delete(key)
           }
           return change.result
         } catch (error) {
@@ -69,5 +128,14 @@ export class UnitRecordStore {
       }
       throw new WriteContentionError(id)
     })
+  }
+
+  #remember(key: string, snapshot: Snapshot): void {
+    this.#cache.delete(key)
+    this.#cache.set(key, snapshot)
+    if (this.#cache.size > CACHE_ENTRIES) {
+      const oldest = this.#cache.keys().next().value
+      if (oldest !== undefined) this.#cache.delete(oldest)
+    }
   }
 }

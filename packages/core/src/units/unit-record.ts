@@ -56,6 +56,18 @@ export const HeldLockSchema = v.object({
 export type HeldLock = v.InferOutput<typeof HeldLockSchema>
 
 /**
+ * One dependency of a unit (DESIGN section 7) as its record keeps it: the upstream, the output
+ * (absent: the upstream's state as a whole), and the upstream digest last acknowledged (null when
+ * the upstream value was unknown then). A write of the unit updates `ack` in the same commit.
+ */
+export const StoredEdgeSchema = v.object({
+  from: v.string(),
+  output: v.optional(v.string()),
+  ack: v.nullable(v.string()),
+})
+export type StoredEdge = v.InferOutput<typeof StoredEdgeSchema>
+
+/**
  * The one record per unit that changes with each write, lock and unlock, always by a conditional
  * write, so the lock and the pointer to the current version can never disagree.
  */
@@ -71,6 +83,8 @@ export const UnitRecordSchema = v.object({
   version_count: v.number(),
   /** The Terraform version a `cloud` workspace of this unit names (`terraform-version`). */
   terraform_version: v.optional(v.nullable(v.string())),
+  /** The unit's dependencies, sorted by upstream and output; absent when it never had any. */
+  dependencies: v.optional(v.array(StoredEdgeSchema)),
 })
 export type UnitRecord = v.InferOutput<typeof UnitRecordSchema>
 

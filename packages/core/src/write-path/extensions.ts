@@ -1,6 +1,6 @@
 import type { Principal } from '../access/principal'
 import type { UnitId } from '../units/unit-id'
-import type { Source, Version, VersionRecord } from '../units/unit-record'
+import type { Source, UnitRecord, Version, VersionRecord } from '../units/unit-record'
 
 /** A change of a unit's state that the write path commits: a write, a restore or a delete. */
 export interface UnitChange {
@@ -20,9 +20,22 @@ export interface CommitOutcome {
 /** Fields an extension records on the new version, in the same commit as the version itself. */
 export type VersionFields = Partial<Pick<VersionRecord, 'acks'>>
 
+/** What an extension adds to a commit once it sees the unit record being replaced. */
+export interface RecordEdit {
+  readonly versionFields?: VersionFields
+  /** Changes the record about to be written (a new object, never the one given). */
+  readonly edit?: (next: UnitRecord) => UnitRecord
+}
+
 /** One extension's part in one commit, returned by its `beforeCommit`. */
 export interface CommitHooks {
   readonly versionFields?: VersionFields
+  /**
+   * Inside the commit of a write, with the unit record it replaces (undefined: the write creates
+   * the unit): what to add to the new version and the record. Runs again when the conditional
+   * write loses to another writer, so it must have no effects of its own.
+   */
+  atCommit?(current: UnitRecord | undefined): Promise<RecordEdit | undefined>
   /**
    * After the unit record was replaced (or deleted). The change stands whatever happens here: an
    * error goes to the core's `onExtensionError`, and the extension must catch up later on its own.
@@ -50,6 +63,8 @@ export type ExtensionErrorHandler = (extension: string, error: unknown) => void
 export interface PendingCommit {
   /** Every extension's fields for the new version. */
   readonly versionFields: VersionFields
+  /** Every extension's `atCommit`, in order, brought together. */
+  atCommit(current: UnitRecord | undefined): Promise<Required<RecordEdit>>
   committed(outcome: CommitOutcome): Promise<void>
   aborted(error: unknown): Promise<void>
 }
@@ -87,6 +102,19 @@ export async function beginCommit(
       (fields, { hooks }) => ({ ...fields, ...hooks.versionFields }),
       {},
     ),
+    async atCommit(current) {
+      let versionFields: VersionFields = {}
+      let edit = (next: UnitRecord): UnitRecord => next
+      for (const { hooks } of begun) {
+        const part = await hooks.atCommit?.(current)
+        if (part === undefined) continue
+        versionFields = { ...versionFields, ...part.versionFields }
+        const before = edit
+        const own = part.edit
+        if (own !== undefined) edit = (next) => own(before(next))
+      }
+      return { versionFields, edit }
+    },
     async committed(outcome) {
       for (const { name, hooks } of begun) {
         try {

@@ -202,17 +202,19 @@ export class StateWriter {
         const object = await this.#placeInEpoch(id, staged, record.epoch, copies)
         committed = object
         if (current !== null) await this.#ensureVersionRecord(id, record.epoch, current)
+        const extra = await pending.atCommit(snapshot?.record)
         const version: VersionRecord = {
           ...this.#versionRecord(principal, staged, object, options, current),
           output_digests: digests,
           ...pending.versionFields,
+          ...extra.versionFields,
         }
-        const next: UnitRecord = {
+        const next: UnitRecord = extra.edit({
           ...record,
           current: version,
           updated: version.timestamp,
           version_count: record.version_count + 1,
-        }
+        })
         return { put: next, result: toVersion(version) }
       })
       await this.#discard([staged.object, ...copies].filter((key) => key !== committed))

@@ -1,0 +1,87 @@
+import { mapLimit } from '../concurrency/map-limit'
+import type { UnitId } from '../units/unit-id'
+import type { Snapshot, UnitRecordStore } from '../units/unit-record-store'
+import { nodeOf, type GraphNode, type GraphReader } from './graph-node'
+
+/** How many units a walk upstream reads one by one before it reads the whole graph instead. */
+const WALK_LIMIT = 256
+/** How many levels a walk upstream reads, one round trip each, before it reads the whole graph. */
+const WALK_DEPTH = 8
+/** How many records a walk reads at once. */
+const WALK_READS = 16
+/** How many records one listing page of the whole graph asks for. */
+const LISTING_PAGE = 1000
+
+/**
+ * The nodes that status questions need, read from unit records for one request. What lies
+ * upstream of a few units is read record by record, level by level; when that would pass
+ * `WALK_LIMIT` units or `WALK_DEPTH` levels (each a round trip to the store), the whole graph is
+ * read instead, from listings of the unit records, which re-read only records whose ETag changed
+ * since this process last parsed them.
+ */
+export class GraphNodes implements GraphReader {
+  readonly #records: UnitRecordStore
+  readonly #nodes = new Map<string, GraphNode | undefined>()
+  #whole = false
+
+  constructor(records: UnitRecordStore) {
+    this.#records = records
+  }
+
+  get(id: string): GraphNode | undefined {
+    return this.#nodes.get(id)
+  }
+
+  /** Takes in records already read (a listing's), so that they are not read again. */
+  add(snapshots: readonly Snapshot[]): void {
+    for (const { record } of snapshots) this.#nodes.set(record.id, nodeOf(record))
+  }
+
+  /** Reads the nodes of `ids` and of every unit upstream of them. */
+  async loadUpstream(ids: readonly string[]): Promise<void> {
+    let frontier = [...new Set(ids)]
+    let read = 0
+    for (let depth = 0; frontier.length > 0 && !this.#whole; depth += 1) {
+      const missing = frontier.filter((id) => !this.#nodes.has(id))
+      read += missing.length
+      if (read > WALK_LIMIT || (depth >= WALK_DEPTH && missing.length > 0)) return this.loadWhole()
+      const found = await mapLimit(missing, WALK_READS, (id) => this.#records.read(id as UnitId))
+      missing.forEach((id, index) => {
+        const snapshot = found[index]
+        this.#nodes.set(id, snapshot === undefined ? undefined : nodeOf(snapshot.record))
+      })
+      const next = new Set<string>()
+      for (const id of frontier) {
+        for (const edge of this.#nodes.get(id)?.dependencies ?? []) {
+          if (!this.#nodes.has(edge.from)) next.add(edge.from)
+        }
+      }
+      frontier = [...next]
+    }
+  }
+
+  /** Reads every unit's node: one listing page per thousand units. */
+  async loadWhole(): Promise<void> {
+    if (this.#whole) return
+    const seen = new Map<string, GraphNode>()
+    let after: UnitId | undefined
+    for (;;) {
+      const page = await this.#records.page({
+        prefix: '',
+        limit: LISTING_PAGE,
+        ...(after === undefined ? {} : { after }),
+      })
+      for (const { record } of page.items) seen.set(record.id, nodeOf(record))
+      if (page.last === null) break
+      after = page.last
+    }
+    // Units read before keep their reading; every other unit the edges name does not exist.
+    for (const [id, node] of seen) if (!this.#nodes.has(id)) this.#nodes.set(id, node)
+    for (const node of [...this.#nodes.values()]) {
+      for (const edge of node?.dependencies ?? []) {
+        if (!this.#nodes.has(edge.from)) this.#nodes.set(edge.from, undefined)
+      }
+    }
+    this.#whole = true
+  }
+}
