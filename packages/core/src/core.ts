@@ -99,7 +99,7 @@ export function createCore(options: CoreOptions): Core {
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep)
   const kernel: Kernel = { store, records, authorizer, clock, ids }
-  const extensions = [graphExtension(records), ...(options.extensions ?? [])]
+  const extensions = [graphExtension(records, store), ...(options.extensions ?? [])]
   const writer = new StateWriter({
     kernel,
     maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,

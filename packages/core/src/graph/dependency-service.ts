@@ -9,10 +9,15 @@ import { listUnits, READ_CONCURRENCY, type Page, type PageOptions } from '../uni
 import type { StoredEdge } from '../units/unit-record'
 import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
+import { markConsumer, markedConsumers, unmarkConsumer } from './consumer-marks'
 import { GraphNodes } from './graph-loader'
 import { digestOf, edgeKey, nodeOf, type GraphNode } from './graph-node'
 import { StatusReader } from './graph-rules'
 import type { SinceFinder } from './since'
+
+/** How far a cycle search goes, record by record, before it reads the whole graph instead. */
+const SEARCH_UNITS = 512
+const SEARCH_LEVELS = 64
 import type { Kernel } from '../kernel'
 
 /** A unit's dependencies with the tag that `If-Match` compares. */
@@ -83,6 +88,8 @@ export class DependencyService {
       const snapshot = found[index]
       if (snapshot !== undefined) nodes.set(unit, nodeOf(snapshot.record))
     })
+    // The marks go first, so that no edge is ever without its mark.
+    await markConsumer(this.#kernel.store, id, upstreams)
     let before: StoredEdge[] = []
     let written: StoredEdge[] = []
     const result = await this.#kernel.records.update(id, (current) => {
@@ -122,7 +129,30 @@ export class DependencyService {
       })
       throw error
     }
+    await this.#unmarkDropped(id, before, written)
     return result
+  }
+
+  /**
+   * Removes the consumer marks of upstreams the set no longer names. A declaration elsewhere may
+   * have named one again meanwhile, so the marks of what the record names now are put back.
+   */
+  async #unmarkDropped(
+    id: UnitId,
+    before: readonly StoredEdge[],
+    written: readonly StoredEdge[],
+  ): Promise<void> {
+    const kept = new Set(written.map((edge) => edge.from))
+    const dropped = [...new Set(before.map((edge) => edge.from))].filter((unit) => !kept.has(unit))
+    if (dropped.length === 0) return
+    await unmarkConsumer(this.#kernel.store, id, dropped)
+    const now = (await this.#kernel.records.read(id))?.record.dependencies ?? []
+    const named = new Set(now.map((edge) => edge.from))
+    await markConsumer(
+      this.#kernel.store,
+      id,
+      dropped.filter((unit) => named.has(unit)),
+    )
   }
 
   /** @throws UnitNotFoundError, ForbiddenError */
@@ -160,15 +190,100 @@ export class DependencyService {
   }
 
   /**
-   * Refuses edges from `upstreams` into `id` that would close a cycle: one exists when `id` lies
-   * upstream of one of them. Reads what lies upstream of them, not the whole graph.
+   * Refuses edges from `upstreams` into `id` that would close a cycle: one exists when `id` feeds
+   * one of them, directly or through others. The search runs from both ends at once, a level at a
+   * time, always on the side with fewer units to visit: downstream from `id` through the consumer
+   * marks (each checked against the consumer's record), upstream from the new upstreams through
+   * their records. When either side runs out, there is no cycle; so a new unit, which nothing
+   * consumes yet, costs one listing. A search that would pass `SEARCH_UNITS` units or
+   * `SEARCH_LEVELS` levels reads the whole graph instead and searches it in memory.
    *
    * @throws DependencyCycleError naming the cycle, `id` first and last
    */
   async #refuseCycle(id: UnitId, upstreams: readonly UnitId[]): Promise<void> {
     if (upstreams.includes(id)) throw new DependencyCycleError([id, id])
+    if (upstreams.length === 0) return
+    const found = await this.#search(id, upstreams)
+    if (found === 'too far') await this.#refuseCycleInWhole(id, upstreams)
+    else if (found !== undefined) throw new DependencyCycleError(found)
+  }
+
+  /** The cycle that edges from `upstreams` into `id` would close, undefined, or 'too far'. */
+  async #search(
+    id: UnitId,
+    upstreams: readonly UnitId[],
+  ): Promise<string[] | undefined | 'too far'> {
+    // Downstream of id: each unit by the one it consumes on the way. Upstream of the new
+    // upstreams: each unit by the one it feeds on the way (undefined for the upstreams).
+    const down = new Map<string, string | undefined>([[id, undefined]])
+    const up = new Map<string, string | undefined>(upstreams.map((unit) => [unit, undefined]))
+    let downFrontier: string[] = [id]
+    let upFrontier: string[] = [...upstreams]
+    const cycleThrough = (meeting: string): string[] => {
+      const toMeeting: string[] = []
+      for (let at: string | undefined = meeting; at !== undefined; at = down.get(at)) {
+        toMeeting.push(at)
+      }
+      const fromMeeting: string[] = []
+      for (let at = up.get(meeting); at !== undefined; at = up.get(at)) fromMeeting.push(at)
+      return [...toMeeting.reverse(), ...fromMeeting, id]
+    }
+    for (const unit of upstreams) if (down.has(unit)) return cycleThrough(unit)
+    for (let level = 0; downFrontier.length > 0 && upFrontier.length > 0; level += 1) {
+      if (level >= SEARCH_LEVELS || down.size + up.size > SEARCH_UNITS) return 'too far'
+      if (downFrontier.length <= upFrontier.length) {
+        const next: string[] = []
+        for (const [unit, consumer] of await this.#consumersOf(downFrontier)) {
+          if (down.has(consumer)) continue
+          down.set(consumer, unit)
+          if (up.has(consumer)) return cycleThrough(consumer)
+          next.push(consumer)
+        }
+        downFrontier = next
+      } else {
+        const records = await mapLimit(upFrontier, READ_CONCURRENCY, (unit) =>
+          this.#kernel.records.read(unit as UnitId),
+        )
+        const next: string[] = []
+        for (const [index, unit] of upFrontier.entries()) {
+          for (const edge of records[index]?.record.dependencies ?? []) {
+            if (up.has(edge.from)) continue
+            up.set(edge.from, unit)
+            if (down.has(edge.from)) return cycleThrough(edge.from)
+            next.push(edge.from)
+          }
+        }
+        upFrontier = next
+      }
+    }
+    return undefined
+  }
+
+  /** The units that consume each of `units`, by their marks, kept only where the edge is there. */
+  async #consumersOf(units: readonly string[]): Promise<[string, string][]> {
+    const marked = await mapLimit(units, READ_CONCURRENCY, async (unit) =>
+      (await markedConsumers(this.#kernel.store, unit)).map((consumer): [string, string] => [
+        unit,
+        consumer,
+      ]),
+    )
+    const pairs = marked.flat()
+    const consumers = [...new Set(pairs.map(([, consumer]) => consumer))]
+    const records = new Map(
+      await mapLimit(consumers, READ_CONCURRENCY, async (consumer) => {
+        return [consumer, (await this.#kernel.records.read(consumer as UnitId))?.record] as const
+      }),
+    )
+    // A mark may outlive its edge: the consumer's record says whether the edge is there.
+    return pairs.filter(([unit, consumer]) =>
+      (records.get(consumer)?.dependencies ?? []).some((edge) => edge.from === unit),
+    )
+  }
+
+  /** The cycle check on the whole graph, read from listings: upstream of each new upstream. */
+  async #refuseCycleInWhole(id: UnitId, upstreams: readonly UnitId[]): Promise<void> {
     const nodes = new GraphNodes(this.#kernel.records)
-    await nodes.loadUpstream(upstreams)
+    await nodes.loadWhole()
     // Each unit reached, by the unit downstream of it that it was reached from.
     const reachedFrom = new Map<string, string>()
     const stack: string[] = [...upstreams]

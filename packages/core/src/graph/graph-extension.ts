@@ -1,8 +1,10 @@
 import { mapLimit } from '../concurrency/map-limit'
+import type { ObjectStore } from '../storage/object-store'
 import type { UnitId } from '../units/unit-id'
 import type { UnitRecord } from '../units/unit-record'
 import type { UnitRecordStore } from '../units/unit-record-store'
 import type { WriteExtension } from '../write-path/extensions'
+import { unmarkConsumer } from './consumer-marks'
 import { edgeKey, nodeOf, type GraphNode } from './graph-node'
 import { acksFor } from './graph-rules'
 
@@ -15,14 +17,21 @@ const UPSTREAM_READS = 16
  * of them shows at the moment of the commit. The digests go on the new version (`acks`) and on
  * the edges in the unit record, in the same conditional write, so an edge changed at the same
  * time is never acknowledged by a write that did not see it. A unit without dependencies costs
- * nothing here; one with them costs a read of each upstream's record.
+ * nothing here; one with them costs a read of each upstream's record. A delete takes the unit's
+ * consumer marks with it (see `consumer-marks.ts`).
  */
-export function graphExtension(records: UnitRecordStore): WriteExtension {
+export function graphExtension(records: UnitRecordStore, store: ObjectStore): WriteExtension {
   return {
     name: 'dependency graph',
-    beforeCommit(change) {
-      if (change.kind !== 'write') return Promise.resolve(undefined)
-      return Promise.resolve({
+    async beforeCommit(change) {
+      if (change.kind === 'delete') {
+        const edges = (await records.read(change.unit))?.record.dependencies ?? []
+        if (edges.length === 0) return undefined
+        const upstreams = [...new Set(edges.map((edge) => edge.from))]
+        return { afterCommit: () => unmarkConsumer(store, change.unit, upstreams) }
+      }
+      if (change.kind !== 'write') return undefined
+      return {
         async atCommit(current: UnitRecord | undefined) {
           if (current === undefined || (current.dependencies ?? []).length === 0) return undefined
           const nodes = new Map<string, GraphNode>([[current.id, nodeOf(current)]])
@@ -47,7 +56,7 @@ export function graphExtension(records: UnitRecordStore): WriteExtension {
             }),
           }
         },
-      })
+      }
     },
   }
 }

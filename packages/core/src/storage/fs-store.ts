@@ -36,6 +36,8 @@ const WRITE_BATCH = 1024 * 1024
 const FLUSH_EVERY = 8 * 1024 * 1024
 const READ_CHUNK = 1024 * 1024
 const TMP_DIR = '.tmp'
+/** How many files of one folder a listing stats at once. */
+const STAT_BATCH = 64
 const LOCK_FILE = '.lock'
 const RESERVED = new Set([TMP_DIR, LOCK_FILE])
 
@@ -177,7 +179,14 @@ export async function openFsStore(root: string): Promise<FsStore> {
     },
 
     list(options: ListOptions) {
-      return collectPage(walk(root, '', options), options)
+      // Every key of the listing is under the prefix's folder: start there, not at the root,
+      // unless the prefix is no plain folder path (no key has `.`, `..` or empty segments).
+      const folder = options.prefix.slice(0, options.prefix.lastIndexOf('/') + 1)
+      const plain = folder
+        .split('/')
+        .slice(0, -1)
+        .every((part) => !['', '.', '..'].includes(part))
+      return collectPage(walk(root, plain ? folder : '', options), options)
     },
 
     async ping() {
@@ -374,12 +383,29 @@ async function* walk(root: string, dir: string, options: ListOptions): AsyncGene
     )
     .map((entry) => ({ entry, key: dir + entry.name + (entry.isDirectory() ? '/' : '') }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-  for (const { entry, key } of items) {
-    if (!key.startsWith(options.prefix) && !options.prefix.startsWith(key)) continue
-    if (isBehind(key, options.startAfter) || isBehind(key, options.cursor?.slice(2))) continue
+  const wanted = items.filter(
+    ({ key }) =>
+      (key.startsWith(options.prefix) || options.prefix.startsWith(key)) &&
+      !isBehind(key, options.startAfter) &&
+      !isBehind(key, options.cursor?.slice(2)),
+  )
+  for (let index = 0; index < wanted.length; index += 1) {
+    const { entry, key } = wanted[index] as (typeof wanted)[number]
     if (entry.isFile()) {
-      const stats = await stat(join(root, key), { bigint: true }).catch(() => undefined)
-      if (stats !== undefined) yield { key, etag: etagOf(stats), size: Number(stats.size) }
+      // A run of files is stat-ed a batch at a time, in parallel, and yielded in order.
+      let end = index
+      while (end < wanted.length && end - index < STAT_BATCH && wanted[end]?.entry.isFile()) {
+        end += 1
+      }
+      const batch = wanted.slice(index, end)
+      const stats = await Promise.all(
+        batch.map((file) => stat(join(root, file.key), { bigint: true }).catch(() => undefined)),
+      )
+      for (const [at, found] of stats.entries()) {
+        const file = batch[at]?.key as string
+        if (found !== undefined) yield { key: file, etag: etagOf(found), size: Number(found.size) }
+      }
+      index = end - 1
       continue
     }
     const delimiter = options.delimiter

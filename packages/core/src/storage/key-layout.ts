@@ -9,6 +9,7 @@
  * | `layout.json`            | core, storage             | which layout the store is in (see layout-upgrade) |
  * | `unit-records/`          | core, units               | unit records: lock, current version, tags, edges  |
  * | `units/`                 | core, units               | states, versions, history                         |
+ * | `consumers/`             | core, dependency graph    | who consumes each unit: an empty object per edge  |
  * | `auth/api-tokens/`       | auth                      | API token records (hashes, never the tokens)      |
  * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
  * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
@@ -25,6 +26,7 @@ export const STORE_KEYS = {
   layout: 'layout.json',
   unitRecords: 'unit-records/',
   units: 'units/',
+  consumers: 'consumers/',
   apiTokens: 'auth/api-tokens/',
   refreshFamilies: 'auth/refresh-families/',
   usedCodes: 'auth/used-codes/',

@@ -1,6 +1,7 @@
 import * as v from 'valibot'
 import { mapLimit } from '../concurrency/map-limit'
 import { StorageUnavailableError } from '../errors'
+import { markConsumer } from '../graph/consumer-marks'
 import { edgeKey } from '../graph/graph-node'
 import { UNIT_DELIMITER, UNITS_PREFIX, legacyUnitRecordKey, unitRecordKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
@@ -138,7 +139,11 @@ async function moveEdges(store: ObjectStore): Promise<number> {
           ...(edge.output === undefined ? {} : { output: edge.output }),
           ack: acks.has(edgeKey(edge)) ? (acks.get(edgeKey(edge)) ?? null) : edge.ack,
         }))
-        return Promise.resolve({ put: { ...current.record, dependencies }, result: true })
+        return markConsumer(
+          store,
+          id,
+          dependencies.map((edge) => edge.from),
+        ).then(() => ({ put: { ...current.record, dependencies }, result: true }))
       }),
     )
     moved = done.filter(Boolean).length

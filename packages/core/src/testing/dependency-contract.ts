@@ -390,6 +390,30 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         ])
       })
 
+      it('refuses a cycle around a chain longer than a walk goes, naming every link', async () => {
+        const name = (index: number) => `ring/u${String(index).padStart(2, '0')}`
+        for (let index = 0; index < 12; index += 1) await core.units.create(alice, id(name(index)))
+        for (let index = 1; index < 12; index += 1) await depend(name(index), name(index - 1))
+        const refused = await depend(name(0), name(11)).catch((error: unknown) => error)
+        expect((refused as DependencyCycleError).cycle).toEqual([
+          ...Array.from({ length: 12 }, (_, index) => name(index)),
+          name(0),
+        ])
+        expect((await core.dependencies.get(alice, id(name(0)))).dependencies).toEqual([])
+      })
+
+      it('sees no cycle in an edge that was dropped, and drops its consumer mark', async () => {
+        for (const unit of ['a', 'b']) await core.units.create(alice, id(unit))
+        await depend('a', 'b')
+        expect((await store.list({ prefix: 'consumers/b!/' })).objects).toHaveLength(1)
+        await depend('a')
+        expect((await store.list({ prefix: 'consumers/b!/' })).objects).toHaveLength(0)
+        // A mark left by a declaration cut short stands for no edge.
+        await store.put('consumers/b!/a!', new Uint8Array(0))
+        await depend('b', 'a')
+        expect((await core.dependencies.get(alice, id('b'))).dependencies).toEqual([{ from: 'a' }])
+      })
+
       it('allows a diamond, which is no cycle', async () => {
         for (const unit of ['top', 'left', 'right', 'bottom']) await apply(unit, { out: 1 })
         await depend('left', 'top:out')
@@ -628,9 +652,12 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           dependencies: [{ from: 'hub', output: 'out' }, { from: 'a' }],
         })
         await apply('hub', { out: 1 }, watched)
-        const owners = written.map((key) =>
-          key.startsWith('unit-records/') ? key.slice(13, -6) : key.split('!')[0]?.slice(6),
-        )
+        // Whose key each is: a record, a unit's folder, or a consumer mark of the declaring unit.
+        const owners = written.map((key) => {
+          if (key.startsWith('unit-records/')) return key.slice('unit-records/'.length, -6)
+          if (key.startsWith('consumers/')) return key.split('!/')[1]?.slice(0, -1)
+          return key.split('!')[0]?.slice('units/'.length)
+        })
         expect(new Set(owners)).toEqual(new Set(['a', 'b', 'hub']))
         expect(await colours('a', 'b', 'c')).toEqual({ a: 'red', b: 'red', c: 'red' })
       })

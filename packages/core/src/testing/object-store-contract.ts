@@ -176,6 +176,14 @@ export function objectStoreContract(name: string, factory: StoreFactory): void {
       expect(page.objects.map((object) => object.key)).toEqual(['s/2', 's/3'])
     })
 
+    it('lists nothing for a prefix with dot segments, which no key has', async () => {
+      await put('d/a', 'x')
+      for (const prefix of ['../', 'd/../d/', './d/', '../../']) {
+        const page = await store.list({ prefix })
+        expect([...page.objects, ...page.prefixes]).toEqual([])
+      }
+    })
+
     it('answers a ping', async () => {
       await store.ping()
     })
