@@ -9,7 +9,6 @@
 import { arch, availableParallelism, tmpdir } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
-import { parseArgs } from 'node:util'
 import {
   BenchError,
   cairnArgs,
@@ -20,6 +19,7 @@ import {
   removeTemporaryDir,
   runBench,
   startServer,
+  parseBenchFlags,
 } from './processes.mjs'
 
 const USAGE = `usage: npm run bench:status [-- options]   (or node bench/dependency-status.mjs [options])
@@ -32,33 +32,15 @@ const USAGE = `usage: npm run bench:status [-- options]   (or node bench/depende
 `
 
 function parseFlags() {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      options: {
-        units: { type: 'string', default: '1000,10000' },
-        rounds: { type: 'string', default: '31' },
-        concurrency: { type: 'string', default: '32' },
-        'no-build': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }))
-  } catch (error) {
-    process.stderr.write(`bench: ${error.message}\n${USAGE}`)
-    process.exit(2)
-  }
-  if (values.help) {
-    process.stdout.write(USAGE)
-    process.exit(0)
-  }
-  const whole = (name, text, min, max) => {
-    const n = Number(text)
-    if (!Number.isInteger(n) || n < min || n > max) {
-      process.stderr.write(`bench: --${name} must be a whole number from ${min} to ${max}\n`)
-      process.exit(2)
-    }
-    return n
-  }
+  const { values, whole } = parseBenchFlags(
+    {
+      units: { type: 'string', default: '1000,10000' },
+      rounds: { type: 'string', default: '31' },
+      concurrency: { type: 'string', default: '32' },
+      'no-build': { type: 'boolean', default: false },
+    },
+    USAGE,
+  )
   return {
     sizes: values.units.split(',').map((text) => whole('units', text, 10, 100_000)),
     rounds: whole('rounds', values.rounds, 1, 10_000),

@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline'
 import { clearTimeout, setTimeout } from 'node:timers'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const serverMain = join(root, 'apps', 'server', 'dist', 'main.js')
@@ -43,6 +44,11 @@ export let interrupted = false
 
 export const children = new Set()
 const temporaryDirs = new Set()
+/**
+ * Whatever else a benchmark starts (such as a Ceph cluster): each has `stop()`, which releases it
+ * and waits, and `kill()`, synchronous, the last resort when the process exits.
+ */
+export const resources = new Set()
 
 export async function makeTemporaryDir(prefix) {
   const dir = await mkdtemp(join(tmpdir(), prefix))
@@ -57,12 +63,14 @@ export async function removeTemporaryDir(dir) {
 
 export async function cleanUp() {
   await Promise.allSettled([...children].map((server) => server.stop()))
+  await Promise.allSettled([...resources].map((resource) => resource.stop()))
   await Promise.allSettled([...temporaryDirs].map(removeTemporaryDir))
 }
 
 // The last resort, synchronous: whatever is still there when the process exits.
 process.on('exit', () => {
   for (const server of children) server.child.kill('SIGKILL')
+  for (const resource of resources) resource.kill()
   for (const dir of temporaryDirs) rmSync(dir, { recursive: true, force: true })
 })
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -75,13 +83,14 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 /**
  * Starts `node <args>` and waits for its JSON `listening` log line. The server object can stop it,
- * tell why it stopped, and show its last output lines for an error message.
+ * tell why it stopped, and show its last output lines for an error message. `env` is added to the
+ * benchmark's own environment.
  */
-export async function startServer(label, args) {
+export async function startServer(label, args, { env = {} } = {}) {
   const child = spawn(process.execPath, args, {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: process.env,
+    env: { ...process.env, ...env },
   })
   const tail = []
   const remember = (line) => {
@@ -226,4 +235,34 @@ export async function pool(count, limit, job) {
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, count) }, worker))
+}
+
+/**
+ * Parses a benchmark's flags (`-h`/`--help` prints `usage` and exits 0; an unknown flag exits 2)
+ * and returns their values with `whole(name, text, min, max)`, which exits 2 with a clear message
+ * unless `text` is a whole number in range.
+ */
+export function parseBenchFlags(options, usage) {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      options: { ...options, help: { type: 'boolean', short: 'h', default: false } },
+    }))
+  } catch (error) {
+    process.stderr.write(`bench: ${error.message}\n${usage}`)
+    process.exit(2)
+  }
+  if (values.help) {
+    process.stdout.write(usage)
+    process.exit(0)
+  }
+  const whole = (name, text, min, max) => {
+    const n = Number(text)
+    if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+      process.stderr.write(`bench: --${name} must be a whole number from ${min} to ${max}\n`)
+      process.exit(2)
+    }
+    return n
+  }
+  return { values, whole }
 }

@@ -12,7 +12,6 @@ import { arch, availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
-import { parseArgs } from 'node:util'
 import {
   BenchError,
   cairnArgs,
@@ -22,6 +21,7 @@ import {
   request,
   runBench,
   startServer,
+  parseBenchFlags,
 } from './processes.mjs'
 
 const USAGE = `usage: npm run bench:rbac [-- options]   (or node bench/rbac.mjs [options])
@@ -34,33 +34,15 @@ const USAGE = `usage: npm run bench:rbac [-- options]   (or node bench/rbac.mjs 
 `
 
 function parseFlags() {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      options: {
-        units: { type: 'string', default: '10000' },
-        rounds: { type: 'string', default: '31' },
-        concurrency: { type: 'string', default: '32' },
-        'no-build': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }))
-  } catch (error) {
-    process.stderr.write(`bench: ${error.message}\n${USAGE}`)
-    process.exit(2)
-  }
-  if (values.help) {
-    process.stdout.write(USAGE)
-    process.exit(0)
-  }
-  const whole = (name, text, min, max) => {
-    const n = Number(text)
-    if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-      process.stderr.write(`bench: --${name} must be a whole number from ${min} to ${max}\n`)
-      process.exit(2)
-    }
-    return n
-  }
+  const { values, whole } = parseBenchFlags(
+    {
+      units: { type: 'string', default: '10000' },
+      rounds: { type: 'string', default: '31' },
+      concurrency: { type: 'string', default: '32' },
+      'no-build': { type: 'boolean', default: false },
+    },
+    USAGE,
+  )
   return {
     units: whole('units', values.units, PREFIXES, 100_000),
     rounds: whole('rounds', values.rounds, 1, 10_000),

@@ -58,6 +58,8 @@ async function openStore(
           region: s3.region,
           ...(s3.endpoint === undefined ? {} : { endpoint: s3.endpoint }),
           forcePathStyle: s3.pathStyle,
+          requestTimeoutMs: s3.requestTimeoutMs,
+          maxAttempts: s3.maxAttempts,
         })
         log.info('storage', {
           storage: 's3',
@@ -124,6 +126,7 @@ async function main(): Promise<void> {
       authDisable: config.authDisable,
       dataDir: config.dataDir,
       store,
+      sharedStore: config.storage === 's3',
       clock: systemClock,
       log,
       // Users seen at login, so administrators can list who may be given roles.
@@ -136,6 +139,7 @@ async function main(): Promise<void> {
         dataDir: config.dataDir,
         log,
         print: (text) => process.stderr.write(text),
+        shared: config.storage === 's3',
       })
     } else if (identity.mode === 'oidc') {
       await reportLocalAdmin({ dataDir: config.dataDir, accepted: config.auth.localAdmin, log })

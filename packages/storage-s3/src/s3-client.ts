@@ -30,7 +30,10 @@ export function createS3Client(options: S3StoreOptions): S3Client {
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: new NodeHttpHandler({
       connectionTimeout: Math.min(DEFAULT_CONNECTION_TIMEOUT_MS, requestTimeout),
-      requestTimeout,
+      // "Without progress" is the socket's idle timeout: the handler's `requestTimeout` bounds the
+      // whole exchange (a large state's too) and, unless told to throw, only logs a warning, so a
+      // store that accepts the connection and then stops answering would hold the request forever.
+      socketTimeout: requestTimeout,
       httpAgent: new HttpAgent(agentOptions),
       httpsAgent: new HttpsAgent(agentOptions),
     }),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { PreconditionFailedError } from '@cairn/core'
+import { PreconditionFailedError, StorageUnavailableError } from '@cairn/core'
 import {
   bytesOf,
   coreContract,
@@ -164,5 +164,22 @@ describe('s3 store on Ceph RGW', () => {
     ).catch((caught: unknown) => caught)
     expect(error).toMatchObject({ code: 'endpoint_unreachable' })
     expect(String(error)).toContain('127.0.0.1:9')
+  })
+
+  it('fails a request to a store that stops answering within its timeout, and serves once it answers', async () => {
+    const store = await openS3Store(optionsFor({ maxAttempts: 1, requestTimeoutMs: 1_000 }))
+    await store.put('kept', text('kept'))
+    rgw.pause()
+    const began = Date.now()
+    let error: unknown
+    try {
+      error = await store.get('kept').catch((caught: unknown) => caught)
+    } finally {
+      rgw.resume()
+    }
+    expect(Date.now() - began).toBeLessThan(10_000)
+    expect(error).toBeInstanceOf(StorageUnavailableError)
+    expect(await textOf((await store.get('kept'))?.body ?? bytesOf(''))).toBe('kept')
+    await store.close()
   })
 })

@@ -89,6 +89,36 @@ describe('a Ceph RGW cluster with two gateways', () => {
     const winner = winners[0]?.racer
     expect(await read(gateways[1] as S3Client, bucket, 'lock')).toBe(`racer ${winner}`)
   })
+
+  it('counts the requests of each gateway in its own perf counters', async () => {
+    const bucket = await rgw.createBucket()
+    const before = await Promise.all([rgw.perf(0), rgw.perf(1)])
+    const second = clientOf(rgw, rgw.endpoints[1] as string)
+    await second.send(new PutObjectCommand({ Bucket: bucket, Key: 'counted', Body: 'counted' }))
+    const after = await Promise.all([rgw.perf(0), rgw.perf(1)])
+
+    expect(after[1].put - before[1].put).toBe(1)
+    expect(after[1].req - before[1].req).toBeGreaterThanOrEqual(1)
+    expect(after[0].req).toBe(before[0].req)
+    await expect(rgw.perf(2)).rejects.toThrow('no gateway 2')
+  })
+
+  it('freezes its gateways, which then answer nothing, and thaws them with the data kept', async () => {
+    expect(rgw.gatewayPids).toHaveLength(2)
+    expect(rgw.pids).toEqual(expect.arrayContaining(rgw.gatewayPids))
+    const client = clientOf(rgw, rgw.endpoint)
+    const bucket = await rgw.createBucket()
+    await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'kept', Body: 'kept' }))
+    rgw.pause()
+    try {
+      for (const endpoint of rgw.endpoints) {
+        await expect(fetch(endpoint, { signal: AbortSignal.timeout(1_000) })).rejects.toThrow()
+      }
+    } finally {
+      rgw.resume()
+    }
+    expect(await read(clientOf(rgw, rgw.endpoints[1] as string), bucket, 'kept')).toBe('kept')
+  })
 })
 
 describe('stopping a Ceph RGW cluster', () => {

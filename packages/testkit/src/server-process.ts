@@ -25,6 +25,12 @@ export interface ServerOptions {
   startTimeoutMs?: number
   /** Runs the server under `ulimit -n fileLimit`, to run it out of file handles. */
   fileLimit?: number
+  /**
+   * Starts the server with a reader's own command instead: `bash -c script` in `cwd`. The script
+   * must `exec` the server, so that the PID stays node's. The defaults then travel as their
+   * variables (`SVC_AUTH_DISABLE`, `SVC_HOST`, `PORT`, `SVC_DATA_DIR`); `args` cannot be given.
+   */
+  shell?: { script: string; cwd: string }
 }
 
 export interface RunningServer {
@@ -57,24 +63,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dataDir],
     ...(options.args ?? []),
   ]
-  // A file-handle limit has to be set by the process that execs node: `sh` sets it and execs, so
-  // the PID stays node's.
-  const [file, argv]: [string, string[]] =
-    options.fileLimit === undefined
-      ? [process.execPath, [SERVER_MAIN, ...args]]
-      : [
-          'sh',
-          [
-            '-c',
-            `ulimit -n ${options.fileLimit} && exec "$0" "$@"`,
-            process.execPath,
-            SERVER_MAIN,
-            ...args,
-          ],
-        ]
+  const { file, argv, env } = command(options, args, dataDir)
   const child = spawn(file, argv, {
-    env: { ...process.env, SVC_LOG_LEVEL: 'info', SVC_AUTH_DISABLE: '', ...options.env },
+    env: { ...process.env, SVC_LOG_LEVEL: 'info', SVC_AUTH_DISABLE: '', ...env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.shell === undefined ? {} : { cwd: options.shell.cwd }),
   })
   let output = ''
   const exited = new Promise<number | null>((resolve) =>
@@ -123,6 +116,43 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       await stop('SIGKILL')
       if (ownDir) await rm(dataDir, { recursive: true, force: true })
     },
+  }
+}
+
+/** What to spawn: node with the flags, or a shell's start command with the same defaults. */
+function command(
+  options: ServerOptions,
+  args: string[],
+  dataDir: string,
+): { file: string; argv: string[]; env: Record<string, string> } {
+  if (options.shell !== undefined) {
+    if (options.args !== undefined) throw new Error('startServer: give args or shell, not both')
+    return {
+      file: 'bash',
+      argv: ['-c', options.shell.script],
+      env: {
+        SVC_AUTH_DISABLE: options.auth === true ? '' : 'true',
+        SVC_HOST: '127.0.0.1',
+        PORT: '0',
+        SVC_DATA_DIR: dataDir,
+      },
+    }
+  }
+  // A file-handle limit has to be set by the process that execs node: `sh` sets it and execs, so
+  // the PID stays node's.
+  if (options.fileLimit === undefined) {
+    return { file: process.execPath, argv: [SERVER_MAIN, ...args], env: {} }
+  }
+  return {
+    file: 'sh',
+    argv: [
+      '-c',
+      `ulimit -n ${options.fileLimit} && exec "$0" "$@"`,
+      process.execPath,
+      SERVER_MAIN,
+      ...args,
+    ],
+    env: {},
   }
 }
 

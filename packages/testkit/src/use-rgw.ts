@@ -54,7 +54,17 @@ export function useRgw(options: StartRgwOptions = {}): RunningRgw {
     get pids() {
       return current().pids
     },
+    get gatewayPids() {
+      return current().gatewayPids
+    },
+    pause: () => {
+      current().pause()
+    },
+    resume: () => {
+      current().resume()
+    },
     createBucket: (name) => current().createBucket(name),
+    perf: (gatewayIndex) => current().perf(gatewayIndex),
     stop: async () => {
       const stopping = running
       running = undefined

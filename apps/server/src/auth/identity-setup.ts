@@ -19,6 +19,10 @@ const LOCAL_KEY_FILE = 'signing.pem'
 /** The spec's message for a signing key that is missing or unreadable. */
 const SIGNER_NOT_AVAILABLE = 'JWT signer not available'
 
+/** Why a server on a shared store refuses to start without a configured signing key. */
+export const SHARED_KEY_NEEDED =
+  '-storage s3 is shared by every instance, so all must sign with one key: set SVC_TOKENS_PRIVATE_KEY_PEM_PATH to the same Ed25519 key (PEM) on each (openssl genpkey -algorithm ed25519 -out signing.pem)'
+
 export interface IdentitySetup {
   mode: AuthMode
   auth: AuthService
@@ -37,6 +41,12 @@ export async function setUpIdentity(options: {
   /** Where local mode keeps its signing key, beside the admin token. */
   dataDir: string
   store: ObjectStore
+  /**
+   * The store is shared by several instances (`-storage s3`): then every instance must sign with
+   * the one configured key, since what one signs (tokens, upload URLs, OAuth state) another
+   * verifies.
+   */
+  sharedStore?: boolean
   clock: Clock
   log: Logger
   /**
@@ -46,6 +56,9 @@ export async function setUpIdentity(options: {
   recordLogin?: (principal: Principal) => Promise<void>
 }): Promise<IdentitySetup> {
   const { config, log } = options
+  if (options.sharedStore === true && !options.authDisable && config.privateKeyPath === undefined) {
+    throw new ConfigError(SHARED_KEY_NEEDED)
+  }
   const local = config.issuer === undefined && !options.authDisable
   const keys = await loadKeys(
     config,

@@ -1,7 +1,13 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { apiTokenId, LOCAL_ISSUER, type AuthService, type Identity } from '@cairn/auth'
-import { collectBytes, parseStored, STORE_KEYS, type ObjectStore } from '@cairn/core'
+import {
+  collectBytes,
+  parseStored,
+  PreconditionFailedError,
+  STORE_KEYS,
+  type ObjectStore,
+} from '@cairn/core'
 import * as v from 'valibot'
 import type { Logger } from '../log/logger'
 
@@ -27,6 +33,12 @@ interface LocalAdminOptions {
   dataDir: string
   log: Logger
   print: (text: string) => void
+  /**
+   * The store is shared by several instances, each with its own data directory (`-storage s3`):
+   * the first instance to start makes the admin token and keeps it in its own data directory;
+   * the others find the store's marker and make none.
+   */
+  shared?: boolean
 }
 
 /**
@@ -41,7 +53,8 @@ export async function ensureLocalAdmin(options: LocalAdminOptions): Promise<void
   const path = join(options.dataDir, FILE)
   const existing = await readAdminFile(path)
   if (existing === undefined) {
-    await createAdmin(options, path)
+    if (options.shared === true) await createSharedAdmin(options, path)
+    else await createAdmin(options, path)
     return
   }
   const id = apiTokenId(existing)
@@ -99,6 +112,43 @@ async function createAdmin(options: LocalAdminOptions, path: string): Promise<vo
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 })
   await writeFile(path, `${created.token}\n`, { mode: 0o600, flag: 'wx' })
   await writeMarker(options.store, created.id)
+  announce(options, path, created)
+}
+
+/**
+ * On a store shared by several instances: makes the admin token only if no instance ever did.
+ * The marker is written create-if-absent, so of instances starting together exactly one wins;
+ * a loser revokes the token it made and keeps no file. Revoking the admin token then sticks for
+ * every instance; deleting the marker object lets the next start make a new one.
+ */
+async function createSharedAdmin(options: LocalAdminOptions, path: string): Promise<void> {
+  const { auth, log, store } = options
+  const made = await readMarker(store)
+  if (made === undefined) {
+    const created = await auth.createApiToken(LOCAL_ADMIN, NAME)
+    try {
+      await writeMarker(store, created.id, { ifNoneMatch: '*' })
+      await mkdir(options.dataDir, { recursive: true, mode: 0o700 })
+      await writeFile(path, `${created.token}\n`, { mode: 0o600, flag: 'wx' })
+      announce(options, path, created)
+      return
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError)) throw error
+      await auth.apiTokens.revoke(created.id, LOCAL_ADMIN, true)
+    }
+  }
+  log.info(
+    `local mode: another instance sharing this storage made the admin token; it is in that instance's data directory (delete ${MARKER_KEY} under the storage's prefix and restart to make a new one)`,
+    { token_id: made ?? (await readMarker(store)) },
+  )
+}
+
+/** Logs the new admin token's ID and prints the token itself, once. */
+function announce(
+  options: LocalAdminOptions,
+  path: string,
+  created: { id: string; token: string },
+): void {
   options.log.info('local mode: created the admin token', { path, token_id: created.id })
   options.print(
     [
@@ -133,8 +183,16 @@ async function readMarker(store: ObjectStore): Promise<string | undefined> {
   return parseStored(MarkerSchema, await collectBytes(object.body), MARKER_KEY).token_id
 }
 
-async function writeMarker(store: ObjectStore, id: string): Promise<void> {
-  await store.put(MARKER_KEY, Buffer.from(`${JSON.stringify({ token_id: id })}\n`))
+async function writeMarker(
+  store: ObjectStore,
+  id: string,
+  condition?: { ifNoneMatch: '*' },
+): Promise<void> {
+  await store.put(
+    MARKER_KEY,
+    Buffer.from(`${JSON.stringify({ token_id: id })}\n`),
+    condition === undefined ? undefined : { condition },
+  )
 }
 
 /** Whether the store holds no records at all yet (a memory store, or a new data directory). */

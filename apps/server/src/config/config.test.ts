@@ -79,6 +79,8 @@ describe('loadConfig', () => {
         region: 'eu-west-1',
         endpoint: undefined,
         pathStyle: false,
+        requestTimeoutMs: 30_000,
+        maxAttempts: 4,
       })
       expect(
         configOf([], {
@@ -86,6 +88,8 @@ describe('loadConfig', () => {
           SVC_S3_BUCKET: 'states',
           SVC_S3_PREFIX: 'cairn',
           SVC_S3_ENDPOINT: 'http://127.0.0.1:7480',
+          SVC_S3_REQUEST_TIMEOUT: '2s',
+          SVC_S3_MAX_ATTEMPTS: '2',
         }).s3,
       ).toEqual({
         bucket: 'states',
@@ -93,6 +97,8 @@ describe('loadConfig', () => {
         region: 'us-east-1',
         endpoint: 'http://127.0.0.1:7480',
         pathStyle: true,
+        requestTimeoutMs: 2_000,
+        maxAttempts: 2,
       })
     })
 
@@ -103,6 +109,12 @@ describe('loadConfig', () => {
       )
       expect(errorOf(['-storage', 's3', '-s3-bucket', 'b1b', '-s3-prefix', 'a b'])).toMatch(
         /^-s3-prefix/,
+      )
+      expect(errorOf(['-storage', 's3', '-s3-bucket', 'b1b', '-s3-max-attempts', '0'])).toBe(
+        '-s3-max-attempts (SVC_S3_MAX_ATTEMPTS) must be at least 1',
+      )
+      expect(errorOf(['-storage', 's3', '-s3-bucket', 'b1b', '-s3-request-timeout', '5ms'])).toBe(
+        '-s3-request-timeout (SVC_S3_REQUEST_TIMEOUT) must be at least 100 ms',
       )
       expect(errorOf(['-s3-bucket', 'states'])).toBe(
         '-s3-bucket is for -storage s3, but the storage is fs',

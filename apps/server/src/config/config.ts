@@ -36,6 +36,10 @@ export interface S3Settings {
   readonly endpoint: string | undefined
   /** Path-style URLs (`endpoint/bucket/key`): on by default with a custom endpoint. */
   readonly pathStyle: boolean
+  /** How long one request to the store may go without progress before it fails. */
+  readonly requestTimeoutMs: number
+  /** Attempts per request to the store, the first included, before a 503. */
+  readonly maxAttempts: number
 }
 
 /** Role-based access control (DESIGN section 9). */
@@ -140,6 +144,14 @@ export const FLAGS = {
   's3-path-style': {
     env: 'SVC_S3_PATH_STYLE',
     help: 'path-style URLs: true or false (default true with -s3-endpoint, else false)',
+  },
+  's3-request-timeout': {
+    env: 'SVC_S3_REQUEST_TIMEOUT',
+    help: 'a store request without progress this long fails, as a Go duration (default 30s)',
+  },
+  's3-max-attempts': {
+    env: 'SVC_S3_MAX_ATTEMPTS',
+    help: 'attempts per store request before the client gets 503 (default 4)',
   },
   help: { boolean: true, help: 'print this help' },
 } as const satisfies Record<string, FlagSpec>
@@ -246,6 +258,11 @@ const ConfigSchema = v.object({
     ),
   ),
   's3-path-style': v.optional(boolean('-s3-path-style (SVC_S3_PATH_STYLE)')),
+  's3-request-timeout': v.optional(
+    duration('-s3-request-timeout (SVC_S3_REQUEST_TIMEOUT)', 100),
+    '30s',
+  ),
+  's3-max-attempts': v.optional(wholeNumber('-s3-max-attempts (SVC_S3_MAX_ATTEMPTS)', 1, 10), '4'),
 })
 
 /** What the command line asked for: a config to run with, or the help text. */
@@ -336,6 +353,8 @@ function s3Settings(
     region: out['s3-region'] ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1',
     endpoint,
     pathStyle: out['s3-path-style'] ?? endpoint !== undefined,
+    requestTimeoutMs: out['s3-request-timeout'],
+    maxAttempts: out['s3-max-attempts'],
   })
 }
 
