@@ -10,14 +10,14 @@ import type { StoredEdge } from '../units/unit-record'
 import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
 import { markConsumer, markedConsumers, unmarkConsumer } from './consumer-marks'
-import { GraphNodes } from './graph-loader'
+import { GraphNodes, WholeGraph } from './graph-loader'
 import { digestOf, edgeKey, nodeOf, type GraphNode } from './graph-node'
 import { StatusReader } from './graph-rules'
 import type { SinceFinder } from './since'
 
 /** How far a cycle search goes, record by record, before it reads the whole graph instead. */
 const SEARCH_UNITS = 512
-const SEARCH_LEVELS = 64
+const SEARCH_LEVELS = 16
 import type { Kernel } from '../kernel'
 
 /** A unit's dependencies with the tag that `If-Match` compares. */
@@ -41,10 +41,12 @@ interface DependencyServiceOptions {
 export class DependencyService {
   readonly #kernel: Kernel
   readonly #since: SinceFinder
+  readonly #wholeGraph: WholeGraph
 
   constructor(options: DependencyServiceOptions) {
     this.#kernel = options.kernel
     this.#since = options.since
+    this.#wholeGraph = new WholeGraph(options.kernel.records)
   }
 
   async get(principal: Principal, id: UnitId): Promise<DependencySet> {
@@ -158,7 +160,7 @@ export class DependencyService {
   /** @throws UnitNotFoundError, ForbiddenError */
   async status(principal: Principal, id: UnitId): Promise<UnitStatus> {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
-    const nodes = new GraphNodes(this.#kernel.records)
+    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
     await nodes.loadUpstream([id])
     if (nodes.get(id) === undefined) throw new UnitNotFoundError(id)
     const [report] = await this.#withSince(nodes, [new StatusReader(nodes).report(id)])
@@ -178,7 +180,7 @@ export class DependencyService {
     )
     const ids = allowed.filter((id): id is string => id !== undefined)
     if (ids.length === 0) return { items: [], nextCursor: page.nextCursor }
-    const nodes = new GraphNodes(this.#kernel.records)
+    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
     nodes.add(page.items)
     await nodes.loadUpstream(ids)
     const reader = new StatusReader(nodes)
@@ -282,7 +284,7 @@ export class DependencyService {
 
   /** The cycle check on the whole graph, read from listings: upstream of each new upstream. */
   async #refuseCycleInWhole(id: UnitId, upstreams: readonly UnitId[]): Promise<void> {
-    const nodes = new GraphNodes(this.#kernel.records)
+    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
     await nodes.loadWhole()
     // Each unit reached, by the unit downstream of it that it was reached from.
     const reachedFrom = new Map<string, string>()

@@ -21,11 +21,15 @@ const LISTING_PAGE = 1000
  */
 export class GraphNodes implements GraphReader {
   readonly #records: UnitRecordStore
+  readonly #wholeGraph: WholeGraph
+  /** When the question was asked: a whole graph read must have begun after it. */
+  readonly #asked = performance.now()
   readonly #nodes = new Map<string, GraphNode | undefined>()
   #whole = false
 
-  constructor(records: UnitRecordStore) {
+  constructor(records: UnitRecordStore, wholeGraph: WholeGraph) {
     this.#records = records
+    this.#wholeGraph = wholeGraph
   }
 
   get(id: string): GraphNode | undefined {
@@ -60,9 +64,63 @@ export class GraphNodes implements GraphReader {
     }
   }
 
-  /** Reads every unit's node: one listing page per thousand units. */
+  /** Reads every unit's node, from a whole-graph read begun after this question was asked. */
   async loadWhole(): Promise<void> {
     if (this.#whole) return
+    const seen = await this.#wholeGraph.read(this.#asked)
+    // Units read before keep their reading; every other unit the edges name does not exist.
+    for (const [id, node] of seen) if (!this.#nodes.has(id)) this.#nodes.set(id, node)
+    for (const node of [...this.#nodes.values()]) {
+      for (const edge of node?.dependencies ?? []) {
+        if (!this.#nodes.has(edge.from)) this.#nodes.set(edge.from, undefined)
+      }
+    }
+    this.#whole = true
+  }
+}
+
+/**
+ * Reads of the whole graph, shared: questions that arrive while one is under way wait for it if it
+ * began after they were asked, or else for the next, which starts when it ends. So however many
+ * requests need the whole graph at once, at most two reads run, one after the other, and each
+ * answer still sees every change made before its question.
+ */
+export class WholeGraph {
+  readonly #records: UnitRecordStore
+  #current: { began: number; nodes: Promise<Map<string, GraphNode>> } | undefined
+  #next: Promise<Map<string, GraphNode>> | undefined
+
+  constructor(records: UnitRecordStore) {
+    this.#records = records
+  }
+
+  /** Every unit's node, read by a listing begun at or after `asked` (a `performance.now()`). */
+  read(asked: number): Promise<Map<string, GraphNode>> {
+    const current = this.#current
+    if (current === undefined) return this.#begin()
+    if (current.began >= asked) return current.nodes
+    this.#next ??= current.nodes
+      .catch(() => undefined)
+      .then(() => {
+        this.#next = undefined
+        return this.#begin()
+      })
+    return this.#next
+  }
+
+  #begin(): Promise<Map<string, GraphNode>> {
+    const nodes = this.#list()
+    const current = { began: performance.now(), nodes }
+    this.#current = current
+    const done = (): void => {
+      if (this.#current === current) this.#current = undefined
+    }
+    nodes.then(done, done)
+    return nodes
+  }
+
+  /** One listing page per thousand units; records unchanged since last parsed are not read. */
+  async #list(): Promise<Map<string, GraphNode>> {
     const seen = new Map<string, GraphNode>()
     let after: UnitId | undefined
     for (;;) {
@@ -72,16 +130,8 @@ export class GraphNodes implements GraphReader {
         ...(after === undefined ? {} : { after }),
       })
       for (const { record } of page.items) seen.set(record.id, nodeOf(record))
-      if (page.last === null) break
+      if (page.last === null) return seen
       after = page.last
     }
-    // Units read before keep their reading; every other unit the edges name does not exist.
-    for (const [id, node] of seen) if (!this.#nodes.has(id)) this.#nodes.set(id, node)
-    for (const node of [...this.#nodes.values()]) {
-      for (const edge of node?.dependencies ?? []) {
-        if (!this.#nodes.has(edge.from)) this.#nodes.set(edge.from, undefined)
-      }
-    }
-    this.#whole = true
   }
 }
