@@ -11,6 +11,8 @@ const WALK_DEPTH = 8
 const WALK_READS = 16
 /** How many records one listing page of the whole graph asks for. */
 const LISTING_PAGE = 1000
+/** How many ranges of the unit records a whole-graph read lists at once. */
+const RANGES_AT_ONCE = 8
 
 /**
  * The nodes that status questions need, read from unit records for one request. What lies
@@ -89,6 +91,8 @@ export class WholeGraph {
   readonly #records: UnitRecordStore
   #current: { began: number; nodes: Promise<Map<string, GraphNode>> } | undefined
   #next: Promise<Map<string, GraphNode>> | undefined
+  /** Every thousandth unit ID of the last read, where the next one splits its listing. */
+  #bounds: UnitId[] = []
 
   constructor(records: UnitRecordStore) {
     this.#records = records
@@ -119,18 +123,40 @@ export class WholeGraph {
     return nodes
   }
 
-  /** One listing page per thousand units; records unchanged since last parsed are not read. */
+  /**
+   * One listing page per thousand units, several at once: the IDs at every thousandth unit of the
+   * previous read split the next into ranges listed side by side. Records unchanged since last
+   * parsed are not read.
+   */
   async #list(): Promise<Map<string, GraphNode>> {
+    const bounds = this.#bounds
+    const ranges = [undefined, ...bounds].map((after, index) => ({ after, until: bounds[index] }))
+    const parts = await mapLimit(ranges, RANGES_AT_ONCE, (range) => this.#listRange(range))
     const seen = new Map<string, GraphNode>()
-    let after: UnitId | undefined
+    const ids: UnitId[] = []
+    for (const part of parts) {
+      for (const { record } of part) {
+        seen.set(record.id, nodeOf(record))
+        ids.push(record.id as UnitId)
+      }
+    }
+    this.#bounds = ids.filter((_, index) => (index + 1) % LISTING_PAGE === 0)
+    return seen
+  }
+
+  /** The records of the units after `after`, up to and with `until` (to the end when absent). */
+  async #listRange(range: { after: UnitId | undefined; until: UnitId | undefined }) {
+    const found: Snapshot[] = []
+    let after = range.after
     for (;;) {
       const page = await this.#records.page({
         prefix: '',
         limit: LISTING_PAGE,
         ...(after === undefined ? {} : { after }),
+        ...(range.until === undefined ? {} : { until: range.until }),
       })
-      for (const { record } of page.items) seen.set(record.id, nodeOf(record))
-      if (page.last === null) return seen
+      found.push(...page.items)
+      if (page.last === null) return found
       after = page.last
     }
   }

@@ -66,19 +66,24 @@ export class UnitRecordStore {
     prefix: string
     limit: number
     after?: UnitId
+    /** The last unit of a range: the page stops there, and says nothing more follows. */
+    until?: UnitId
   }): Promise<{ items: Snapshot[]; last: UnitId | null }> {
     const page = await this.#store.list({
       prefix: `${UNIT_RECORDS_PREFIX}${options.prefix}`,
       limit: options.limit,
       ...(options.after === undefined ? {} : { startAfter: unitRecordKey(options.after) }),
     })
-    const objects = page.objects.filter(({ key }) => unitIdOfRecordKey(key) !== undefined)
+    const end = options.until === undefined ? undefined : unitRecordKey(options.until)
+    const inRange = page.objects.filter(({ key }) => end === undefined || key <= end)
+    const objects = inRange.filter(({ key }) => unitIdOfRecordKey(key) !== undefined)
     const read = await this.readListed(objects)
     const last = page.objects.at(-1)
+    const more = page.cursor !== undefined && inRange.length === page.objects.length
     return {
       items: read.filter((snapshot): snapshot is Snapshot => snapshot !== undefined),
       last:
-        page.cursor !== undefined && last !== undefined
+        more && last !== undefined
           ? ((unitIdOfRecordKey(last.key) ?? null) as UnitId | null)
           : null,
     }
