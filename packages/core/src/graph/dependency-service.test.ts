@@ -48,7 +48,7 @@ describe('dependencies on outputs named like Object.prototype members', () => {
       expect((await core.dependencies.status(alice, id('app'))).edges).toEqual([
         { from: 'net', output: name, state: 'unknown' },
       ])
-      // An inherited member once became the acknowledged digest, and `graph.json` unreadable.
+      // An inherited member once became the acknowledged digest, and the stored graph unreadable.
       expect((await fresh().dependencies.status(alice, id('app'))).edges).toEqual([
         { from: 'net', output: name, state: 'unknown' },
       ])
