@@ -1,4 +1,4 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -124,6 +124,28 @@ describe('a data directory made by layout 1', () => {
       { from: 'prod/app' },
       { from: 'prod/net', output: 'subnet' },
     ])
+  })
+
+  it('takes the acknowledgements of a write whose graph step a crash cut off', async () => {
+    // As layout 1 left it when it stopped between a write of prod/app and that write's graph step:
+    // the version carries what it acknowledged (vpc-3), the graph still the older digest.
+    const key = join(root, 'units', 'prod', 'app!', 'unit.json')
+    const record = JSON.parse(await readFile(key, 'utf8')) as {
+      current: { timestamp: string; acks?: unknown }
+    }
+    const graph = JSON.parse(await readFile(join(root, 'graph', 'graph.json'), 'utf8')) as {
+      units: Record<string, { outputs: Record<string, string> }>
+    }
+    record.current.timestamp = '2026-01-01T00:00:09.000Z'
+    record.current.acks = [
+      { from: 'prod/net', output: 'vpc', digest: graph.units['prod/net']?.outputs['vpc'] },
+    ]
+    await writeFile(key, JSON.stringify(record))
+    await upgradeLayout(store)
+    expect(await core().dependencies.status(alice, id('prod/app'))).toMatchObject({
+      status: 'green',
+      edges: [{ from: 'prod/net', output: 'vpc', state: 'ok' }],
+    })
   })
 
   it('is upgraded once when several instances start at the same moment', async () => {
