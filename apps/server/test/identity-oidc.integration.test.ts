@@ -3,10 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
-  exchangeCode,
+  idTokenThroughServer,
   freePort,
   getIdToken,
-  loginWithPkce,
   startOidcProvider,
   startServer,
   type RunningProvider,
@@ -60,28 +59,8 @@ describe('login through a real OpenID provider', () => {
 
   /** The whole browser login, discovered through the server, ending with Cairn's tokens. */
   async function login(who = 'alice'): Promise<Pair> {
-    const config = (await (await fetch(`${server.url}/v1/auth/config`)).json()) as {
-      client_id: string
-      authorization_endpoint: string
-      token_endpoint: string
-      redirect_uris: string[]
-    }
-    const redirectUri = config.redirect_uris[0] as string
-    const { code, codeVerifier } = await loginWithPkce({
-      authorizationEndpoint: config.authorization_endpoint,
-      clientId: config.client_id,
-      redirectUri,
-      login: who,
-      scopes: SCOPES,
-    })
-    const tokens = await exchangeCode({
-      tokenEndpoint: config.token_endpoint,
-      clientId: config.client_id,
-      code,
-      codeVerifier,
-      redirectUri,
-    })
-    const exchanged = await post(server, '/v1/auth/exchange', { id_token: tokens.id_token })
+    const idToken = await idTokenThroughServer(server.url, who, SCOPES)
+    const exchanged = await post(server, '/v1/auth/exchange', { id_token: idToken })
     expect(exchanged.status).toBe(200)
     return (await exchanged.json()) as Pair
   }

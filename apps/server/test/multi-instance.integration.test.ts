@@ -5,9 +5,8 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
-  exchangeCode,
+  idTokenThroughServer,
   followAuthorization,
-  loginWithPkce,
   pkcePair,
   readAdminToken,
   startOidcProvider,
@@ -206,27 +205,8 @@ describe('three instances over one S3 bucket', () => {
 
     /** A browser login with PKCE at the provider, exchanged for Cairn's tokens on `server`. */
     async function login(server: RunningServer, who: string): Promise<Pair> {
-      const config = (await call(server, null, 'GET', '/v1/auth/config')).body as {
-        authorization_endpoint: string
-        token_endpoint: string
-      }
-      const { code, codeVerifier } = await loginWithPkce({
-        authorizationEndpoint: config.authorization_endpoint,
-        clientId: CLIENT,
-        redirectUri: REDIRECT,
-        login: who,
-        scopes: SCOPES,
-      })
-      const tokens = await exchangeCode({
-        tokenEndpoint: config.token_endpoint,
-        clientId: CLIENT,
-        code,
-        codeVerifier,
-        redirectUri: REDIRECT,
-      })
-      const pair = await call(server, null, 'POST', '/v1/auth/exchange', {
-        id_token: tokens.id_token,
-      })
+      const idToken = await idTokenThroughServer(server.url, who, SCOPES)
+      const pair = await call(server, null, 'POST', '/v1/auth/exchange', { id_token: idToken })
       expect(pair.status, pair.text).toBe(200)
       return pair.body as unknown as Pair
     }

@@ -6,8 +6,7 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { terraformState } from '@cairn/core/testing'
 import {
-  exchangeCode,
-  loginWithPkce,
+  idTokenThroughServer,
   startOidcProvider,
   TerraformWorkspace,
   useServer,
@@ -97,29 +96,9 @@ describe('RBAC on every surface, for users of a real OpenID provider', () => {
 
   /** The whole browser login through the provider, ending with Cairn's access token. */
   async function login(who: string): Promise<string> {
-    const config = (await (await fetch(`${server.url}/v1/auth/config`)).json()) as {
-      client_id: string
-      authorization_endpoint: string
-      token_endpoint: string
-      redirect_uris: string[]
-    }
-    const redirectUri = config.redirect_uris[0] as string
-    const { code, codeVerifier } = await loginWithPkce({
-      authorizationEndpoint: config.authorization_endpoint,
-      clientId: config.client_id,
-      redirectUri,
-      login: who,
-      scopes: SCOPES,
-    })
-    const tokens = await exchangeCode({
-      tokenEndpoint: config.token_endpoint,
-      clientId: config.client_id,
-      code,
-      codeVerifier,
-      redirectUri,
-    })
+    const idToken = await idTokenThroughServer(server.url, who, SCOPES)
     const exchanged = await api.send('POST', '/v1/auth/exchange', {
-      json: { id_token: tokens.id_token },
+      json: { id_token: idToken },
     })
     expect(exchanged.status, exchanged.text).toBe(200)
     return (exchanged.body as { access_token: string }).access_token

@@ -17,6 +17,7 @@ export {
   exchangeCode,
   followAuthorization,
   getIdToken,
+  idTokenThroughServer,
   loginWithPkce,
   OAuthError,
   pkcePair,

@@ -405,3 +405,39 @@ function summarize(text: string): string {
     .trim()
   return plain.length > 300 ? `${plain.slice(0, 300)}…` : plain
 }
+
+/**
+ * A user's whole browser login as Cairn's web clients run it: the provider and client discovered
+ * from the server's `/v1/auth/config`, PKCE at the provider, the code redeemed there. Returns the
+ * provider's ID token, for the caller to exchange at `/v1/auth/exchange`.
+ */
+export async function idTokenThroughServer(
+  serverUrl: string,
+  login: string,
+  scopes: readonly string[] = DEFAULT_SCOPES,
+): Promise<string> {
+  const config = (await (await fetch(`${serverUrl}/v1/auth/config`)).json()) as {
+    client_id: string
+    authorization_endpoint: string
+    token_endpoint: string
+    redirect_uris: string[]
+  }
+  const redirectUri = config.redirect_uris[0]
+  if (redirectUri === undefined) throw new Error(`${serverUrl} names no redirect URI`)
+  const { code, codeVerifier } = await loginWithPkce({
+    authorizationEndpoint: config.authorization_endpoint,
+    clientId: config.client_id,
+    redirectUri,
+    login,
+    scopes,
+  })
+  const tokens = await exchangeCode({
+    tokenEndpoint: config.token_endpoint,
+    clientId: config.client_id,
+    code,
+    codeVerifier,
+    redirectUri,
+  })
+  if (tokens.id_token === undefined) throw new Error('the provider returned no ID token')
+  return tokens.id_token
+}
