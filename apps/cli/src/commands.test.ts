@@ -182,7 +182,7 @@ describe('cairn usage, in process', () => {
 
   it('prints the subcommands of a group and the flags of a command', async () => {
     const top = await cairn('--help')
-    for (const command of ['login', 'logout', 'whoami', 'unit', 'status', 'tokens'])
+    for (const command of ['login', 'logout', 'whoami', 'creds', 'unit', 'status', 'tokens'])
       expect(top).toContain(command)
     const unit = await cairn('unit')
     for (const command of ['ls', 'create', 'push', 'pull', 'lock', 'versions', 'restore'])

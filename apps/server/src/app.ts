@@ -22,6 +22,9 @@ import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
 import { tokensPageRoutes } from './routes/tokens-page'
 import { unitRoutes } from './routes/units'
+import { onS3Error } from './s3/s3-errors'
+import { S3_PREFIX } from './s3/s3-env'
+import { s3Routes } from './s3/s3-routes'
 
 export interface AppDeps {
   store: ObjectStore
@@ -43,7 +46,9 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   app.use(requestContext(deps.log, deps.limits))
-  app.onError(onError)
+  // What fails before a surface's own handler (a busy server, a dot segment) is still answered in
+  // that surface's dialect.
+  app.onError((error, c) => (isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)))
   app.use(refuseDotSegments())
   app.use(uploadSlots(deps.limits.maxUploads))
   app.notFound((c) =>
@@ -69,6 +74,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', unitRoutes(deps))
   app.route('/', backendRoutes(deps))
   app.route('/', rbacRoutes(deps))
+  app.route(
+    S3_PREFIX,
+    s3Routes({
+      core: deps.core,
+      store: deps.store,
+      auth: identity.mode === 'disabled' ? undefined : identity.auth,
+      clock: deps.clock,
+      maxStateBytes: deps.maxStateBytes,
+    }),
+  )
   const { auth, keys, mode } = identity
   app.route(
     '/',
@@ -106,6 +121,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   )
   return app
+}
+
+function isS3(path: string): boolean {
+  return path === S3_PREFIX || path.startsWith(`${S3_PREFIX}/`)
 }
 
 /** 32 bytes from the configured OAuth state key (HKDF-SHA256), whatever its length. */

@@ -7,6 +7,7 @@ import type { OidcClient } from './oidc/oidc-client'
 import { ApiTokens, isApiToken, type NewTokenOptions } from './tokens/api-tokens'
 import { JwtTokens } from './tokens/jwt-tokens'
 import { RefreshFamilies } from './tokens/refresh-families'
+import { S3Credentials } from './tokens/s3-credentials'
 
 export interface AuthServiceOptions {
   store: ObjectStore
@@ -44,6 +45,8 @@ const ADMIN_ROLE = 'admin'
 export class AuthService {
   readonly jwt: JwtTokens
   readonly apiTokens: ApiTokens
+  /** Stateless S3 session credentials (`POST /v1/auth/issue-s3-creds`, `/s3`). */
+  readonly s3: S3Credentials
   readonly #families: RefreshFamilies
   readonly #keys: KeySet
   readonly #oidc: OidcClient | undefined
@@ -66,6 +69,16 @@ export class AuthService {
     this.#refreshTtlMs = options.refreshTtlMs
     this.#acceptLocal = options.acceptLocal ?? options.oidc === undefined
     this.#onLogin = options.onLogin
+    this.s3 = new S3Credentials({
+      jwt: this.jwt,
+      keys: options.keys,
+      clock: options.clock,
+      accessTtlMs: options.accessTtlMs,
+      families: this.#families,
+      apiTokens: this.apiTokens,
+      acceptLocal: this.#acceptLocal,
+      legacyIssuer: this.#legacyIssuer,
+    })
     this.#warn = options.warn ?? (() => undefined)
   }
 

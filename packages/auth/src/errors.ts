@@ -35,3 +35,30 @@ export class TokenVerificationError extends AuthError {
     this.reason = reason
   }
 }
+
+/**
+ * Why an S3 session credential was refused, which the S3 surface answers as AWS does:
+ * `ExpiredToken`, `InvalidToken`, `InvalidAccessKeyId`.
+ */
+export type S3CredentialFailure = 'expired' | 'invalid' | 'access_key_mismatch'
+
+/** AWS's own message for each refusal (S3 API Reference, Error responses). */
+const S3_CREDENTIAL_MESSAGES = {
+  expired: 'The provided token has expired.',
+  invalid: 'The provided token is malformed or otherwise invalid.',
+  access_key_mismatch: 'The AWS Access Key Id you provided does not exist in our records.',
+} as const satisfies Record<S3CredentialFailure, string>
+
+/** A session token and access key ID, from `cairn creds`, that do not open `/s3`. */
+export class S3CredentialError extends AuthError {
+  readonly reason: S3CredentialFailure
+  /** Why, for the server's log (never a token or a secret). */
+  readonly detail: string
+
+  constructor(reason: S3CredentialFailure, detail: string, options?: ErrorOptions) {
+    super('unauthorized', S3_CREDENTIAL_MESSAGES[reason], options)
+    this.name = 'S3CredentialError'
+    this.reason = reason
+    this.detail = detail
+  }
+}

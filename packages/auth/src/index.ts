@@ -1,7 +1,12 @@
 export type { AuthServiceOptions } from './auth-service'
 export { AuthService, isAdmin } from './auth-service'
-export type { AuthErrorCode } from './errors'
-export { AuthError, TOKEN_VERIFICATION_FAILED, TokenVerificationError } from './errors'
+export type { AuthErrorCode, S3CredentialFailure } from './errors'
+export {
+  AuthError,
+  S3CredentialError,
+  TOKEN_VERIFICATION_FAILED,
+  TokenVerificationError,
+} from './errors'
 export type { Identity, TokenOrigin } from './identity'
 export { LOCAL_ISSUER, sameIdentity } from './identity'
 export type { KeySet, KeySetOptions, SigningKey, VerificationKey } from './keys/key-set'
@@ -10,7 +15,7 @@ export { INVALID_STATE, OAuthStateSealer, STATE_TTL_MS } from './oauth/oauth-sta
 export { challengeOf, isChallenge, newVerifier, verifierMatches } from './oauth/pkce'
 export type { OidcClientOptions, ProviderMetadata } from './oidc/oidc-client'
 export { OidcClient } from './oidc/oidc-client'
-export type { NewTokenOptions } from './tokens/api-tokens'
+export type { FamilyCheck, NewTokenOptions } from './tokens/api-tokens'
 export {
   API_TOKEN_PREFIX,
   ApiTokens,
@@ -21,4 +26,6 @@ export {
 export type { JwtKind } from './tokens/jwt-tokens'
 export { JWT_KINDS, JwtTokens } from './tokens/jwt-tokens'
 export { RefreshFamilies } from './tokens/refresh-families'
+export type { S3CredentialsOptions } from './tokens/s3-credentials'
+export { S3Credentials } from './tokens/s3-credentials'
 export { UsedCodes } from './tokens/used-codes'

@@ -47,6 +47,8 @@ export type { LayoutUpgrade } from './storage/layout-upgrade'
 export { STORE_LAYOUT, upgradeLayout } from './storage/layout-upgrade'
 export type {
   Body,
+  ByteRange,
+  GetOptions,
   ListOptions,
   ListPage,
   ObjectInfo,
@@ -55,7 +57,15 @@ export type {
   PutOptions,
   StoredObject,
 } from './storage/object-store'
-export { bodyOf, collectBytes, listAllKeys, PreconditionFailedError } from './storage/object-store'
+export {
+  assertByteRange,
+  bodyOf,
+  checkRange,
+  collectBytes,
+  listAllKeys,
+  PreconditionFailedError,
+  RangeNotSatisfiableError,
+} from './storage/object-store'
 export type { UnitId } from './units/unit-id'
 export {
   MAX_UNIT_ID_LENGTH,
@@ -74,6 +84,7 @@ export type { LockService } from './locks/lock-service'
 export type { OutputsView, VersionOutputs, VersionService } from './versions/version-service'
 export type { StateDownload } from './versions/version-lookup'
 export { parseTimestamp } from './versions/version-lookup'
+export { parseRangeHeader } from './versions/range-header'
 export type { StateService } from './write-path/state-service'
 export type { WriteOptions } from './write-path/state-writer'
 export type {

@@ -161,6 +161,20 @@ export const TokenPairSchema = v.object({
 })
 export type TokenPair = v.InferOutput<typeof TokenPairSchema>
 
+/**
+ * `POST /v1/auth/issue-s3-creds`: S3 session credentials, in exactly the JSON an AWS SDK reads from
+ * a `credential_process` (AWS SDKs and Tools Reference Guide, "Sourcing credentials with an external
+ * process"). `Expiration` is RFC 3339.
+ */
+export const S3CredentialSetSchema = v.object({
+  Version: v.literal(1),
+  AccessKeyId: v.string(),
+  SecretAccessKey: v.string(),
+  SessionToken: v.string(),
+  Expiration: v.string(),
+})
+export type S3CredentialSet = v.InferOutput<typeof S3CredentialSetSchema>
+
 /** `GET /v1/auth/me` */
 export const MeSchema = v.object({
   subject: v.string(),

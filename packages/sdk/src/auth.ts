@@ -3,11 +3,13 @@ import {
   AuthConfigSchema,
   CreatedApiTokenSchema,
   MeSchema,
+  S3CredentialSetSchema,
   TokenPairSchema,
   type ApiToken,
   type AuthConfig,
   type CreatedApiToken,
   type Me,
+  type S3CredentialSet,
   type TokenLimit,
   type TokenPair,
 } from '@cairn/core/wire'
@@ -44,6 +46,15 @@ export class AuthApi {
 
   me(): Promise<Me> {
     return this.#transport.json('GET', '/v1/auth/me', MeSchema)
+  }
+
+  /**
+   * S3 session credentials for the `/s3` endpoint, in the JSON an AWS `credential_process`
+   * prints: valid for the server's access-token lifetime at most, and never longer, nor for more,
+   * than the token this client presents.
+   */
+  issueS3Credentials(): Promise<S3CredentialSet> {
+    return this.#transport.json('POST', '/v1/auth/issue-s3-creds', S3CredentialSetSchema)
   }
 }
 

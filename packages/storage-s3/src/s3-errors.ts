@@ -41,6 +41,11 @@ export function isPreconditionFailure(error: unknown): boolean {
   return status === 412 || (status === 409 && nameOf(error) === 'ConditionalRequestConflict')
 }
 
+/** A ranged GET whose range starts at or past the object's end: 416 InvalidRange. */
+export function isInvalidRange(error: unknown): boolean {
+  return statusOf(error) === 416 || nameOf(error) === 'InvalidRange'
+}
+
 export function isNotFound(error: unknown): boolean {
   const status = statusOf(error)
   return status === 404 || nameOf(error) === 'NoSuchKey' || nameOf(error) === 'NotFound'

@@ -8,6 +8,13 @@ export interface RequestLimits {
   smallBodyTimeoutMs: number
 }
 
+/** A request body as `@cairn/sigv4` decodes it. */
+export interface S3Payload {
+  /** The decoded body's length, when the request declares it. */
+  decodedLength: number | undefined
+  body(raw: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array>
+}
+
 /** The types of what hono carries through a request. */
 export interface AppEnv {
   /** Set by @hono/node-server; absent when the app is called with `app.request()` in tests. */
@@ -20,5 +27,7 @@ export interface AppEnv {
     /** When the request began (epoch ms). */
     started: number
     limits: RequestLimits
+    /** `/s3` only: the request body as its signing mode says to decode and check it. */
+    payload: S3Payload
   }
 }

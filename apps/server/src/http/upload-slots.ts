@@ -11,6 +11,7 @@ const UPLOAD = [
   /^\/v1\/backend\/.+$/,
   /^\/tfe\/api\/v2\/state-versions\/[^/]+\/(?:json-)?upload\//,
   /^\/tfe\/api\/v2\/workspaces\/[^/]+\/state-versions$/,
+  /^\/s3\/[^/]+\/.+$/,
 ]
 
 /**

@@ -1,4 +1,4 @@
-import type { ApiToken, CreatedApiToken } from '@cairn/core/wire'
+import type { ApiToken, CreatedApiToken, S3CredentialSet } from '@cairn/core/wire'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 
@@ -124,6 +124,43 @@ describe('/v1/auth in local mode', () => {
     expect(await expectAnswer(answer, 401)).toEqual({
       error: 'unauthorized',
       message: TOKEN_VERIFICATION_FAILED,
+    })
+  })
+
+  describe('S3 session credentials', () => {
+    const issue = (bearer: string | null) =>
+      call('/v1/auth/issue-s3-creds', bearer, { method: 'POST' })
+
+    it('answers AWS process credentials for the caller, never cached', async () => {
+      const creds = await expectAnswer<S3CredentialSet>(issue(admin), 200)
+      expect(creds).toEqual({
+        Version: 1,
+        AccessKeyId: matching(/^CSK[A-Z2-7]{17}$/),
+        SecretAccessKey: matching(/^[A-Za-z0-9_-]{43}$/),
+        SessionToken: aString,
+        Expiration: aString,
+      })
+      expect(new Date(creds.Expiration).toISOString()).toBe(creds.Expiration)
+      expect(Date.parse(creds.Expiration)).toBeGreaterThan(Date.now())
+    })
+
+    it('gives a session token that opens s3 and that /v1 refuses', async () => {
+      const creds = await expectAnswer<S3CredentialSet>(issue(admin), 200)
+      const { identity, secretAccessKey } = await fixture.auth.s3.verify(
+        creds.SessionToken,
+        creds.AccessKeyId,
+      )
+      expect(identity).toMatchObject({ subject: 'local-admin', roles: ['admin'] })
+      expect(secretAccessKey).toBe(creds.SecretAccessKey)
+      expect(await expectAnswer(call('/v1/auth/me', creds.SessionToken), 401)).toEqual({
+        error: 'unauthorized',
+        message: TOKEN_VERIFICATION_FAILED,
+      })
+      expect((await issue(creds.SessionToken)).status).toBe(401)
+    })
+
+    it('refuses a caller without a token with 401', async () => {
+      expect(await expectAnswer(issue(null), 401)).toMatchObject({ error: 'unauthorized' })
     })
   })
 
@@ -264,5 +301,21 @@ describe('narrower API tokens with RBAC on', () => {
     expect(
       (await request('/v1/units', rbac.adminToken ?? '', { id: 'team/web/prod' })).status,
     ).toBe(201)
+  })
+})
+
+describe('S3 session credentials with authentication disabled', () => {
+  it('refuses to issue any with 400: /s3 needs none', async () => {
+    const open = await inProcessApp()
+    try {
+      const response = await open.request('/v1/auth/issue-s3-creds', { method: 'POST' })
+      expect(response.status).toBe(400)
+      expect(await response.json()).toEqual({
+        error: 'invalid_request',
+        message: expect.stringMatching(/authentication is disabled/) as string,
+      })
+    } finally {
+      await open.close()
+    }
   })
 })

@@ -1,4 +1,4 @@
-import type { AuthService, Identity } from '@cairn/auth'
+import { AuthError, type AuthService, type Identity } from '@cairn/auth'
 import { Hono, type Context } from 'hono'
 import {
   CreateApiTokenRequestSchema,
@@ -74,6 +74,25 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
       groups: me.groups,
       roles: me.roles,
     })
+  })
+
+  // S3 session credentials for `credential_process` (DESIGN section 11): the session token is an
+  // access JWT for `s3` alone, bounded by the caller's token; the secret is derived, not stored.
+  app.post('/v1/auth/issue-s3-creds', async (c) => {
+    if (deps.mode === 'disabled') {
+      throw new AuthError(
+        'invalid_request',
+        'authentication is disabled on this server: /s3 accepts requests without credentials',
+      )
+    }
+    const creds = await auth.s3.issue(caller(c))
+    c.var.log.info('S3 credentials issued', {
+      subject: caller(c).subject,
+      access_key_id: creds.AccessKeyId,
+      expires: creds.Expiration,
+    })
+    c.header('Cache-Control', 'no-store')
+    return c.json(creds)
   })
 
   app.get('/v1/auth/tokens', async (c) => c.json({ tokens: await auth.listApiTokens(caller(c)) }))

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createCore, createMemoryStore, systemClock, type Core } from '@cairn/core'
 import type { Hono } from 'hono'
+import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
 import { setUpIdentity } from '../auth/identity-setup'
 import { ensureLocalAdmin } from '../auth/local-admin'
@@ -33,6 +34,8 @@ export interface InProcessApp {
    * assignment given by an administrator while every caller of the app is `anonymous`).
    */
   core: Core
+  /** The app's identity service, to check what it issued (it is not consulted with auth off). */
+  auth: AuthService
   /** The app's `request`, which is all most tests need. */
   request: Hono<AppEnv>['request']
   /** Local mode's admin API token, read from `<data-dir>/admin.token`; undefined with auth off. */
@@ -84,7 +87,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       maxRequestBytes: 64 * 1024,
       limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
     })
-    return { app, core, request: app.request, adminToken, close }
+    return { app, core, auth: identity.auth, request: app.request, adminToken, close }
   } catch (error) {
     await close()
     throw error

@@ -25,6 +25,8 @@ export const API_TOKENS_PREFIX = STORE_KEYS.apiTokens
 
 // 32 random bytes, base64url: 43 characters.
 const TOKEN_SHAPE = /^svc_tfe_[A-Za-z0-9_-]{43}$/
+/** A token's ID: a prefix of its SHA-256. */
+const TOKEN_ID_SHAPE = /^tok_[0-9a-f]{24}$/
 
 /** How many API tokens may hang from one another: each is checked on every use of the last. */
 export const MAX_TOKEN_CHAIN = 4
@@ -150,6 +152,38 @@ export class ApiTokens {
     return (await this.#store.head(keyOf(id))) !== undefined
   }
 
+  /**
+   * Checks that every API token of a chain (`Identity.origin.tokens`, carried by what was minted
+   * with it) still works: not revoked (its record is deleted then), not expired, and not of a
+   * revoked login. What was minted with the chain dies with any of them.
+   *
+   * @throws TokenVerificationError naming the first token that no longer works
+   */
+  async checkChain(ids: readonly string[]): Promise<void> {
+    if (ids.length > MAX_TOKEN_CHAIN) {
+      throw new TokenVerificationError(`a chain of ${ids.length} API tokens is too long`)
+    }
+    const now = this.#clock.now()
+    const records = await Promise.all(
+      ids.map(async (id) =>
+        TOKEN_ID_SHAPE.test(id)
+          ? readRecord(this.#store, keyOf(id), ApiTokenRecordSchema)
+          : undefined,
+      ),
+    )
+    for (const [index, stored] of records.entries()) {
+      const id = ids[index] ?? ''
+      if (stored === undefined) throw new TokenVerificationError(`API token ${id} was revoked`)
+      const { expires, family } = stored.value
+      if (expires !== null && Date.parse(expires) <= now) {
+        throw new TokenVerificationError(`API token ${id} expired`)
+      }
+      if (family !== undefined && (await this.#families.isRevoked(family))) {
+        throw new TokenVerificationError(`API token ${id} belongs to a revoked login`)
+      }
+    }
+  }
+
   /** The identity a token speaks for, with its origin. @throws TokenVerificationError */
   async verify(token: string): Promise<Identity> {
     if (!TOKEN_SHAPE.test(token)) throw new TokenVerificationError('not an API token')
@@ -211,7 +245,7 @@ export class ApiTokens {
    * @throws AuthError `token_not_found` (also for another's token, which is not shown to exist)
    */
   async revoke(id: string, caller: Identity, asAdmin: boolean): Promise<ApiToken> {
-    if (!/^tok_[0-9a-f]{24}$/.test(id)) throw new AuthError('token_not_found', `no API token ${id}`)
+    if (!TOKEN_ID_SHAPE.test(id)) throw new AuthError('token_not_found', `no API token ${id}`)
     const stored = await readRecord(this.#store, keyOf(id), ApiTokenRecordSchema)
     if (stored === undefined || (!asAdmin && !manages(caller, stored.value, this.#legacyIssuer))) {
       throw new AuthError('token_not_found', `no API token ${id}`)

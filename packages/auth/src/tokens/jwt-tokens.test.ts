@@ -37,6 +37,20 @@ describe("Cairn's JWTs", () => {
     expect(error.reason).toContain('typ')
   })
 
+  it('signs an access token for a narrower audience, refused where the rest is expected', async () => {
+    const { auth } = await setup()
+    const token = await auth.jwt.sign('access', 'alice', {}, 60_000, ['s3'])
+    expect((await auth.jwt.verify('access', token, 's3')).aud).toEqual(['s3'])
+    const error = await refusal(auth.jwt.verify('access', token, 'api'))
+    expect(error.reason).toContain('aud')
+  })
+
+  it("never widens a kind's audience", async () => {
+    const { auth } = await setup()
+    await expect(auth.jwt.sign('refresh', 'alice', {}, 60_000, ['api'])).rejects.toThrow(TypeError)
+    await expect(auth.jwt.sign('access', 'alice', {}, 60_000, [])).rejects.toThrow(TypeError)
+  })
+
   it('refuses a token whose signature was tampered with', async () => {
     const { auth } = await setup()
     const token = await auth.jwt.sign('access', 'alice', {}, 60_000)

@@ -39,10 +39,28 @@ export class JwtTokens {
     this.#clock = options.clock
   }
 
-  /** Signs a token of `kind` for `subject`, valid for `ttlMs`, with a fresh `jti`. */
-  async sign(kind: JwtKind, subject: string, claims: JWTPayload, ttlMs: number): Promise<string> {
+  /**
+   * Signs a token of `kind` for `subject`, valid for `ttlMs`, with a fresh `jti`. `audience`
+   * narrows the kind's audience (an S3 session token is an access token for `s3` alone); it can
+   * never widen it, so no override makes a token of one kind acceptable as another.
+   *
+   * @throws TypeError for an audience the kind does not have
+   */
+  async sign(
+    kind: JwtKind,
+    subject: string,
+    claims: JWTPayload,
+    ttlMs: number,
+    audience: readonly string[] = JWT_KINDS[kind].audience,
+  ): Promise<string> {
     const now = Math.floor(this.#clock.now() / 1000)
-    const { typ, audience } = JWT_KINDS[kind]
+    const { typ, audience: allowed } = JWT_KINDS[kind]
+    const outside = audience.filter((name) => !(allowed as readonly string[]).includes(name))
+    if (audience.length === 0 || outside.length > 0) {
+      throw new TypeError(
+        `a ${kind} token's audience is within ${allowed.join(', ')}, not ${JSON.stringify(audience)}`,
+      )
+    }
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'EdDSA', kid: this.#keys.signing.kid, typ })
       .setIssuer(this.#issuer)

@@ -19,8 +19,10 @@ import { collectPage } from './list-page'
 import { guardStorageFaults } from './storage-faults'
 import {
   bodyOf,
+  checkRange,
   PreconditionFailedError,
   type Body,
+  type GetOptions,
   type ListOptions,
   type ObjectInfo,
   type ObjectStore,
@@ -107,7 +109,7 @@ export async function openFsStore(root: string): Promise<FsStore> {
 
   // Out of file handles or space, the store answers as unavailable (503), never as a bug (500).
   return guardStorageFaults<FsStore>({
-    async get(key): Promise<StoredObject | undefined> {
+    async get(key, options?: GetOptions): Promise<StoredObject | undefined> {
       let handle: FileHandle
       try {
         handle = await open(pathOf(key), constants.O_RDONLY)
@@ -118,14 +120,27 @@ export async function openFsStore(root: string): Promise<FsStore> {
         throw error
       }
       try {
+        // The size, the ETag and the bytes all come from the one open file: a replace renames a
+        // new file over the key and never changes this one, so they agree with each other.
         const stats = await handle.stat({ bigint: true })
         const info = { key, etag: etagOf(stats), size: Number(stats.size) }
-        if (info.size <= INLINE_READ_LIMIT) {
-          const bytes = await handle.readFile()
+        const range = options?.range
+        if (range === undefined) {
+          if (info.size <= INLINE_READ_LIMIT) {
+            const bytes = await handle.readFile()
+            await handle.close()
+            return { ...info, body: bodyOf(bytes) }
+          }
+          return { ...info, body: readChunks(handle, 0, info.size) }
+        }
+        checkRange(key, range, info.size)
+        const length = range.end - range.start + 1
+        if (length <= INLINE_READ_LIMIT) {
+          const bytes = await readAt(handle, range.start, length)
           await handle.close()
           return { ...info, body: bodyOf(bytes) }
         }
-        return { ...info, body: readChunks(handle) }
+        return { ...info, body: readChunks(handle, range.start, range.end + 1) }
       } catch (error) {
         await handle.close()
         throw error
@@ -351,17 +366,37 @@ async function pruneEmptyDirs(root: string, dir: string): Promise<void> {
   }
 }
 
-async function* readChunks(handle: FileHandle): AsyncGenerator<Uint8Array> {
+/** Streams bytes `start` up to `end` (excluded) of an open file, and closes it. */
+async function* readChunks(
+  handle: FileHandle,
+  start: number,
+  end: number,
+): AsyncGenerator<Uint8Array> {
   try {
-    for (;;) {
-      const buffer = Buffer.allocUnsafe(READ_CHUNK)
-      const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK, null)
+    // Reads at explicit positions, so a range starts where it should without a seek.
+    for (let position = start; position < end;) {
+      const length = Math.min(READ_CHUNK, end - position)
+      const buffer = Buffer.allocUnsafe(length)
+      const { bytesRead } = await handle.read(buffer, 0, length, position)
       if (bytesRead === 0) return
+      position += bytesRead
       yield buffer.subarray(0, bytesRead)
     }
   } finally {
     await handle.close()
   }
+}
+
+/** Reads `length` bytes of an open file from `position` at once; fewer only at the file's end. */
+async function readAt(handle: FileHandle, position: number, length: number): Promise<Uint8Array> {
+  const buffer = Buffer.allocUnsafe(length)
+  let filled = 0
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled)
+    if (bytesRead === 0) break
+    filled += bytesRead
+  }
+  return buffer.subarray(0, filled)
 }
 
 /**

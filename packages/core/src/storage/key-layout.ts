@@ -15,6 +15,7 @@
  * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
  * | `auth/local-admin.json`  | server, local mode        | which token `admin.token` holds                   |
  * | `tfe/state-versions/`    | tfe-adapter               | state versions waiting for their upload (staged)  |
+ * | `s3/multipart-uploads/`  | server, S3 surface        | multipart uploads and their parts (staged)        |
  * | `rbac/policy.json`       | core, access              | custom roles and every assignment                 |
  * | `rbac/users/`            | core, access              | users seen at login, one record each              |
  *
@@ -32,6 +33,7 @@ export const STORE_KEYS = {
   usedCodes: 'auth/used-codes/',
   localAdmin: 'auth/local-admin.json',
   pendingStateVersions: 'tfe/state-versions/',
+  s3MultipartUploads: 's3/multipart-uploads/',
   rbacPolicy: 'rbac/policy.json',
   rbacUsers: 'rbac/users/',
 } as const

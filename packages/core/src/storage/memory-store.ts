@@ -1,9 +1,11 @@
 import { collectPage } from './list-page'
 import {
   bodyOf,
+  checkRange,
   collectBytes,
   PreconditionFailedError,
   type Body,
+  type GetOptions,
   type ListOptions,
   type ListPage,
   type ObjectInfo,
@@ -32,10 +34,23 @@ export function createMemoryStore(): ObjectStore {
   })
 
   return {
-    get(key): Promise<StoredObject | undefined> {
-      const entry = entries.get(key)
-      if (entry === undefined) return Promise.resolve(undefined)
-      return Promise.resolve({ ...info(key, entry), body: bodyOf(entry.bytes) })
+    get(key, options?: GetOptions): Promise<StoredObject | undefined> {
+      // What the executor throws (a range not within the object) becomes the rejection.
+      return new Promise((resolve) => {
+        const entry = entries.get(key)
+        if (entry === undefined) {
+          resolve(undefined)
+          return
+        }
+        let bytes = entry.bytes
+        const range = options?.range
+        if (range !== undefined) {
+          checkRange(key, range, bytes.byteLength)
+          // A view of the stored bytes, not a copy: a replace stores new bytes, never changes these.
+          bytes = bytes.subarray(range.start, range.end + 1)
+        }
+        resolve({ ...info(key, entry), body: bodyOf(bytes) })
+      })
     },
 
     head(key) {

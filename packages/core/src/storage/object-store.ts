@@ -7,8 +7,13 @@
  * files and folders.
  */
 export interface ObjectStore {
-  /** Reads an object, or returns undefined when it does not exist. */
-  get(key: string): Promise<StoredObject | undefined>
+  /**
+   * Reads an object, or returns undefined when it does not exist. With `range`, the body yields
+   * only those bytes; `size` and `etag` are still the whole object's.
+   *
+   * @throws RangeNotSatisfiableError when the range does not lie within the object
+   */
+  get(key: string, options?: GetOptions): Promise<StoredObject | undefined>
   /** Reads an object's ETag and size, or returns undefined when it does not exist. */
   head(key: string): Promise<ObjectInfo | undefined>
   /**
@@ -41,8 +46,25 @@ export interface ObjectInfo {
 }
 
 export interface StoredObject extends ObjectInfo {
-  /** The object's bytes. Read it once; an unread body may hold a file or socket open. */
+  /**
+   * The object's bytes, or those of the range asked for. Read it once; an unread body may hold a
+   * file or socket open.
+   */
   body: AsyncIterable<Uint8Array>
+}
+
+/**
+ * Bytes `start` to `end` of an object, both included, as in an HTTP `Range: bytes=start-end`
+ * (RFC 9110 section 14.1.2). Open and suffix ranges are resolved against the size by the caller.
+ */
+export interface ByteRange {
+  start: number
+  end: number
+}
+
+export interface GetOptions {
+  /** Read only these bytes; the range must lie within the object. */
+  range?: ByteRange
 }
 
 /**
@@ -87,6 +109,49 @@ export class PreconditionFailedError extends Error {
     this.name = 'PreconditionFailedError'
     this.key = key
   }
+}
+
+/**
+ * A ranged read whose range does not lie within the object (it ends at or past the object's end,
+ * which every range of an empty object does); nothing is read. Carries the object's size, which
+ * an HTTP 416 answer names in its `Content-Range`.
+ */
+export class RangeNotSatisfiableError extends Error {
+  readonly key: string
+  readonly range: ByteRange
+  readonly size: number
+
+  constructor(key: string, range: ByteRange, size: number) {
+    super(`range bytes=${range.start}-${range.end} is not within ${key} of ${size} bytes`)
+    this.name = 'RangeNotSatisfiableError'
+    this.key = key
+    this.range = range
+    this.size = size
+  }
+}
+
+/**
+ * Checks that a range is well-formed: safe non-negative integers, `start <= end`. A driver checks
+ * before it asks its backend, which may answer a malformed range with the whole object.
+ *
+ * @throws RangeError, a mistake of the caller's
+ */
+export function assertByteRange(range: ByteRange): void {
+  const { start, end } = range
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
+    throw new RangeError(`invalid byte range ${start}-${end}`)
+  }
+}
+
+/**
+ * Checks a range against the size of its object.
+ *
+ * @throws RangeNotSatisfiableError when the range ends at or past the object's end
+ * @throws RangeError when the range is malformed
+ */
+export function checkRange(key: string, range: ByteRange, size: number): void {
+  assertByteRange(range)
+  if (range.end >= size) throw new RangeNotSatisfiableError(key, range, size)
 }
 
 /** A body of bytes already in memory, as a stream of one chunk. */

@@ -15,7 +15,7 @@ import {
   UnitNotFoundError,
   VersionNotFoundError,
 } from '../errors'
-import type { ObjectStore } from '../storage/object-store'
+import { RangeNotSatisfiableError, type ObjectStore } from '../storage/object-store'
 import { parseUnitId, type UnitId } from '../units/unit-id'
 import { createCore, type Core, type CoreOptions } from '../core'
 import { bytesOf, terraformState, textOf } from './fixtures'
@@ -564,6 +564,30 @@ export function coreContract(name: string, factory: StoreFactory): void {
         await expect(
           core.versions.version(alice, id('app'), '2001-01-01T00:00:00Z'),
         ).rejects.toBeInstanceOf(VersionNotFoundError)
+      })
+
+      it('downloads a range of the current state and of an older version, with their sizes', async () => {
+        const one = state(1, { serial: 1, outputs: { v: 'one' } })
+        const two = state(2, { serial: 2, outputs: { v: 'two' } })
+        const first = await write('app', one)
+        clock.advance(1000)
+        await write('app', two)
+        const current = await core.versions.download(alice, id('app'), {
+          range: { start: 10, end: 29 },
+        })
+        expect(current.version.size).toBe(two.length)
+        expect(await textOf(current.body)).toBe(two.slice(10, 30))
+        const tail = { start: one.length - 5, end: one.length - 1 }
+        const old = await core.versions.downloadVersion(alice, id('app'), first.timestamp, {
+          range: tail,
+        })
+        expect(old.version).toEqual(first)
+        expect(await textOf(old.body)).toBe(one.slice(-5))
+        await expect(
+          core.versions.download(alice, id('app'), {
+            range: { start: two.length, end: two.length + 10 },
+          }),
+        ).rejects.toBeInstanceOf(RangeNotSatisfiableError)
       })
 
       it("reads a version's outputs, sensitive ones marked", async () => {

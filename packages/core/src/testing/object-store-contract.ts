@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { collectBytes, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import {
+  collectBytes,
+  PreconditionFailedError,
+  RangeNotSatisfiableError,
+  type ObjectStore,
+} from '../storage/object-store'
 import { bytesOf, textOf } from './fixtures'
 
 /** Makes a fresh, empty store for one test, and disposes of it afterwards. */
@@ -42,6 +47,66 @@ export function objectStoreContract(name: string, factory: StoreFactory): void {
       expect(info.size).toBe(text.length)
       const object = await store.get('big/one')
       expect((await collectBytes(object?.body ?? bytesOf(''))).byteLength).toBe(text.length)
+    })
+
+    describe('ranged reads', () => {
+      const alphabet = 'abcdefghijklmnopqrstuvwxyz'
+
+      it.each([
+        ['a middle range', 3, 7, 'defgh'],
+        ['the first byte', 0, 0, 'a'],
+        ['the last byte', 25, 25, 'z'],
+        ['the whole object as a range', 0, 25, alphabet],
+      ])("reads %s, with the whole object's size and ETag", async (_, start, end, expected) => {
+        const info = await put('range/abc', alphabet)
+        const object = await store.get('range/abc', { range: { start, end } })
+        expect(object?.size).toBe(26)
+        expect(object?.etag).toBe(info.etag)
+        expect(await textOf(object?.body ?? bytesOf(''))).toBe(expected)
+      })
+
+      it('reads a range deep inside a large object without its other bytes', async () => {
+        const size = 6 * 1024 * 1024 + 5
+        const bytes = new Uint8Array(size).map((_, index) => index % 251)
+        await store.put('range/large', bytes)
+        const start = 5 * 1024 * 1024 - 3
+        const end = size - 2
+        const object = await store.get('range/large', { range: { start, end } })
+        expect(object?.size).toBe(size)
+        const read = await collectBytes(object?.body ?? bytesOf(''))
+        expect(read.byteLength).toBe(end - start + 1)
+        expect(Buffer.from(read).equals(Buffer.from(bytes.subarray(start, end + 1)))).toBe(true)
+      })
+
+      it.each([
+        ['that ends past the end', 20, 26],
+        ['that starts at the end', 26, 26],
+        ['that starts past the end', 30, 40],
+      ])("refuses a range %s, naming the object's size", async (_, start, end) => {
+        await put('range/abc', alphabet)
+        const error = await store
+          .get('range/abc', { range: { start, end } })
+          .catch((caught: unknown) => caught)
+        expect(error).toBeInstanceOf(RangeNotSatisfiableError)
+        expect(error).toMatchObject({ key: 'range/abc', size: 26 })
+      })
+
+      it.each([
+        ['0-0', 0, 0],
+        ['0-9', 0, 9],
+        ['5-9', 5, 9],
+      ])('refuses any range of an empty object: %s', async (_, start, end) => {
+        await put('range/empty', '')
+        const error = await store
+          .get('range/empty', { range: { start, end } })
+          .catch((caught: unknown) => caught)
+        expect(error).toBeInstanceOf(RangeNotSatisfiableError)
+        expect(error).toMatchObject({ size: 0 })
+      })
+
+      it('answers undefined for a range of a missing object', async () => {
+        expect(await store.get('range/missing', { range: { start: 0, end: 0 } })).toBeUndefined()
+      })
     })
 
     it('keeps nothing when the body stream fails', async () => {

@@ -1,5 +1,5 @@
 import { InvalidRequestError, StorageUnavailableError, VersionNotFoundError } from '../errors'
-import { collectBytes, type ObjectStore } from '../storage/object-store'
+import { collectBytes, type GetOptions, type ObjectStore } from '../storage/object-store'
 import { parseStored } from '../storage/stored-json'
 import { versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
@@ -39,17 +39,19 @@ export async function versionAt(
 }
 
 /**
- * Opens a version's state body. A record that names an object the store no longer has is a
- * damaged store (503), not a missing unit.
+ * Opens a version's state body, or only the bytes of `options.range`. A record that names an
+ * object the store no longer has is a damaged store (503), not a missing unit.
  *
  * @throws StorageUnavailableError
+ * @throws RangeNotSatisfiableError when the range does not lie within the state
  */
 export async function openVersion(
   store: ObjectStore,
   id: UnitId,
   version: VersionRecord,
+  options?: GetOptions,
 ): Promise<StateDownload> {
-  const object = await store.get(version.object)
+  const object = await store.get(version.object, options)
   if (object === undefined) {
     throw new StorageUnavailableError(
       `the state object of version ${version.timestamp} of unit ${id} is missing from storage`,

@@ -3,6 +3,7 @@ import type { Principal } from '../access/principal'
 import { ForbiddenError, StateNotFoundError } from '../errors'
 import { outputMap, parseOutputs, type StateOutput } from '../state/outputs'
 import { StateScanner, type ScannedState } from '../state/state-scanner'
+import type { ByteRange } from '../storage/object-store'
 import { parseStored } from '../storage/stored-json'
 import { historyFolder, versionKey, versionsFolder } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
@@ -53,12 +54,21 @@ export class VersionService {
     this.#kernel = kernel
   }
 
-  /** The current state. @throws UnitNotFoundError, StateNotFoundError, ForbiddenError */
-  async download(principal: Principal, id: UnitId): Promise<StateDownload> {
+  /**
+   * The current state, or only the bytes of `options.range`; the version's `size` is always the
+   * whole state's.
+   *
+   * @throws UnitNotFoundError, StateNotFoundError, ForbiddenError, RangeNotSatisfiableError
+   */
+  async download(
+    principal: Principal,
+    id: UnitId,
+    options?: { range?: ByteRange },
+  ): Promise<StateDownload> {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
     const { record } = await readUnit(this.#kernel.records, id)
     if (record.current === null) throw new StateNotFoundError(id)
-    return openVersion(this.#kernel.store, id, record.current)
+    return openVersion(this.#kernel.store, id, record.current, options)
   }
 
   /** One version's metadata, by its timestamp. @throws VersionNotFoundError */
@@ -66,13 +76,19 @@ export class VersionService {
     return toVersion(await this.#find(principal, id, timestamp))
   }
 
-  /** The state of one version, by its timestamp. @throws VersionNotFoundError */
+  /**
+   * The state of one version, by its timestamp, or only the bytes of `options.range`.
+   *
+   * @throws VersionNotFoundError, RangeNotSatisfiableError
+   */
   async downloadVersion(
     principal: Principal,
     id: UnitId,
     timestamp: string,
+    options?: { range?: ByteRange },
   ): Promise<StateDownload> {
-    return openVersion(this.#kernel.store, id, await this.#find(principal, id, timestamp))
+    const record = await this.#find(principal, id, timestamp)
+    return openVersion(this.#kernel.store, id, record, options)
   }
 
   /**

@@ -1,6 +1,11 @@
 import { isSamePrincipal, type Principal } from '../access/principal'
 import { outputDigests } from '../state/canonical-json'
-import { ChecksumMismatchError, InvalidStateError, UnitNotFoundError } from '../errors'
+import {
+  ChecksumMismatchError,
+  InvalidStateError,
+  PreconditionError,
+  UnitNotFoundError,
+} from '../errors'
 import { checkWriteLock, type LockGuard } from '../locks/lock-rules'
 import { iso } from '../runtime/clock'
 import { rewriteSerial } from '../state/serial-rewrite'
@@ -44,6 +49,12 @@ export interface WriteOptions extends LockGuard {
    * so there the lock holder's write has to be taken as forced; the lock keeps racers out.
    */
   holderOverridesSerial?: boolean
+  /**
+   * What the unit's current state must be for the write to go ahead (S3's conditional PUT):
+   * `absent` (`If-None-Match: *`), or a state whose sha256 starts with `sha256Prefix` (`If-Match`
+   * on the ETag the S3 surface gives). Checked before the body is read and again in the commit.
+   */
+  expectCurrent?: { absent: true } | { sha256Prefix: string }
 }
 
 interface StateWriterOptions {
@@ -99,6 +110,7 @@ export class StateWriter {
     if (before === undefined && options.create !== true) throw new UnitNotFoundError(id)
     // Refuse a locked unit before reading a possibly large body.
     if (before !== undefined) checkWriteLock(before.record.lock, principal, options.source, options)
+    checkExpectedCurrent(before?.record.current ?? null, options)
     const staged = await this.#stage(
       id,
       before?.record.epoch ?? newEpoch(this.#kernel.clock, this.#kernel.ids),
@@ -186,6 +198,7 @@ export class StateWriter {
         const current = record.current
         if (restoring && (current?.timestamp ?? null) !== expectCurrent) throw new CurrentMoved()
         checkWriteLock(record.lock, principal, options.source, options)
+        checkExpectedCurrent(current, options)
         const held = record.lock
         const holder =
           held !== null && isSamePrincipal(held, principal) && held.source === options.source
@@ -297,6 +310,19 @@ function digestsOf(inspected: InspectedState): Record<string, string> | null {
 }
 
 /** The body must be what the client said it would be: its MD5, and its serial and lineage. */
+/** @throws PreconditionError when the current state is not what the write expects. */
+function checkExpectedCurrent(current: VersionRecord | null, options: WriteOptions): void {
+  const expected = options.expectCurrent
+  if (expected === undefined) return
+  if ('absent' in expected) {
+    if (current !== null) throw new PreconditionError('the unit already has a state')
+    return
+  }
+  if (current?.sha256.startsWith(expected.sha256Prefix.toLowerCase()) !== true) {
+    throw new PreconditionError("the unit's current state is not the one the write expects")
+  }
+}
+
 function checkDeclared(inspected: InspectedState, options: WriteOptions): void {
   const md5 = options.expectedMd5?.toLowerCase()
   if (md5 !== undefined && md5 !== inspected.md5)

@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto'
+import {
+  LockConflictError,
+  parseLockRequest,
+  parseRangeHeader,
+  RangeNotSatisfiableError,
+  readBounded,
+  toWebStream,
+  type Core,
+  type LockInfo,
+  type UnitId,
+} from '@cairn/core'
+import type { Context } from 'hono'
+import type { Identity } from '@cairn/auth'
+import { SMALL_BODY_BYTES, requestStream } from '../http/body'
+import { S3Error } from './s3-errors'
+import type { S3Env } from './s3-env'
+import { unquote } from './s3-xml'
+
+/** The ETag of a state: its sha256, as `/v1` gives it, so a condition means the same on both. */
+export function stateEtag(sha256: string): string {
+  return `"${sha256}"`
+}
+
+/** The bytes a unit's `.tflock` object reads as: its LockInfo, as Terraform wrote it. */
+export function lockBytes(lock: LockInfo): Buffer {
+  return Buffer.from(JSON.stringify(lock))
+}
+
+/** A lock object's ETag: the sha256 of its bytes. */
+export function lockEtag(bytes: Uint8Array): string {
+  return `"${createHash('sha256').update(bytes).digest('hex')}"`
+}
+
+/**
+ * GET or HEAD of a unit's `.tflock`: the held lock's LockInfo, or `NoSuchKey` when the unit is not
+ * locked. Terraform reads it to name the holder of a lock it could not take, and to compare IDs
+ * before it deletes its own.
+ */
+export async function readLockObject(c: Context<S3Env>, core: Core, unit: UnitId) {
+  const details = await core.units.get(c.var.principal, unit)
+  if (details.lock === null) throw new S3Error('NoSuchKey', `${unit} is not locked`)
+  const bytes = lockBytes(details.lock)
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'Content-Length': String(bytes.byteLength),
+    ETag: lockEtag(bytes),
+    'Last-Modified': httpDate(details.lock.Created),
+    'Accept-Ranges': 'bytes',
+  }
+  if (checksumWanted(c)) {
+    headers['x-amz-checksum-sha256'] = createHash('sha256').update(bytes).digest('base64')
+  }
+  if (c.req.method === 'HEAD') return c.body(null, 200, headers)
+  return c.body(new Uint8Array(bytes), 200, headers)
+}
+
+/**
+ * PUT of a unit's `.tflock` with a LockInfo body: takes the unit's one lock (DESIGN section 3).
+ * Held by another: `PreconditionFailed` to Terraform's `If-None-Match: *`, which makes it read
+ * the lock object and retry under `-lock-timeout`; `OperationAborted` to a put without it.
+ */
+export async function putLockObject(c: Context<S3Env>, core: Core, unit: UnitId) {
+  const bytes = await readBounded(c.var.payload.body(requestStream(c)), {
+    limit: SMALL_BODY_BYTES,
+    declaredLength: c.var.payload.decodedLength,
+  })
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new S3Error('InvalidArgument', 'a .tflock object holds a LockInfo JSON document')
+  }
+  const request = parseLockRequest(parsed)
+  try {
+    const lock = await core.locks.lock(c.var.principal, unit, request, {
+      source: 's3',
+      create: true,
+    })
+    return c.body(null, 200, { ETag: lockEtag(lockBytes(lock)) })
+  } catch (error) {
+    if (error instanceof LockConflictError && c.req.header('if-none-match')?.trim() === '*') {
+      throw new S3Error('PreconditionFailed', error.message)
+    }
+    throw error
+  }
+}
+
+/**
+ * DELETE of a unit's `.tflock`: releases the lock. The `s3` backend names no lock ID here (it
+ * compared the IDs itself just before), so the principal that took the lock through S3 releases
+ * it as its holder; anyone else's delete is a forced unlock (`terraform force-unlock`), which
+ * needs `unit:manage` and is recorded in the unit's history. With `If-Match`, only the lock with
+ * that ETag is released.
+ */
+export async function deleteLockObject(c: Context<S3Env>, core: Core, unit: UnitId) {
+  const { principal } = c.var
+  const ifMatch = c.req.header('if-match')
+  if (ifMatch !== undefined) await expectLockEtag(core, principal, unit, ifMatch)
+  try {
+    await core.locks.unlock(principal, unit, { source: 's3', asHolder: true })
+  } catch (error) {
+    if (!(error instanceof LockConflictError)) throw error
+    await core.locks.unlock(principal, unit, { source: 's3', force: true })
+  }
+  return c.body(null, 204)
+}
+
+async function expectLockEtag(core: Core, principal: Identity, unit: UnitId, ifMatch: string) {
+  const details = await core.units.get(principal, unit)
+  const current = details.lock === null ? undefined : lockEtag(lockBytes(details.lock))
+  if (current === undefined || unquote(current) !== unquote(ifMatch.trim())) {
+    throw new S3Error('PreconditionFailed', 'the lock object is not the one If-Match names')
+  }
+}
+
+/** GET or HEAD of a unit's state, whole or one byte range (Terraform reads in 5 MiB ranges). */
+export async function readStateObject(c: Context<S3Env>, core: Core, unit: UnitId) {
+  const { principal } = c.var
+  const details = await core.units.get(principal, unit)
+  if (details.sha256 === null) throw new S3Error('NoSuchKey', `${unit} has no state yet`)
+  const base = {
+    'Content-Type': 'application/json',
+    ETag: stateEtag(details.sha256),
+    'Last-Modified': httpDate(details.updated),
+    'Accept-Ranges': 'bytes',
+  }
+  if (c.req.method === 'HEAD') {
+    return c.body(null, 200, { ...base, 'Content-Length': String(details.size) })
+  }
+  const header = c.req.header('range')
+  const range = header === undefined ? undefined : parseRangeHeader(header, details.size)
+  if (range === 'unsatisfiable') throw invalidRange(details.size)
+  // The state may change between the two reads: the answer describes the version served.
+  const { version, body } = await core.versions
+    .download(principal, unit, range === undefined ? {} : { range })
+    .catch((error: unknown) => {
+      if (error instanceof RangeNotSatisfiableError) throw invalidRange(error.size)
+      throw error
+    })
+  const headers: Record<string, string> = {
+    ...base,
+    ETag: stateEtag(version.sha256),
+    'Last-Modified': httpDate(version.timestamp),
+  }
+  if (range === undefined) {
+    headers['Content-Length'] = String(version.size)
+    if (checksumWanted(c)) {
+      headers['x-amz-checksum-sha256'] = Buffer.from(version.sha256, 'hex').toString('base64')
+    }
+    return c.body(toWebStream(body), 200, headers)
+  }
+  headers['Content-Length'] = String(range.end - range.start + 1)
+  headers['Content-Range'] = `bytes ${range.start}-${range.end}/${version.size}`
+  return c.body(toWebStream(body), 206, headers)
+}
+
+/**
+ * PUT of a unit's state (a whole body; multipart uploads end in the same write). It goes through
+ * core's one write path: while the unit is locked only the principal that took the lock through
+ * S3 may write (the `s3` backend never names its lock in a write), and Terraform's serial rules
+ * hold, except for that holder, whose own Terraform has already checked them (`state push
+ * -force` writes a lower serial). `If-None-Match: *` and `If-Match` make the write conditional.
+ */
+export async function putStateObject(
+  c: Context<S3Env>,
+  core: Core,
+  unit: UnitId,
+  body: AsyncIterable<Uint8Array>,
+  sizeHint: number | undefined,
+) {
+  const expectCurrent = expectedCurrentOf(c)
+  const version = await core.states.write(c.var.principal, unit, body, {
+    source: 's3',
+    create: true,
+    asHolder: true,
+    holderOverridesSerial: true,
+    ...(sizeHint === undefined ? {} : { sizeHint }),
+    ...(expectCurrent === undefined ? {} : { expectCurrent }),
+  })
+  return version
+}
+
+/** The condition of a PUT: `If-None-Match: *`, or `If-Match` on a state's ETag. */
+function expectedCurrentOf(
+  c: Context<S3Env>,
+): { absent: true } | { sha256Prefix: string } | undefined {
+  const none = c.req.header('if-none-match')
+  if (none !== undefined) {
+    if (none.trim() !== '*') {
+      throw new S3Error('NotImplemented', 'a PUT takes If-None-Match only as *')
+    }
+    return { absent: true }
+  }
+  const match = c.req.header('if-match')
+  if (match === undefined) return undefined
+  const etag = unquote(match.trim())
+  if (!/^[0-9a-f]{64}$/i.test(etag)) {
+    throw new S3Error('PreconditionFailed', 'If-Match names no ETag this server gave')
+  }
+  return { sha256Prefix: etag }
+}
+
+function invalidRange(size: number): S3Error {
+  return new S3Error('InvalidRange', 'the requested range is not satisfiable', {
+    'Content-Range': `bytes */${size}`,
+  })
+}
+
+/** Whether the client asks for the object's checksum (`x-amz-checksum-mode: ENABLED`). */
+function checksumWanted(c: Context<S3Env>): boolean {
+  return c.req.header('x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+}
+
+/** An RFC 3339 time as HTTP writes dates (RFC 9110 IMF-fixdate). */
+function httpDate(rfc3339: string): string {
+  const ms = Date.parse(rfc3339)
+  return new Date(Number.isNaN(ms) ? 0 : ms).toUTCString()
+}
