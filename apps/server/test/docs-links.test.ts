@@ -9,6 +9,7 @@ const DOCUMENTS = [
   ...readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name)),
   'packages/core/README.md',
   'packages/auth/README.md',
+  'packages/sigv4/README.md',
   'packages/sdk/README.md',
   'apps/cli/README.md',
   'apps/server/README.md',

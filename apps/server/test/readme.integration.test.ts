@@ -136,6 +136,23 @@ describe("the README's own commands", () => {
     const example = units.filter((unit) => ['team/net', 'team/app', 'team/dns'].includes(unit.id))
     expect(example.map((unit) => unit.status)).toEqual(['green', 'green', 'green'])
   })
+
+  it('runs the s3 backend example: a profile on cairn creds, init, apply, a workspace', async () => {
+    const run = await play('s3')
+    expect(run.code, run.output).toBe(0)
+    // `workspace new` writes the new workspace's empty state first, then the apply writes.
+    for (const [id, count] of [
+      ['team/web', 1],
+      ['env:/dev/team/web', 2],
+    ] as const) {
+      expect(run.output).toContain(id)
+      expect(await api(`/v1/units/${id}`)).toMatchObject({ locked: false, version_count: count })
+      const { versions } = (await api(`/v1/units/${id}/versions`)) as {
+        versions: { source: string }[]
+      }
+      expect(versions.map((version) => version.source)).toEqual(Array(count).fill('s3'))
+    }
+  })
 })
 
 describe("the README's access-control example, on a server with RBAC on", () => {

@@ -1,7 +1,7 @@
 import type { Clock, ObjectStore } from '@cairn/core'
 import type { ApiToken, CreatedApiToken, TokenPair } from '@cairn/core/wire'
 import { AuthError, TokenVerificationError } from './errors'
-import { LOCAL_ISSUER, stringList, type Identity } from './identity'
+import { identityOfClaims, LOCAL_ISSUER, type Identity } from './identity'
 import { toJwks, type KeySet } from './keys/key-set'
 import type { OidcClient } from './oidc/oidc-client'
 import { ApiTokens, isApiToken, type NewTokenOptions } from './tokens/api-tokens'
@@ -162,18 +162,12 @@ export class AuthService {
 
   async #verifyAccess(bearer: string): Promise<Identity> {
     const claims = await this.jwt.verify('access', bearer, 'api')
-    const email = claims['email']
-    const idp = claims['idp']
     const family = claims['fam']
     if (typeof family === 'string' && (await this.#families.isRevoked(family))) {
       throw new TokenVerificationError('access token of a revoked login')
     }
     return {
-      subject: claims.sub as string,
-      issuer: typeof idp === 'string' ? idp : this.#legacyIssuer,
-      ...(typeof email === 'string' ? { email } : {}),
-      groups: stringList(claims['groups']),
-      roles: stringList(claims['roles']),
+      ...identityOfClaims(claims, this.#legacyIssuer),
       // A login's token is renewed by its refresh token: what it mints lives with the login. A
       // token without one (terraform login's) bounds what it mints by its own expiry.
       origin:

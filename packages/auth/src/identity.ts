@@ -1,4 +1,5 @@
 import type { TokenLimit } from '@cairn/core/wire'
+import type { JWTPayload } from 'jose'
 
 /**
  * The issuer of identities Cairn vouches for itself: the local-mode admin token and the tokens it
@@ -53,4 +54,22 @@ export function stringList(value: unknown): string[] {
   return Array.isArray(value)
     ? value.filter((item): item is string => typeof item === 'string')
     : []
+}
+
+/**
+ * Who an access JWT names: its subject, the provider that vouches for it (`idp`; tokens made
+ * before they carried one name `legacyIssuer`), and the email, groups and roles it carries.
+ */
+export function identityOfClaims(
+  claims: JWTPayload,
+  legacyIssuer: string,
+): Pick<Identity, 'subject' | 'issuer' | 'email' | 'groups' | 'roles'> {
+  const { email, idp } = claims as Record<string, unknown>
+  return {
+    subject: claims.sub as string,
+    issuer: typeof idp === 'string' ? idp : legacyIssuer,
+    ...(typeof email === 'string' ? { email } : {}),
+    groups: stringList(claims['groups']),
+    roles: stringList(claims['roles']),
+  }
 }

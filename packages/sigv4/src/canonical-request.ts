@@ -53,6 +53,8 @@ export function canonicalRequest(
   signedHeaders: readonly string[],
   payloadHash: string,
   uriEscapePath: boolean,
+  /** The canonical URI to use instead of the one the rules give (the path as received). */
+  path?: string,
 ): string {
   const headers: Record<string, string> = {}
   for (const name of signedHeaders) headers[name] = header(request, name) ?? ''
@@ -64,7 +66,7 @@ export function canonicalRequest(
   const names = [...signedHeaders].sort()
   return [
     request.method,
-    canonicalPath(request.path, uriEscapePath),
+    path ?? canonicalPath(request.path, uriEscapePath),
     getCanonicalQuery(asHttpRequest({}, parseQuery(request.query))),
     ...names.map((name) => `${name}:${canonicalHeaders[name] ?? ''}`),
     '',

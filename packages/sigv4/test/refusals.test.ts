@@ -73,6 +73,17 @@ describe('the signature', () => {
     await expect(accept(request)).resolves.toEqual(Buffer.alloc(0))
   })
 
+  it('accepts a path signed exactly as it was sent, as the Go SDK signs behind a prefixed endpoint', async () => {
+    const request = await signS3({
+      method: 'PUT',
+      path: '/s3/tfstate/env:/dev/app/terraform.tfstate.tflock',
+      headers: { 'x-amz-content-sha256': EMPTY },
+    })
+    await expect(accept(request)).resolves.toEqual(Buffer.alloc(0))
+    request.path = '/s3/tfstate/env:/prod/app/terraform.tfstate.tflock'
+    await expect(accept(request)).rejects.toMatchObject(refusal('SignatureDoesNotMatch'))
+  })
+
   it('still verifies with unsigned headers added by a proxy', async () => {
     const request = await getObject()
     request.headers['x-forwarded-for'] = '10.0.0.1'

@@ -187,6 +187,9 @@ export function onS3Error(error: Error, c: Context<AppEnv>): Response {
     message: 'the server failed; the request ID in the log names the cause',
     headers: {},
   }
+  if (error instanceof SigV4Error && error.status < 500) {
+    c.var.log.info('S3 request refused', { code: error.code, reason: error.message })
+  }
   if (error instanceof S3CredentialError) {
     // The reason goes to the log; the client gets AWS's words for it and nothing more.
     c.var.log.info('S3 credentials refused', { reason: error.detail })

@@ -4,7 +4,7 @@ import { TokenLimitSchema, type S3CredentialSet } from '@cairn/core/wire'
 import { decodeJwt, errors, type JWTPayload } from 'jose'
 import * as v from 'valibot'
 import { S3CredentialError, TokenVerificationError } from '../errors'
-import { LOCAL_ISSUER, stringList, type Identity } from '../identity'
+import { identityOfClaims, LOCAL_ISSUER, stringList, type Identity } from '../identity'
 import type { KeySet } from '../keys/key-set'
 import type { ApiTokens, FamilyCheck } from './api-tokens'
 import type { JwtTokens } from './jwt-tokens'
@@ -156,7 +156,7 @@ export class S3Credentials {
 
   /** The identity `AuthService.authenticate` would have given the token it was issued to. */
   #identityOf(claims: JWTPayload): Identity {
-    const { email, idp, fam, tok, lim } = claims as Record<string, unknown>
+    const { fam, tok, lim } = claims as Record<string, unknown>
     const tokens = tok === undefined ? [] : stringList(tok)
     if (tok !== undefined && (!Array.isArray(tok) || tokens.length !== tok.length)) {
       throw new S3CredentialError('invalid', 'session token with a malformed token chain')
@@ -165,11 +165,7 @@ export class S3Credentials {
       throw new S3CredentialError('invalid', 'session token with a malformed limit')
     }
     return {
-      subject: claims.sub as string,
-      issuer: typeof idp === 'string' ? idp : this.#legacyIssuer,
-      ...(typeof email === 'string' ? { email } : {}),
-      groups: stringList(claims['groups']),
-      roles: stringList(claims['roles']),
+      ...identityOfClaims(claims, this.#legacyIssuer),
       ...(lim === undefined ? {} : { limit: { scope: lim.scope, role: lim.role } }),
       origin: {
         expires: (claims.exp as number) * 1000,
