@@ -16,6 +16,15 @@ import {
   type RunningServer,
   type ServerOptions,
 } from '@cairn/testkit'
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   call,
@@ -685,6 +694,68 @@ describe('three instances over one S3 bucket', () => {
     it("takes on one instance the cloud block's upload URLs another issued", async () => {
       const token = await readAdminToken((makers()[0] as RunningServer).dataDir)
       await cloudUploadAcross(servers, token, 'local/cloud')
+    })
+
+    it('verifies on every instance the S3 credentials one issued, and spreads a multipart upload over all three', async () => {
+      const token = await readAdminToken((makers()[0] as RunningServer).dataDir)
+      const issued = await call(at(servers, 0), token, 'POST', '/v1/auth/issue-s3-creds')
+      expect(issued.status, issued.text).toBe(200)
+      const { AccessKeyId, SecretAccessKey, SessionToken } = issued.body as Record<string, string>
+      const s3 = (index: number) =>
+        new S3Client({
+          endpoint: `${at(servers, index).url}/s3`,
+          forcePathStyle: true,
+          region: 'auto',
+          maxAttempts: 1,
+          credentials: {
+            accessKeyId: AccessKeyId as string,
+            secretAccessKey: SecretAccessKey as string,
+            sessionToken: SessionToken as string,
+          },
+        })
+      const Key = 'local/s3/terraform.tfstate'
+      const Bucket = 'tfstate'
+      const body = stateOf(1, 'x'.repeat(6 * 1024 * 1024), 's3-across')
+      const cut = 5 * 1024 * 1024
+      const { UploadId } = await s3(1).send(new CreateMultipartUploadCommand({ Bucket, Key }))
+      const parts = await Promise.all(
+        [body.slice(0, cut), body.slice(cut)].map(async (Body, index) => {
+          const PartNumber = index + 1
+          const { ETag } = await s3(index + 2).send(
+            new UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body }),
+          )
+          return { ETag, PartNumber }
+        }),
+      )
+      await s3(1).send(
+        new CompleteMultipartUploadCommand({
+          Bucket,
+          Key,
+          UploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      )
+      for (const index of [0, 1, 2]) {
+        const got = await s3(index).send(new GetObjectCommand({ Bucket, Key }))
+        expect(md5((await got.Body?.transformToString()) ?? '')).toBe(md5(body))
+      }
+      // The lock object taken through one instance is held on the others.
+      const lock = (index: number, ID: string) =>
+        s3(index).send(
+          new PutObjectCommand({
+            Bucket,
+            Key: `${Key}.tflock`,
+            IfNoneMatch: '*',
+            Body: JSON.stringify({ ID, Operation: 'OperationTypeApply', Who: 'multi' }),
+          }),
+        )
+      await lock(0, '00000000-0000-0000-0000-000000000001')
+      await expect(lock(2, '00000000-0000-0000-0000-000000000002')).rejects.toMatchObject({
+        name: 'PreconditionFailed',
+      })
+      await s3(1).send(new DeleteObjectCommand({ Bucket, Key: `${Key}.tflock` }))
+      const unit = await call(at(servers, 2), token, 'GET', '/v1/units/local/s3')
+      expect(unit.body).toMatchObject({ locked: false, version_count: 1 })
     })
 
     it('makes no second admin token when an instance starts on a new data directory', async () => {

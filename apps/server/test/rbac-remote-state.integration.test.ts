@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import {
-  httpsRequest,
-  makeTestCa,
-  TerraformWorkspace,
-  type TestCa,
-  useServer,
-} from '@cairn/testkit'
+import { httpsRequest, TerraformWorkspace, useServer, useTestCa } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 // Outputs-only sharing with the real Terraform (issue 12, DESIGN section 9): a consumer holding
@@ -108,19 +101,11 @@ function expectOutputsOnly(text: string, upstream: StateFile): void {
 }
 
 describe('an outputs-only consumer with the real Terraform, RBAC on', () => {
-  let dir: string
-  let tls: TestCa
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cairn-rbac-remote-state-'))
-    tls = await makeTestCa(dir)
-  })
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true })
-  })
+  const tls = useTestCa()
   const server = useServer(() => ({
     auth: true,
     env: { SVC_RBAC_ENABLED: 'true' },
-    args: ['-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
+    args: tls.serverArgs,
   }))
 
   const call = (path: string, token: string, init: { method?: string; body?: string } = {}) =>

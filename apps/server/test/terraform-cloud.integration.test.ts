@@ -1,14 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import {
-  httpsRequest,
-  makeTestCa,
-  TerraformWorkspace,
-  type TestCa,
-  useServer,
-  waitFor,
-} from '@cairn/testkit'
+import { httpsRequest, TerraformWorkspace, useServer, useTestCa, waitFor } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const ORG = 'acme'
@@ -44,18 +36,10 @@ output "password" {
 const folded = (text: string) => text.replace(/[│\s]+/g, ' ')
 
 describe("Terraform's cloud block over real TLS", () => {
-  let dir: string
-  let tls: TestCa
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cairn-cloud-'))
-    tls = await makeTestCa(dir)
-  })
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true })
-  })
+  const tls = useTestCa()
   const server = useServer(() => ({
     auth: true,
-    args: ['-tls-cert', tls.certPath, '-tls-key', tls.keyPath],
+    args: tls.serverArgs,
   }))
   let hostname: string
   beforeAll(() => {

@@ -1,6 +1,6 @@
-import { Crc32 } from '@aws-crypto/crc32'
 import { Crc32c } from '@aws-crypto/crc32c'
 import { createHash } from 'node:crypto'
+import { crc32 } from 'node:zlib'
 import { SigV4Error } from './errors'
 
 /** The S3 checksum algorithms this package verifies (x-amz-checksum-<algorithm>). */
@@ -27,18 +27,39 @@ export interface Digest {
   digest(): Buffer
 }
 
-class CrcDigest implements Digest {
-  constructor(private readonly crc: Crc32 | Crc32c) {}
+/** S3 sends a CRC as the base64 of its 4 bytes, big-endian. */
+function crcBytes(value: number): Buffer {
+  const out = Buffer.alloc(4)
+  out.writeUInt32BE(value >>> 0)
+  return out
+}
+
+/**
+ * CRC-32 by Node's zlib (native, some 50 times faster than a table in JavaScript: this is the
+ * checksum the AWS SDKs send by default, over every byte of a state).
+ */
+class Crc32Digest implements Digest {
+  #value = 0
 
   update(bytes: Uint8Array): void {
-    this.crc.update(bytes)
+    this.#value = crc32(bytes, this.#value)
   }
 
-  // S3 sends a CRC as the base64 of its 4 bytes, big-endian.
   digest(): Buffer {
-    const out = Buffer.alloc(4)
-    out.writeUInt32BE(this.crc.digest() >>> 0)
-    return out
+    return crcBytes(this.#value)
+  }
+}
+
+/** CRC-32C (Castagnoli), which Node does not offer natively. */
+class Crc32cDigest implements Digest {
+  readonly #crc = new Crc32c()
+
+  update(bytes: Uint8Array): void {
+    this.#crc.update(bytes)
+  }
+
+  digest(): Buffer {
+    return crcBytes(this.#crc.digest())
   }
 }
 
@@ -46,9 +67,9 @@ class CrcDigest implements Digest {
 export function createDigest(algorithm: ChecksumAlgorithm | 'md5'): Digest {
   switch (algorithm) {
     case 'crc32':
-      return new CrcDigest(new Crc32())
+      return new Crc32Digest()
     case 'crc32c':
-      return new CrcDigest(new Crc32c())
+      return new Crc32cDigest()
     case 'sha1':
     case 'sha256':
     case 'md5': {

@@ -1,3 +1,4 @@
+export { awsCliBinary } from './aws-cli'
 export { CookieJar } from './cookie-jar'
 export { fetchAs } from './fetch-as'
 export type {
@@ -40,6 +41,8 @@ export type { RunningTerraform, TerraformResult } from './terraform'
 export { TerraformWorkspace, terraformBinary } from './terraform'
 export type { HttpsAnswer, TestCa } from './tls'
 export { httpsRequest, makeTestCa } from './tls'
+export type { SuiteCa } from './use-test-ca'
+export { useTestCa } from './use-test-ca'
 export type { SuiteServer, UseServerOptions } from './use-server'
 export { useServer } from './use-server'
 export { useRgw } from './use-rgw'
