@@ -61,10 +61,7 @@ export async function readLockObject(c: Context<S3Env>, core: Core, unit: UnitId
  * the lock object and retry under `-lock-timeout`; `OperationAborted` to a put without it.
  */
 export async function putLockObject(c: Context<S3Env>, core: Core, unit: UnitId) {
-  const bytes = await readBounded(c.var.payload.body(requestStream(c)), {
-    limit: SMALL_BODY_BYTES,
-    declaredLength: c.var.payload.decodedLength,
-  })
+  const bytes = await readSmallPayload(c, SMALL_BODY_BYTES)
   let parsed: unknown
   try {
     parsed = JSON.parse(bytes.toString('utf8'))
@@ -84,6 +81,19 @@ export async function putLockObject(c: Context<S3Env>, core: Core, unit: UnitId)
     }
     throw error
   }
+}
+
+/**
+ * Reads a small decoded body whole (a LockInfo, a CompleteMultipartUpload document): at most
+ * `limit` bytes, and all of them before the small-request timeout, as every small body.
+ */
+export function readSmallPayload(c: Context<S3Env>, limit: number): Promise<Buffer> {
+  const { smallBodyTimeoutMs } = c.var.limits
+  return readBounded(c.var.payload.body(requestStream(c)), {
+    limit,
+    declaredLength: c.var.payload.decodedLength,
+    deadline: { at: c.var.started + smallBodyTimeoutMs, timeoutMs: smallBodyTimeoutMs },
+  })
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { AuthService } from '@cairn/auth'
 import {
-  readBounded,
   StateTooLargeError,
   UnitNotFoundError,
   type Clock,
@@ -20,6 +19,7 @@ import {
   putLockObject,
   putStateObject,
   readLockObject,
+  readSmallPayload,
   readStateObject,
   stateEtag,
 } from './s3-objects'
@@ -138,10 +138,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
     }
     const uploadId = query.get('uploadId')
     if (uploadId === null) throw notImplemented('this POST')
-    const document = await readBounded(c.var.payload.body(requestStream(c)), {
-      limit: COMPLETE_BODY_BYTES,
-      declaredLength: c.var.payload.decodedLength,
-    })
+    const document = await readSmallPayload(c, COMPLETE_BODY_BYTES)
     const etag = await multipart.complete(
       c.var.principal,
       key,
