@@ -114,6 +114,7 @@ async function main(): Promise<void> {
     // everything.
     rbac: config.rbac,
     maxStateBytes: config.maxStateBytes,
+    lockStaleAfterMs: config.lockStaleAfterMs,
     scanners: scanners.source,
     onExtensionError: (extension, error) => {
       log.warn(`a step of the ${extension} failed after its change was committed`, { error })

@@ -35,6 +35,7 @@ describe('/v1/units against the real server', () => {
         sha256: null,
         locked: false,
         lock: null,
+        lock_stale: false,
         tags: ['env:prod', 'team/app'],
         version_count: 0,
       })

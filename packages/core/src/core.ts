@@ -6,6 +6,7 @@ import type { Kernel } from './kernel'
 import { DependencyService } from './graph/dependency-service'
 import { graphExtension } from './graph/graph-extension'
 import { SinceFinder } from './graph/since'
+import { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
 import { LockService } from './locks/lock-service'
 import { systemClock, type Clock } from './runtime/clock'
 import { randomIds, type IdSource } from './runtime/id-source'
@@ -40,6 +41,11 @@ export interface CoreOptions {
   ids?: IdSource
   /** The largest state accepted, in bytes. */
   maxStateBytes?: number
+  /**
+   * A lock held longer than this, in milliseconds, is flagged stale in lock listings and in its
+   * unit's metadata (`SVC_LOCK_STALE_AFTER`; one hour by default). It is never released on its own.
+   */
+  lockStaleAfterMs?: number
   /** Waits between retries of a lost conditional write; injected so tests need not wait. */
   sleep?: (ms: number) => Promise<void>
   /** Where state bodies are checked; inline by default, a worker thread in the server. */
@@ -67,7 +73,7 @@ export interface Core {
   readonly states: StateService
   /** Reading state: the current body, versions and their bodies and outputs, history. */
   readonly versions: VersionService
-  /** The one lock per unit. */
+  /** The one lock per unit, and the list of every lock held. */
   readonly locks: LockService
   /** Edges between units, and the red, yellow or green status they give. */
   readonly dependencies: DependencyService
@@ -98,7 +104,8 @@ export function createCore(options: CoreOptions): Core {
       : allowAll)
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep)
-  const kernel: Kernel = { store, records, authorizer, clock, ids }
+  const lockStaleAfterMs = options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS
+  const kernel: Kernel = { store, records, authorizer, clock, ids, lockStaleAfterMs }
   const extensions = [graphExtension(records, store), ...(options.extensions ?? [])]
   const writer = new StateWriter({
     kernel,

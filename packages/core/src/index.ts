@@ -35,6 +35,11 @@ export {
   WriteContentionError,
 } from './errors'
 export type { LockInfo, LockRequest } from './locks/lock-info'
+export type { HeldLockView } from './locks/held-lock-view'
+export { HeldLockViewSchema } from './locks/held-lock-view'
+export type { LockAging } from './locks/lock-age'
+export { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
+export { MAX_UNLOCK_REASON_LENGTH } from './locks/lock-service'
 export { LockInfoSchema, LockRequestSchema, parseLockRequest } from './locks/lock-info'
 export type { Clock } from './runtime/clock'
 export { iso, systemClock } from './runtime/clock'

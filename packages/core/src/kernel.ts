@@ -6,7 +6,8 @@ import type { UnitRecordStore } from './units/unit-record-store'
 
 /**
  * What every service of the core shares: the object store, the unit records read and changed
- * through it, the one authorizer, time and identifiers. `createCore` builds one.
+ * through it, the one authorizer, time and identifiers, and when a lock counts as stale.
+ * `createCore` builds one.
  *
  * @internal
  */
@@ -16,4 +17,6 @@ export interface Kernel {
   readonly authorizer: Authorizer
   readonly clock: Clock
   readonly ids: IdSource
+  /** A lock held longer than this is flagged stale (never released on its own). */
+  readonly lockStaleAfterMs: number
 }

@@ -8,11 +8,14 @@ import * as v from 'valibot'
 import { parseRoleName } from './access/rbac/roles'
 import { parseScope } from './access/rbac/scope'
 import { VersionRefSchema } from './graph/graph-node'
+import { HeldLockViewSchema } from './locks/held-lock-view'
 import { LockInfoSchema } from './locks/lock-info'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
 
 export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
 export type { LockInfo, LockRequest } from './locks/lock-info'
+export { HeldLockViewSchema } from './locks/held-lock-view'
+export type { HeldLockView } from './locks/held-lock-view'
 export {
   CreateUnitRequestSchema,
   DependenciesSchema,
@@ -51,6 +54,13 @@ export const HistoryListSchema = v.object({
   next_cursor: v.nullable(v.string()),
 })
 export type HistoryList = v.InferOutput<typeof HistoryListSchema>
+
+/** `GET /v1/locks` */
+export const LockListSchema = v.object({
+  locks: v.array(HeldLockViewSchema),
+  next_cursor: v.nullable(v.string()),
+})
+export type LockList = v.InferOutput<typeof LockListSchema>
 
 /** `DELETE /v1/units/{id}/unlock` */
 export const UnlockResponseSchema = v.object({

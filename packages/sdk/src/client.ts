@@ -1,4 +1,5 @@
 import { AuthApi, TokensApi } from './auth'
+import { LocksApi } from './locks'
 import { RbacApi } from './rbac'
 import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
@@ -25,6 +26,7 @@ export interface ClientOptions {
 export interface CairnClient {
   readonly baseUrl: string
   readonly units: UnitsApi
+  readonly locks: LocksApi
   readonly status: StatusApi
   readonly auth: AuthApi
   readonly tokens: TokensApi
@@ -52,6 +54,7 @@ export function createClient(options: ClientOptions): CairnClient {
   return {
     baseUrl: transport.baseUrl,
     units: new UnitsApi(transport),
+    locks: new LocksApi(transport),
     status: new StatusApi(transport),
     auth: new AuthApi(transport),
     tokens: new TokensApi(transport),

@@ -9,6 +9,7 @@ export {
   LockConflictError,
   SerialConflictError,
 } from './errors'
+export { LocksApi } from './locks'
 export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
 export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
 export { StatusApi } from './status'
@@ -28,9 +29,11 @@ export type {
   Dependency,
   EdgeStatus,
   ErrorBody,
+  HeldLockView,
   HistoryEvent,
   HistoryList,
   LockInfo,
+  LockList,
   LockRequest,
   Me,
   Outputs,
@@ -55,7 +58,9 @@ export {
   AuthConfigSchema,
   CheckResultSchema,
   ErrorBodySchema,
+  HeldLockViewSchema,
   LockInfoSchema,
+  LockListSchema,
   OutputsSchema,
   PermissionSchema,
   RbacUserSchema,

@@ -154,14 +154,25 @@ export class UnitsApi {
     })
   }
 
-  /** Releases the lock with its ID, or any lock with `force`. */
-  unlock(id: string, options: { lockId?: string; force?: boolean } = {}): Promise<UnlockResponse> {
+  /**
+   * Releases the lock with its ID, or any lock with `force`; a forced unlock keeps `reason` (at
+   * most 500 characters) in the unit history.
+   */
+  unlock(
+    id: string,
+    options: { lockId?: string; force?: boolean; reason?: string } = {},
+  ): Promise<UnlockResponse> {
     return this.#transport.json(
       'DELETE',
       `/v1/units/${unitPath(id)}/unlock`,
       UnlockResponseSchema,
       {
-        body: { json: options.lockId === undefined ? {} : { ID: options.lockId } },
+        body: {
+          json: {
+            ...(options.lockId === undefined ? {} : { ID: options.lockId }),
+            ...(options.reason === undefined ? {} : { reason: options.reason }),
+          },
+        },
         query: flag('force', options.force),
       },
     )

@@ -12,6 +12,7 @@ export const root = defineCommand({
     whoami: () => import('./whoami').then((module) => module.default),
     creds: () => import('./creds').then((module) => module.default),
     unit: () => import('./unit/index').then((module) => module.default),
+    locks: () => import('./locks/index').then((module) => module.default),
     status: () => import('./status').then((module) => module.default),
     tokens: () => import('./tokens/index').then((module) => module.default),
     rbac: () => import('./rbac/index').then((module) => module.default),

@@ -51,3 +51,20 @@ export function bytes(size: number): string {
   }
   return `${value.toFixed(1)} ${units[unit] ?? 'TiB'}`
 }
+
+/** A duration for people, its two largest units: 45s, 12m 5s, 3h 20m, 2d 4h. */
+export function age(seconds: number): string {
+  const parts: [number, string][] = [
+    [Math.floor(seconds / 86_400), 'd'],
+    [Math.floor(seconds / 3600) % 24, 'h'],
+    [Math.floor(seconds / 60) % 60, 'm'],
+    [Math.floor(seconds) % 60, 's'],
+  ]
+  const first = parts.findIndex(([value]) => value > 0)
+  if (first === -1) return '0s'
+  return parts
+    .slice(first, first + 2)
+    .filter(([value]) => value > 0)
+    .map(([value, unit]) => `${value}${unit}`)
+    .join(' ')
+}

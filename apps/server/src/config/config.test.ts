@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       maxRequestBytes: 1024 * 1024,
       logLevel: 'info',
       shutdownTimeoutMs: 30_000,
+      lockStaleAfterMs: 3_600_000,
       limits: {
         headersTimeoutMs: 20_000,
         idleTimeoutMs: 60_000,
@@ -137,6 +138,7 @@ describe('loadConfig', () => {
       SVC_MAX_REQUEST_BYTES: '4096',
       SVC_LOG_LEVEL: 'debug',
       SVC_SHUTDOWN_TIMEOUT: '1m30s',
+      SVC_LOCK_STALE_AFTER: '2h30m',
     }
     expect(configOf([], env)).toMatchObject({
       host: '127.0.0.1',
@@ -148,6 +150,7 @@ describe('loadConfig', () => {
       maxRequestBytes: 4096,
       logLevel: 'debug',
       shutdownTimeoutMs: 90_000,
+      lockStaleAfterMs: 9_000_000,
     })
   })
 
@@ -235,6 +238,12 @@ describe('loadConfig', () => {
       { SVC_SHUTDOWN_TIMEOUT: '1h' },
       { shutdownTimeoutMs: 5000 },
     ],
+    [
+      '-lock-stale-after',
+      ['-lock-stale-after', '10m'],
+      { SVC_LOCK_STALE_AFTER: '1h' },
+      { lockStaleAfterMs: 600_000 },
+    ],
   ])('lets the flag %s beat its environment variable', (_flag, argv, env, expected) => {
     expect(configOf(argv, env)).toMatchObject(expected)
   })
@@ -299,6 +308,7 @@ describe('loadConfig', () => {
     ['a request limit under 1024', ['-max-request-bytes', '10'], {}, '-max-request-bytes'],
     ['an unknown log level', ['-log-level', 'loud'], {}, '-log-level'],
     ['a timeout without a unit', ['-shutdown-timeout', '30'], {}, '-shutdown-timeout'],
+    ['a stale-lock age under 1s', ['-lock-stale-after', '10ms'], {}, '-lock-stale-after'],
     ['a bad PORT variable', [], { PORT: 'http' }, 'PORT'],
     ['a bad SVC_STORAGE variable', [], { SVC_STORAGE: 'nfs' }, 'SVC_STORAGE'],
     [

@@ -17,6 +17,8 @@ export interface Config {
   readonly maxRequestBytes: number
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly shutdownTimeoutMs: number
+  /** A lock held longer than this is flagged stale (never released on its own). */
+  readonly lockStaleAfterMs: number
   readonly limits: ServerLimits
   /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
   readonly tls: { certPath: string; keyPath: string } | undefined
@@ -92,6 +94,10 @@ export const FLAGS = {
   'shutdown-timeout': {
     env: 'SVC_SHUTDOWN_TIMEOUT',
     help: 'how long a stop waits for requests in flight, as a Go duration (default 30s)',
+  },
+  'lock-stale-after': {
+    env: 'SVC_LOCK_STALE_AFTER',
+    help: 'flag a lock held longer than this as stale, as a Go duration; it is never released on its own (default 1h)',
   },
   'headers-timeout': {
     env: 'SVC_HEADERS_TIMEOUT',
@@ -214,6 +220,7 @@ const ConfigSchema = v.object({
     'info',
   ),
   'shutdown-timeout': v.optional(duration('-shutdown-timeout (SVC_SHUTDOWN_TIMEOUT)'), '30s'),
+  'lock-stale-after': v.optional(duration('-lock-stale-after (SVC_LOCK_STALE_AFTER)', 1000), '1h'),
   'headers-timeout': v.optional(duration('-headers-timeout (SVC_HEADERS_TIMEOUT)', 1000), '20s'),
   'idle-timeout': v.optional(duration('-idle-timeout (SVC_IDLE_TIMEOUT)', 1000), '60s'),
   'request-timeout': v.optional(duration('-request-timeout (SVC_REQUEST_TIMEOUT)', 1000), '1h'),
@@ -306,6 +313,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       maxRequestBytes: out['max-request-bytes'],
       logLevel: out['log-level'],
       shutdownTimeoutMs: out['shutdown-timeout'],
+      lockStaleAfterMs: out['lock-stale-after'],
       limits: Object.freeze({
         headersTimeoutMs: out['headers-timeout'],
         idleTimeoutMs: out['idle-timeout'],

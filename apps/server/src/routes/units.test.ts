@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { terraformState } from '@cairn/core/testing'
+import { ManualClock, terraformState } from '@cairn/core/testing'
 import type {
   Dependencies,
   HistoryList,
   LockInfo,
+  LockList,
   Outputs,
   StatusList,
   Unit,
@@ -90,6 +91,7 @@ describe('POST and GET /v1/units', () => {
       sha256: null,
       locked: false,
       lock: null,
+      lock_stale: false,
       tags: ['prod'],
       version_count: 0,
     })
@@ -385,6 +387,28 @@ describe('locks', () => {
     })
   })
 
+  it('records the reason a forced unlock gives, and refuses one over 500 characters', async () => {
+    await createUnit('l/app')
+    await lock('l/app', { Who: 'stuck' })
+    const unlock = (reason: string) =>
+      send('DELETE', '/v1/units/l/app/unlock?force=true', { reason })
+    await expectError(unlock('x'.repeat(501)), 400, 'invalid_request')
+    expect((await getUnit('l/app')).locked).toBe(true)
+    await expectJson(unlock('runner died mid-apply\n'), 200)
+    const history = await expectJson<HistoryList>(send('GET', '/v1/units/l/app/history'), 200)
+    expect(history.events[0]).toMatchObject({
+      type: 'force_unlock',
+      reason: 'runner died mid-apply',
+    })
+  })
+
+  it('refuses a reason that is not a string with 400', async () => {
+    await createUnit('l/app')
+    await lock('l/app')
+    const answer = send('DELETE', '/v1/units/l/app/unlock?force=true', { reason: 42 })
+    await expectError(answer, 400, 'invalid_request')
+  })
+
   it.each([
     ['without if_locked_by', () => ''],
     ['with the ID of another lock', () => `?if_locked_by=${randomUUID()}`],
@@ -418,6 +442,67 @@ describe('locks', () => {
     )
     expect(version.serial).toBe(1)
     expect(await getUnit('l/app')).toMatchObject({ locked: true, serial: 1 })
+  })
+})
+
+describe('GET /v1/locks', () => {
+  const STALE_AFTER_MS = 60_000
+  let clock: ManualClock
+
+  beforeEach(async () => {
+    await fixture.close()
+    clock = new ManualClock(Date.now())
+    fixture = await inProcessApp({ lockStaleAfterMs: STALE_AFTER_MS, coreClock: clock })
+  })
+
+  const locks = (query = '') => expectJson<LockList>(send('GET', `/v1/locks${query}`), 200)
+
+  it('lists every held lock with its holder, operation, Who, surface and age', async () => {
+    await createUnit('team/app')
+    await createUnit('team/idle')
+    await createUnit('other/db')
+    const held = await lock('team/app', { Operation: 'OperationTypeApply', Who: 'ann@ci' })
+    await lock('other/db')
+    clock.advance(5_000)
+    expect(await locks('?prefix=team/')).toEqual({
+      locks: [
+        {
+          unit: 'team/app',
+          lock: held,
+          holder: { subject: 'anonymous', issuer: 'urn:cairn:anonymous' },
+          source: 'api',
+          acquired: matching(RFC3339_MS),
+          age_seconds: 5,
+          stale: false,
+        },
+      ],
+      next_cursor: null,
+    })
+    expect((await locks()).locks.map((view) => view.unit)).toEqual(['other/db', 'team/app'])
+    const first = await locks('?limit=1')
+    expect(first).toMatchObject({ locks: [{ unit: 'other/db' }], next_cursor: 'other/db' })
+    expect(await locks('?limit=1&cursor=other/db')).toMatchObject({
+      locks: [{ unit: 'team/app' }],
+      next_cursor: null,
+    })
+  })
+
+  it('flags a lock older than the stale threshold, in the list and in the unit', async () => {
+    await createUnit('team/app')
+    await lock('team/app')
+    clock.advance(STALE_AFTER_MS)
+    expect((await locks()).locks[0]?.stale).toBe(false)
+    expect((await getUnit('team/app')).lock_stale).toBe(false)
+    clock.advance(1_000)
+    expect((await locks()).locks[0]).toMatchObject({ stale: true, age_seconds: 61 })
+    expect(await getUnit('team/app')).toMatchObject({ locked: true, lock_stale: true })
+  })
+
+  it('answers no locks when none is held, and refuses a bad limit or another method', async () => {
+    await createUnit('team/app')
+    expect(await locks()).toEqual({ locks: [], next_cursor: null })
+    await expectError(send('GET', '/v1/locks?limit=0'), 400, 'invalid_request')
+    await expectError(send('POST', '/v1/locks'), 405, 'method_not_allowed')
   })
 })
 

@@ -35,7 +35,8 @@ type Handler = (c: Context<AppEnv>, id: UnitId) => Promise<Response>
 const PREFIX = '/v1/units/'
 
 /**
- * The `/v1/units` API (service spec, Management API; bodies and codes from DESIGN section 6). IDs
+ * The `/v1/units` API (service spec, Management API; bodies and codes from DESIGN section 6), with
+ * `/v1/status` and `/v1/locks`, which list across units. IDs
  * may be natural paths, so the routes after `/v1/units/` are told apart by their last segment.
  */
 export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
@@ -63,6 +64,18 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       pageQuery(c, { prefix: queryText(c, 'prefix') }),
     )
     return c.json({ units: page.items, next_cursor: page.nextCursor })
+  })
+
+  app.get('/v1/locks', async (c) => {
+    const page = await core.locks.list(
+      c.var.principal,
+      pageQuery(c, { prefix: queryText(c, 'prefix') }),
+    )
+    return c.json({ locks: page.items, next_cursor: page.nextCursor })
+  })
+
+  app.all('/v1/locks', (c) => {
+    throw new HttpError('method_not_allowed', `${c.req.path} answers GET`, { Allow: 'GET' })
   })
 
   app.all('/v1/status', (c) => {
@@ -119,6 +132,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           source: 'api',
           force: queryFlag(c, 'force'),
           ...(lockId === undefined ? {} : { lockId }),
+          ...(body.reason === undefined ? {} : { reason: body.reason }),
         })
         return c.json({ unlocked: released !== null, lock: released })
       },

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createCore, createMemoryStore, systemClock, type Core } from '@cairn/core'
+import { createCore, createMemoryStore, systemClock, type Clock, type Core } from '@cairn/core'
 import type { Hono } from 'hono'
 import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
@@ -25,6 +25,10 @@ export interface InProcessOptions {
    * caller may do everything.
    */
   rbac?: { enabled: boolean; admins?: readonly string[] }
+  /** `SVC_LOCK_STALE_AFTER` in milliseconds; core's default (1 h) unless given. */
+  lockStaleAfterMs?: number
+  /** The clock of the core (lock ages, version timestamps); the system's unless given. */
+  coreClock?: Clock
 }
 
 export interface InProcessApp {
@@ -75,7 +79,15 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       await ensureLocalAdmin({ auth: identity.auth, store, dataDir, log, print: () => undefined })
       adminToken = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
     }
-    const core = createCore({ store, rbac: options.rbac ?? { enabled: false }, maxStateBytes })
+    const core = createCore({
+      store,
+      rbac: options.rbac ?? { enabled: false },
+      maxStateBytes,
+      ...(options.lockStaleAfterMs === undefined
+        ? {}
+        : { lockStaleAfterMs: options.lockStaleAfterMs }),
+      ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
+    })
     const app = createApp({
       store,
       core,

@@ -31,6 +31,7 @@ export interface UnitBody {
   sha256: string | null
   locked: boolean
   lock: LockInfo | null
+  lock_stale: boolean
   tags: string[]
   version_count: number
 }

@@ -22,7 +22,7 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
  * text read as something else. These are stripped rather than refused, so that no client, however
  * odd its fields, is turned away from taking a lock.
  */
-function printableLockText(text: string): string {
+export function printableLockText(text: string): string {
   return text.replace(LINE_BREAKS, ' ').replace(UNPRINTABLE, '')
 }
 

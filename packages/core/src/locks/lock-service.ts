@@ -1,5 +1,6 @@
 import { demand } from '../access/authorizer'
 import { isSamePrincipal, type Principal } from '../access/principal'
+import { mapLimit } from '../concurrency/map-limit'
 import { InvalidRequestError, LockConflictError, UnitNotFoundError } from '../errors'
 import { iso } from '../runtime/clock'
 import { writeRecord } from '../storage/stored-json'
@@ -12,9 +13,22 @@ import {
   type Source,
   type UnitRecord,
 } from '../units/unit-record'
-import type { LockInfo, LockRequest } from './lock-info'
+import {
+  listUnits,
+  pageLimit,
+  READ_CONCURRENCY,
+  type Page,
+  type PageOptions,
+} from '../units/unit-listing'
+import { viewOf, type HeldLockView } from './held-lock-view'
+import { printableLockText, type LockInfo, type LockRequest } from './lock-info'
 import { completeLockInfo, describeLock } from './lock-rules'
 import type { Kernel } from '../kernel'
+
+/** The longest reason a forced unlock may give, in characters. */
+export const MAX_UNLOCK_REASON_LENGTH = 500
+/** How many unit records one lock listing asks the store for at a time. */
+const LISTING_PAGE = 1000
 
 /**
  * A unit's one lock, shared by every surface: taken and released by one conditional write of the
@@ -71,7 +85,8 @@ export class LockService {
 
   /**
    * Releases the lock: with the holder's ID, or with `force` (which needs `unit:manage` and is
-   * recorded in the unit's history). Unlocking an unlocked unit succeeds and returns null.
+   * recorded in the unit's history, with the `reason` given). Unlocking an unlocked unit succeeds
+   * and returns null.
    * `asHolder` is for protocols whose unlock carries no lock ID: the holder is the principal that
    * took it through the same surface.
    *
@@ -81,9 +96,17 @@ export class LockService {
   async unlock(
     principal: Principal,
     id: UnitId,
-    options: { lockId?: string; force?: boolean; source: Source; asHolder?: boolean },
+    options: {
+      lockId?: string
+      force?: boolean
+      source: Source
+      asHolder?: boolean
+      /** Why, for a forced unlock: kept in the unit's history. */
+      reason?: string
+    },
   ): Promise<LockInfo | null> {
     const force = options.force === true
+    const reason = options.reason === undefined ? undefined : parseReason(options.reason)
     await demand(this.#kernel.authorizer, principal, force ? 'unit:manage' : 'unit:lock', id)
     const outcome = await this.#kernel.records.update<{
       released: HeldLock | null
@@ -120,13 +143,65 @@ export class LockService {
         actor: principal.subject,
         source: options.source,
         lock: released.info,
+        ...(reason === undefined ? {} : { reason }),
       })
     }
     return released?.info ?? null
+  }
+
+  /**
+   * Every lock held on the units under `prefix` that the caller may read (`unit:read`), in unit
+   * ID order, up to `limit` a page, each with its holder, surface, age and whether it is stale.
+   *
+   * @throws InvalidRequestError (a bad prefix, cursor or limit)
+   */
+  async list(
+    principal: Principal,
+    options: PageOptions & { prefix?: string } = {},
+  ): Promise<Page<HeldLockView>> {
+    const limit = pageLimit(options.limit)
+    const items: HeldLockView[] = []
+    let cursor = options.cursor
+    for (;;) {
+      const page = await listUnits(this.#kernel.records, {
+        limit: LISTING_PAGE,
+        ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      const locked = page.items.filter(({ record }) => record.lock !== null)
+      const readable = await mapLimit(locked, READ_CONCURRENCY, async ({ record }) =>
+        this.#kernel.authorizer.can(principal, 'unit:read', record.id as UnitId),
+      )
+      const aging = { now: this.#kernel.clock.now(), staleAfterMs: this.#kernel.lockStaleAfterMs }
+      for (const [index, { record }] of locked.entries()) {
+        if (record.lock === null || readable[index] !== true) continue
+        items.push(viewOf(record.id, record.lock, aging))
+        if (items.length < limit) continue
+        // A full page ends at its unit, which the next page starts after.
+        const last = index === locked.length - 1 && page.nextCursor === null
+        return { items, nextCursor: last ? null : record.id }
+      }
+      if (page.nextCursor === null) return { items, nextCursor: null }
+      cursor = page.nextCursor
+    }
   }
 
   async #recordEvent(id: UnitId, epoch: string, event: HistoryEvent): Promise<void> {
     const key = historyKey(id, epoch, Date.parse(event.timestamp), this.#kernel.ids.token())
     await writeRecord(this.#kernel.store, key, event)
   }
+}
+
+/**
+ * A forced unlock's reason as it is kept and shown: control characters stripped (it is printed to
+ * operators, as lock fields are).
+ *
+ * @throws InvalidRequestError when longer than 500 characters
+ */
+function parseReason(text: string): string | undefined {
+  if (text.length > MAX_UNLOCK_REASON_LENGTH) {
+    throw new InvalidRequestError(`reason must be at most ${MAX_UNLOCK_REASON_LENGTH} characters`)
+  }
+  const reason = printableLockText(text).trim()
+  return reason === '' ? undefined : reason
 }

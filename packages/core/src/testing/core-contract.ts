@@ -73,6 +73,7 @@ export function coreContract(name: string, factory: StoreFactory): void {
           sha256: null,
           locked: false,
           lock: null,
+          lock_stale: false,
           tags: ['env:prod', 'team'],
           version_count: 0,
         })

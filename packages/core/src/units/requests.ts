@@ -7,9 +7,13 @@ export const CreateUnitRequestSchema = v.object({
 })
 export type CreateUnitRequest = v.InferOutput<typeof CreateUnitRequestSchema>
 
-/** `DELETE /v1/units/{id}/unlock`: the lock ID (the rest of a LockInfo body is ignored). */
+/**
+ * `DELETE /v1/units/{id}/unlock`: the lock ID (the rest of a LockInfo body is ignored), and for a
+ * forced unlock the reason to record (its length is checked by the lock service).
+ */
 export const UnlockRequestSchema = v.object({
   ID: v.optional(v.string('ID must be the lock ID string')),
+  reason: v.optional(v.string('reason must be a string')),
 })
 export type UnlockRequest = v.InferOutput<typeof UnlockRequestSchema>
 

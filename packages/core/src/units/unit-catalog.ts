@@ -7,6 +7,7 @@ import {
   UnitExistsError,
   UnitNotFoundError,
 } from '../errors'
+import type { LockAging } from '../locks/lock-age'
 import { describeLock } from '../locks/lock-rules'
 import { listAllKeys } from '../storage/object-store'
 import {
@@ -77,14 +78,14 @@ export class UnitCatalog {
     return this.#kernel.records.update(id, (current) => {
       if (current !== undefined) throw new UnitExistsError(id)
       const record = { ...newUnitRecord(id, this.#kernel.clock, this.#kernel.ids), tags }
-      return Promise.resolve({ put: record, result: toUnit(record) })
+      return Promise.resolve({ put: record, result: toUnit(record, this.#aging()) })
     })
   }
 
   /** @throws UnitNotFoundError, ForbiddenError */
   async get(principal: Principal, id: UnitId): Promise<Unit> {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
-    return toUnit((await readUnit(this.#kernel.records, id)).record)
+    return toUnit((await readUnit(this.#kernel.records, id)).record, this.#aging())
   }
 
   /**
@@ -100,7 +101,7 @@ export class UnitCatalog {
     options: { permission?: 'unit:read' | 'unit:outputs' } = {},
   ): Promise<UnitDetails> {
     await demand(this.#kernel.authorizer, principal, options.permission ?? 'unit:read', id)
-    return detailsOf((await readUnit(this.#kernel.records, id)).record)
+    return detailsOf((await readUnit(this.#kernel.records, id)).record, this.#aging())
   }
 
   /**
@@ -123,7 +124,7 @@ export class UnitCatalog {
       const found = await this.#matching(principal, page.items, options)
       for (const [index, record] of found.entries()) {
         if (record === undefined) continue
-        items.push(toUnit(record))
+        items.push(toUnit(record, this.#aging()))
         if (items.length < limit) continue
         // A full page ends at its last unit, which the next page starts after.
         const last = index === found.length - 1 && page.nextCursor === null
@@ -157,7 +158,8 @@ export class UnitCatalog {
       })
       for (const record of await this.#matching(principal, page.items, options)) {
         if (record === undefined) continue
-        if (total >= options.offset && items.length < options.limit) items.push(detailsOf(record))
+        if (total >= options.offset && items.length < options.limit)
+          items.push(detailsOf(record, this.#aging()))
         total += 1
       }
       cursor = page.nextCursor ?? undefined
@@ -253,6 +255,11 @@ export class UnitCatalog {
     await mapLimit(keys, READ_CONCURRENCY, (key) => this.#kernel.store.delete(key))
   }
 
+  /** When a lock counts as stale, as of now. */
+  #aging(): LockAging {
+    return { now: this.#kernel.clock.now(), staleAfterMs: this.#kernel.lockStaleAfterMs }
+  }
+
   async #change(
     principal: Principal,
     id: UnitId,
@@ -262,7 +269,7 @@ export class UnitCatalog {
     return this.#kernel.records.update(id, (current) => {
       if (current === undefined) throw new UnitNotFoundError(id)
       const record = { ...current.record, ...change(current.record) }
-      return Promise.resolve({ put: record, result: detailsOf(record) })
+      return Promise.resolve({ put: record, result: detailsOf(record, this.#aging()) })
     })
   }
 }

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { isStale, type LockAging } from '../locks/lock-age'
 import { LockInfoSchema } from '../locks/lock-info'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
@@ -99,6 +100,8 @@ export const UnitSchema = v.object({
   sha256: v.nullable(v.string()),
   locked: v.boolean(),
   lock: v.nullable(LockInfoSchema),
+  /** Held longer than `SVC_LOCK_STALE_AFTER`; false when unlocked (and from servers before). */
+  lock_stale: v.optional(v.boolean(), false),
   tags: v.array(v.string()),
   version_count: v.number(),
 })
@@ -111,10 +114,13 @@ export const HistoryEventSchema = v.object({
   actor: v.string(),
   source: SourceSchema,
   lock: v.nullable(LockInfoSchema),
+  /** Why a forced unlock was done, as its caller said; absent when none was given. */
+  reason: v.optional(v.string()),
 })
 export type HistoryEvent = v.InferOutput<typeof HistoryEventSchema>
 
-export function toUnit(record: UnitRecord): Unit {
+/** A unit's metadata; `aging` says when its lock counts as stale. */
+export function toUnit(record: UnitRecord, aging: LockAging): Unit {
   return {
     id: record.id,
     created: record.created,
@@ -125,6 +131,7 @@ export function toUnit(record: UnitRecord): Unit {
     sha256: record.current?.sha256 ?? null,
     locked: record.lock !== null,
     lock: record.lock?.info ?? null,
+    lock_stale: isStale(record.lock, aging),
     tags: record.tags,
     version_count: record.version_count,
   }
@@ -149,9 +156,9 @@ export interface UnitDetails extends Unit {
   terraform_version: string | null
 }
 
-export function detailsOf(record: UnitRecord): UnitDetails {
+export function detailsOf(record: UnitRecord, aging: LockAging): UnitDetails {
   return {
-    ...toUnit(record),
+    ...toUnit(record, aging),
     epoch: record.epoch,
     terraform_version: record.terraform_version ?? null,
   }

@@ -22,7 +22,7 @@ export default defineCommand({
         `updated   ${unit.updated}`,
         unit.lock === null
           ? 'lock      none'
-          : `lock      ${unit.lock.ID} by ${unit.lock.Who || '?'}${unit.lock.Operation === '' ? '' : ` (${unit.lock.Operation})`} since ${unit.lock.Created}`,
+          : `lock      ${unit.lock.ID} by ${unit.lock.Who || '?'}${unit.lock.Operation === '' ? '' : ` (${unit.lock.Operation})`} since ${unit.lock.Created}${unit.lock_stale ? ' (stale)' : ''}`,
       ].join('\n'),
     )
   },

@@ -16,11 +16,18 @@ export default defineCommand({
       type: 'boolean',
       description: 'release whatever lock is held (recorded in the unit history)',
     },
+    reason: {
+      type: 'string',
+      description: 'why, with --force: kept in the unit history (at most 500 characters)',
+    },
   },
   async run({ args }) {
     const context = await openContext(args)
     const lockId = await context.lockFor(args.id, args['lock-id'])
     const force = args.force === true
+    if (args.reason !== undefined && !force) {
+      throw new UsageError('--reason goes with --force: only a forced unlock is recorded')
+    }
     if (lockId === undefined && !force) {
       throw new UsageError(
         `no lock of ${args.id} is remembered here: give --lock-id <id>, or --force`,
@@ -29,6 +36,7 @@ export default defineCommand({
     const result = await context.client.units.unlock(args.id, {
       ...(lockId === undefined ? {} : { lockId }),
       force,
+      ...(args.reason === undefined ? {} : { reason: args.reason }),
     })
     await context.locks.remove(context.server, args.id)
     context.out.result(result, () =>
