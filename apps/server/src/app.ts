@@ -17,6 +17,7 @@ import { uploadSlots } from './http/upload-slots'
 import type { Logger } from './log/logger'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
+import { freezeRoutes } from './routes/freezes'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', unitRoutes(deps))
   app.route('/', backendRoutes(deps))
   app.route('/', rbacRoutes(deps))
+  app.route('/', freezeRoutes(deps))
   app.route(
     S3_PREFIX,
     s3Routes({

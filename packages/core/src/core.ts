@@ -2,6 +2,8 @@ import { allowAll, type Authorizer } from './access/authorizer'
 import { PolicyStore } from './access/rbac/policy-store'
 import { RbacAuthorizer } from './access/rbac/rbac-authorizer'
 import { RbacService } from './access/rbac/rbac-service'
+import { FreezeService } from './freezes/freeze-service'
+import { FreezeStore } from './freezes/freeze-store'
 import type { Kernel } from './kernel'
 import { DependencyService } from './graph/dependency-service'
 import { graphExtension } from './graph/graph-extension'
@@ -81,6 +83,8 @@ export interface Core {
   readonly authorizer: Authorizer
   /** Roles, assignments, users seen at login, and a caller's own check. */
   readonly rbac: RbacService
+  /** Prefixes an administrator froze: no lock and no write there until lifted. */
+  readonly freezes: FreezeService
   /**
    * Uploads announced first and completed later, on any instance, kept in this core's store under
    * the owner's folder (TFE's pending state versions; S3 multipart uploads).
@@ -105,7 +109,13 @@ export function createCore(options: CoreOptions): Core {
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep)
   const lockStaleAfterMs = options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS
-  const kernel: Kernel = { store, records, authorizer, clock, ids, lockStaleAfterMs }
+  const freezes = new FreezeService({
+    freezes: new FreezeStore(store, sleep),
+    authorizer,
+    clock,
+    ids,
+  })
+  const kernel: Kernel = { store, records, authorizer, clock, ids, lockStaleAfterMs, freezes }
   const extensions = [graphExtension(records, store), ...(options.extensions ?? [])]
   const writer = new StateWriter({
     kernel,
@@ -122,6 +132,7 @@ export function createCore(options: CoreOptions): Core {
     dependencies: new DependencyService({ kernel, since: new SinceFinder(store) }),
     authorizer,
     rbac: new RbacService({ store, policies, authorizer, clock, ids }),
+    freezes,
     stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
   }
 }

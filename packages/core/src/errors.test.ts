@@ -4,6 +4,7 @@ import {
   ChecksumMismatchError,
   DependencyCycleError,
   ForbiddenError,
+  FreezeNotFoundError,
   InvalidLockInfoError,
   InvalidRequestError,
   InvalidStateError,
@@ -19,6 +20,7 @@ import {
   StateTooLargeError,
   StorageUnavailableError,
   UnitExistsError,
+  UnitFrozenError,
   UnitNotFoundError,
   VersionNotFoundError,
   WriteContentionError,
@@ -82,6 +84,14 @@ describe('core errors', () => {
       role_not_found: new RoleNotFoundError('x'),
       role_conflict: new RoleConflictError('x'),
       assignment_not_found: new AssignmentNotFoundError('x'),
+      unit_frozen: new UnitFrozenError('x', {
+        id: 'frz-1',
+        prefix: '*',
+        reason: 'r',
+        created: '2026-11-23T00:00:00.000Z',
+        by: 'a',
+      }),
+      freeze_not_found: new FreezeNotFoundError('x'),
     }
     for (const [code, error] of Object.entries(examples)) expect(error.code).toBe(code)
   })

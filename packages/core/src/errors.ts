@@ -27,6 +27,8 @@ export type CoreErrorCode =
   | 'role_not_found'
   | 'role_conflict'
   | 'assignment_not_found'
+  | 'unit_frozen'
+  | 'freeze_not_found'
 
 /** The base of every error core throws on purpose. */
 export class CoreError extends Error {
@@ -280,6 +282,47 @@ export class AssignmentNotFoundError extends CoreError {
   }
 }
 
+/** A freeze, as the errors that name one carry it. */
+export interface FrozenBy {
+  id: string
+  prefix: string
+  reason: string
+  created: string
+  by: string
+}
+
+/**
+ * A freeze covers the unit: no lock and no write until an administrator lifts it. The message
+ * carries the reason, since it is what Terraform shows.
+ */
+export class UnitFrozenError extends CoreError {
+  declare readonly code: 'unit_frozen'
+  readonly unit: string
+  readonly freeze: FrozenBy
+
+  constructor(unit: string, freeze: FrozenBy) {
+    super(
+      'unit_frozen',
+      `${unit} is frozen: ${freeze.reason} (freeze ${freeze.id} by ${freeze.by})`,
+    )
+    this.name = 'UnitFrozenError'
+    this.unit = unit
+    this.freeze = freeze
+  }
+
+  override details(): Record<string, unknown> {
+    return { freeze: this.freeze }
+  }
+}
+
+export class FreezeNotFoundError extends CoreError {
+  declare readonly code: 'freeze_not_found'
+  constructor(id: string) {
+    super('freeze_not_found', `no freeze ${id}`)
+    this.name = 'FreezeNotFoundError'
+  }
+}
+
 /**
  * Every error core throws on purpose, as one union: a `switch (error.code)` over it narrows to the
  * subclass and its data (jose's pattern), and a table over `CoreErrorCode` must name every code.
@@ -307,3 +350,5 @@ export type AnyCoreError =
   | RoleNotFoundError
   | RoleConflictError
   | AssignmentNotFoundError
+  | UnitFrozenError
+  | FreezeNotFoundError

@@ -8,13 +8,14 @@ export { parseScope, scopeCovers } from './access/rbac/scope'
 export { parseGrantee } from './access/rbac/subjects'
 export type { Principal } from './access/principal'
 export { isSamePrincipal } from './access/principal'
-export type { AnyCoreError, CoreErrorCode } from './errors'
+export type { AnyCoreError, CoreErrorCode, FrozenBy } from './errors'
 export {
   AssignmentNotFoundError,
   ChecksumMismatchError,
   CoreError,
   DependencyCycleError,
   ForbiddenError,
+  FreezeNotFoundError,
   InvalidLockInfoError,
   InvalidRequestError,
   InvalidStateError,
@@ -30,10 +31,14 @@ export {
   StateTooLargeError,
   StorageUnavailableError,
   UnitExistsError,
+  UnitFrozenError,
   UnitNotFoundError,
   VersionNotFoundError,
   WriteContentionError,
 } from './errors'
+export type { FreezeService } from './freezes/freeze-service'
+export { MAX_FREEZE_REASON } from './freezes/freeze-service'
+export type { Freeze } from './freezes/freeze-store'
 export type { LockInfo, LockRequest } from './locks/lock-info'
 export type { HeldLockView } from './locks/held-lock-view'
 export { HeldLockViewSchema } from './locks/held-lock-view'

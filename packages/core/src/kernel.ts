@@ -1,4 +1,5 @@
 import type { Authorizer } from './access/authorizer'
+import type { FreezeService } from './freezes/freeze-service'
 import type { Clock } from './runtime/clock'
 import type { IdSource } from './runtime/id-source'
 import type { ObjectStore } from './storage/object-store'
@@ -6,8 +7,8 @@ import type { UnitRecordStore } from './units/unit-record-store'
 
 /**
  * What every service of the core shares: the object store, the unit records read and changed
- * through it, the one authorizer, time and identifiers, and when a lock counts as stale.
- * `createCore` builds one.
+ * through it, the one authorizer, time and identifiers, when a lock counts as stale, and the
+ * freezes. `createCore` builds one.
  *
  * @internal
  */
@@ -19,4 +20,6 @@ export interface Kernel {
   readonly ids: IdSource
   /** A lock held longer than this is flagged stale (never released on its own). */
   readonly lockStaleAfterMs: number
+  /** Refuses locks and writes under a freeze. */
+  readonly freezes: Pick<FreezeService, 'check'>
 }

@@ -9,9 +9,12 @@ import { parseRoleName } from './access/rbac/roles'
 import { parseScope } from './access/rbac/scope'
 import { VersionRefSchema } from './graph/graph-node'
 import { HeldLockViewSchema } from './locks/held-lock-view'
+import { FreezeSchema } from './freezes/freeze-store'
 import { LockInfoSchema } from './locks/lock-info'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
 
+export { FreezeSchema } from './freezes/freeze-store'
+export type { Freeze } from './freezes/freeze-store'
 export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
 export type { LockInfo, LockRequest } from './locks/lock-info'
 export { HeldLockViewSchema } from './locks/held-lock-view'
@@ -124,6 +127,8 @@ export const V1_ERROR_CODES = [
   'role_not_found',
   'role_conflict',
   'assignment_not_found',
+  'unit_frozen',
+  'freeze_not_found',
   // identity
   'unauthorized',
   'token_not_found',
@@ -143,6 +148,7 @@ export const ErrorBodySchema = v.looseObject({
   lock: v.optional(v.nullable(LockInfoSchema)),
   current: v.optional(v.object({ serial: v.number(), lineage: v.string() })),
   cycle: v.optional(v.array(v.string())),
+  freeze: v.optional(FreezeSchema),
 })
 export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>
 
@@ -361,3 +367,14 @@ export type CreatedApiToken = v.InferOutput<typeof CreatedApiTokenSchema>
 
 /** `GET /v1/auth/tokens` */
 export const ApiTokenListSchema = v.object({ tokens: v.array(ApiTokenSchema) })
+
+/** `POST /v1/freezes`: stop every lock and write under `prefix` (`*`, `<prefix>/*` or a unit). */
+export const FreezeRequestSchema = v.object({
+  prefix: v.string('prefix must be a string'),
+  reason: v.string('reason must be a string'),
+})
+export type FreezeRequest = v.InferOutput<typeof FreezeRequestSchema>
+
+/** `GET /v1/freezes` */
+export const FreezeListSchema = v.object({ freezes: v.array(FreezeSchema) })
+export type FreezeList = v.InferOutput<typeof FreezeListSchema>

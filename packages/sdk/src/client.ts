@@ -1,5 +1,6 @@
 import { AuthApi, TokensApi } from './auth'
 import { LocksApi } from './locks'
+import { FreezesApi } from './freezes'
 import { RbacApi } from './rbac'
 import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
@@ -31,6 +32,7 @@ export interface CairnClient {
   readonly auth: AuthApi
   readonly tokens: TokensApi
   readonly rbac: RbacApi
+  readonly freezes: FreezesApi
 }
 
 /**
@@ -59,5 +61,6 @@ export function createClient(options: ClientOptions): CairnClient {
     auth: new AuthApi(transport),
     tokens: new TokensApi(transport),
     rbac: new RbacApi(transport),
+    freezes: new FreezesApi(transport),
   }
 }

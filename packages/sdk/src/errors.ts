@@ -1,4 +1,4 @@
-import type { ErrorBody, LockInfo, V1ErrorCode } from '@cairn/core/wire'
+import type { ErrorBody, Freeze, LockInfo, V1ErrorCode } from '@cairn/core/wire'
 
 /** The base of every error the SDK throws: a transport failure or an answer it cannot use. */
 export class CairnError extends Error {
@@ -144,10 +144,22 @@ export class DependencyCycleError extends CairnApiError {
   }
 }
 
+/** `unit_frozen`: an administrator froze the unit; `freeze` says who, when and why. */
+export class UnitFrozenError extends CairnApiError {
+  readonly freeze: Freeze | null
+
+  constructor(status: number, body: ErrorBody) {
+    super(status, body)
+    this.name = 'UnitFrozenError'
+    this.freeze = body.freeze ?? null
+  }
+}
+
 /** The typed error for an error answer. */
 export function apiError(status: number, body: ErrorBody): CairnApiError {
   if (body.error === 'lock_conflict') return new LockConflictError(status, body)
   if (body.error === 'serial_conflict') return new SerialConflictError(status, body)
   if (body.error === 'dependency_cycle') return new DependencyCycleError(status, body)
+  if (body.error === 'unit_frozen') return new UnitFrozenError(status, body)
   return new CairnApiError(status, body)
 }

@@ -8,8 +8,10 @@ export {
   DependencyCycleError,
   LockConflictError,
   SerialConflictError,
+  UnitFrozenError,
 } from './errors'
 export { LocksApi } from './locks'
+export { FreezesApi } from './freezes'
 export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
 export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
 export { StatusApi } from './status'
@@ -30,6 +32,8 @@ export type {
   EdgeStatus,
   ErrorBody,
   HeldLockView,
+  Freeze,
+  FreezeRequest,
   HistoryEvent,
   HistoryList,
   LockInfo,
@@ -59,6 +63,7 @@ export {
   CheckResultSchema,
   ErrorBodySchema,
   HeldLockViewSchema,
+  FreezeSchema,
   LockInfoSchema,
   LockListSchema,
   OutputsSchema,

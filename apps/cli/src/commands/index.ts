@@ -16,5 +16,8 @@ export const root = defineCommand({
     status: () => import('./status').then((module) => module.default),
     tokens: () => import('./tokens/index').then((module) => module.default),
     rbac: () => import('./rbac/index').then((module) => module.default),
+    freeze: () => import('./freeze').then((module) => module.default),
+    unfreeze: () => import('./unfreeze').then((module) => module.default),
+    freezes: () => import('./freezes/index').then((module) => module.default),
   },
 })

@@ -34,6 +34,8 @@ export const STATUS = {
   role_not_found: 404,
   role_conflict: 409,
   assignment_not_found: 404,
+  freeze_not_found: 404,
+  unit_frozen: 409,
   request_too_large: 413,
   state_too_large: 413,
   oidc_not_configured: 422,

@@ -3,9 +3,11 @@ import {
   LockConflictError,
   parseLockRequest,
   StateNotFoundError,
+  UnitFrozenError,
   UnitNotFoundError,
   unitIdFromPath,
   type Core,
+  type LockInfo,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
@@ -105,7 +107,9 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
  * The `http` backend's dialect (terraform-wire.md part C): a lock conflict on LOCK or UNLOCK
  * answers the holder's LockInfo, 423 to a LOCK (what makes Terraform name the holder and retry
  * under -lock-timeout) and 409 to an UNLOCK; a GET of a unit or state that does not exist is an
- * empty 404 (no state yet).
+ * empty 404 (no state yet). A LOCK of a frozen unit answers 423 too, with a LockInfo that
+ * describes the freeze: Terraform prints only the `ID` of it (`HTTP remote state already locked:
+ * ID=…`), so the ID is the whole message, reason included.
  * Everything else is answered as on the rest of `/v1`.
  */
 function backendError(error: Error, c: Context<AppEnv>): Response {
@@ -114,6 +118,7 @@ function backendError(error: Error, c: Context<AppEnv>): Response {
   if (lockVerb && error instanceof LockConflictError && error.lock !== null) {
     return c.json(error.lock, method === 'LOCK' ? 423 : 409)
   }
+  if (method === 'LOCK' && error instanceof UnitFrozenError) return c.json(freezeLock(error), 423)
   if (
     method === 'GET' &&
     (error instanceof UnitNotFoundError || error instanceof StateNotFoundError)
@@ -121,6 +126,20 @@ function backendError(error: Error, c: Context<AppEnv>): Response {
     return c.body(null, 404)
   }
   return onError(error, c)
+}
+
+/** The LockInfo a LOCK of a frozen unit answers: the freeze, as if it held the lock. */
+function freezeLock(error: UnitFrozenError): LockInfo {
+  const { freeze } = error
+  return {
+    ID: error.message,
+    Operation: 'freeze',
+    Info: freeze.reason,
+    Who: `freeze ${freeze.id} by ${freeze.by}`,
+    Version: '',
+    Created: freeze.created,
+    Path: '',
+  }
 }
 
 /** The hex MD5 a request declares in `Content-MD5` (base64, RFC 1864), if it sends one. */

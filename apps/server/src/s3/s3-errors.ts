@@ -78,7 +78,9 @@ export class S3Error extends Error {
  * Core's, auth's and the HTTP layer's codes in S3's terms: one table each, so a new code does not
  * compile until it has an S3 answer. A write refused by the lock is `OperationAborted` (409, S3's
  * "a conflicting conditional operation"); only a lock object put with `If-None-Match: *` answers
- * `PreconditionFailed`, which the routes decide.
+ * `PreconditionFailed`, which the routes decide. A frozen unit is `OperationAborted` too, even
+ * to `If-None-Match: *`: `PreconditionFailed` would make Terraform wait for a lock nobody holds,
+ * where this fails at once with the freeze's reason in the message it prints.
  */
 const FROM_CORE = {
   invalid_request: 'InvalidRequest',
@@ -103,6 +105,8 @@ const FROM_CORE = {
   role_not_found: 'InvalidArgument',
   role_conflict: 'InvalidArgument',
   assignment_not_found: 'InvalidArgument',
+  unit_frozen: 'OperationAborted',
+  freeze_not_found: 'InvalidArgument',
 } as const satisfies Record<CoreErrorCode, S3ErrorCode>
 
 const FROM_AUTH = {

@@ -47,7 +47,10 @@ export class LockService {
    * request); any other request while locked fails. `create` makes the unit first if it does not
    * exist (first use through the `http` backend), which needs `unit:write` too.
    *
-   * @throws UnitNotFoundError, LockConflictError, ForbiddenError
+   * A freeze covering the unit refuses every new lock: it is checked in the conditional write
+   * that would take the lock. A retried request for the lock already held still succeeds.
+   *
+   * @throws UnitNotFoundError, LockConflictError, UnitFrozenError, ForbiddenError
    */
   async lock(
     principal: Principal,
@@ -57,19 +60,20 @@ export class LockService {
   ): Promise<LockInfo> {
     await demand(this.#kernel.authorizer, principal, 'unit:lock', id)
     if (options.create === true) await demand(this.#kernel.authorizer, principal, 'unit:write', id)
-    return this.#kernel.records.update(id, (current) => {
+    return this.#kernel.records.update(id, async (current) => {
       if (current === undefined && options.create !== true) throw new UnitNotFoundError(id)
       const record = current?.record ?? newUnitRecord(id, this.#kernel.clock, this.#kernel.ids)
       const held = record.lock
       if (held !== null) {
         if (request.ID !== undefined && held.info.ID === request.ID) {
-          return Promise.resolve({ keep: true as const, result: held.info })
+          return { keep: true as const, result: held.info }
         }
         throw new LockConflictError(
           `the unit is already locked by ${describeLock(held.info)}`,
           held.info,
         )
       }
+      await this.#kernel.freezes.check(id)
       const now = this.#kernel.clock.now()
       const info = completeLockInfo(request, principal, this.#kernel.ids.uuid(), now)
       const lock: HeldLock = {
@@ -79,7 +83,7 @@ export class LockService {
         source: options.source,
         acquired: iso(now),
       }
-      return Promise.resolve({ put: { ...record, lock }, result: info })
+      return { put: { ...record, lock }, result: info }
     })
   }
 

@@ -18,6 +18,7 @@
  * | `s3/multipart-uploads/`  | server, S3 surface        | multipart uploads and their parts (staged)        |
  * | `rbac/policy.json`       | core, access              | custom roles and every assignment                 |
  * | `rbac/users/`            | core, access              | users seen at login, one record each              |
+ * | `ops/freezes.json`       | core, freezes             | freezes: prefixes no lock or write may touch      |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -36,6 +37,7 @@ export const STORE_KEYS = {
   s3MultipartUploads: 's3/multipart-uploads/',
   rbacPolicy: 'rbac/policy.json',
   rbacUsers: 'rbac/users/',
+  freezes: 'ops/freezes.json',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */

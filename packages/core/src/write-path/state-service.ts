@@ -29,7 +29,7 @@ export class StateService {
    * The body streams through to storage; the version exists once this resolves.
    *
    * @throws UnitNotFoundError, LockConflictError, SerialConflictError, InvalidStateError,
-   *   ChecksumMismatchError, StateTooLargeError, ForbiddenError
+   *   ChecksumMismatchError, StateTooLargeError, UnitFrozenError, ForbiddenError
    */
   async write(
     principal: Principal,
@@ -45,7 +45,8 @@ export class StateService {
    * Copies the version written at `timestamp` forward as a new version, with the serial moved past
    * the current one so the next `terraform apply` accepts it.
    *
-   * @throws UnitNotFoundError, VersionNotFoundError, LockConflictError, ForbiddenError
+   * @throws UnitNotFoundError, VersionNotFoundError, LockConflictError, UnitFrozenError,
+   *   ForbiddenError
    */
   async restore(
     principal: Principal,

@@ -81,7 +81,8 @@ const RESTORE_ATTEMPTS = 5
 /**
  * The one write path: stream the body to a new object (hashing and checking it on the way), then
  * make it current with one conditional write of the unit record that re-checks the lock and the
- * serial rules against the record it replaces. A write that fails leaves the unit as it was.
+ * serial rules against the record it replaces. A freeze covering the unit refuses the write, before
+ * the body is read and again in the commit. A write that fails leaves the unit as it was.
  *
  * @internal
  */
@@ -111,6 +112,7 @@ export class StateWriter {
     // Refuse a locked unit before reading a possibly large body.
     if (before !== undefined) checkWriteLock(before.record.lock, principal, options.source, options)
     checkExpectedCurrent(before?.record.current ?? null, options)
+    await this.#kernel.freezes.check(id)
     const staged = await this.#stage(
       id,
       before?.record.epoch ?? newEpoch(this.#kernel.clock, this.#kernel.ids),
@@ -137,6 +139,7 @@ export class StateWriter {
       const snapshot = await this.#kernel.records.read(id)
       if (snapshot === undefined) throw new UnitNotFoundError(id)
       checkWriteLock(snapshot.record.lock, principal, 'restore', guard)
+      await this.#kernel.freezes.check(id)
       const target = await find(snapshot)
       const current = snapshot.record.current
       // A record naming an object the store no longer has is a damaged store (503), as a download
@@ -199,6 +202,8 @@ export class StateWriter {
         if (restoring && (current?.timestamp ?? null) !== expectCurrent) throw new CurrentMoved()
         checkWriteLock(record.lock, principal, options.source, options)
         checkExpectedCurrent(current, options)
+        // Again here: a freeze made while the body streamed stops the write too.
+        await this.#kernel.freezes.check(id)
         const held = record.lock
         const holder =
           held !== null && isSamePrincipal(held, principal) && held.source === options.source

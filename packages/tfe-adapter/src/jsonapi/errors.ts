@@ -42,6 +42,10 @@ const STATUS = {
   role_not_found: 404,
   role_conflict: 409,
   assignment_not_found: 404,
+  // Not 409: go-tfe reads any 409 to actions/lock as "workspace already locked" and drops the
+  // detail; for 423 it shows title and detail, so Terraform prints the freeze's reason.
+  unit_frozen: 423,
+  freeze_not_found: 404,
 } as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
 
 const TITLES: Partial<Record<ContentfulStatusCode, string>> = {
@@ -52,6 +56,7 @@ const TITLES: Partial<Record<ContentfulStatusCode, string>> = {
   408: 'request timeout',
   409: 'conflict',
   413: 'payload too large',
+  423: 'locked',
   422: 'invalid attribute',
   500: 'internal server error',
   503: 'service unavailable',

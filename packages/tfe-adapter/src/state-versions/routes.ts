@@ -158,9 +158,10 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     const declared = { serial: attributes.serial, lineage: attributes.lineage }
     const force = attributes.force === true
     // Refuse before handing out upload URLs, not only when the upload arrives; then 404 for a
-    // workspace that does not exist.
+    // workspace that does not exist, and 423 for a frozen one.
     await demandEach(core, c.var.principal, unit, ['unit:write'])
     await core.units.details(c.var.principal, unit, { permission: 'unit:outputs' })
+    await core.freezes.check(unit)
     if (attributes.state !== undefined) {
       // The inline form of older clients: the state travels in the request itself.
       const version = await core.states.write(

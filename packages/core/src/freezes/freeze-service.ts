@@ -1,0 +1,118 @@
+import type { Authorizer } from '../access/authorizer'
+import type { Principal } from '../access/principal'
+import { parseScope, scopeCovers } from '../access/rbac/scope'
+import {
+  ForbiddenError,
+  FreezeNotFoundError,
+  InvalidRequestError,
+  UnitFrozenError,
+} from '../errors'
+import { iso, type Clock } from '../runtime/clock'
+import type { IdSource } from '../runtime/id-source'
+import type { UnitId } from '../units/unit-id'
+import type { Freeze, FreezeStore } from './freeze-store'
+
+/** The longest reason a freeze may give: it is shown whole in Terraform's error. */
+export const MAX_FREEZE_REASON = 500
+
+interface FreezeServiceOptions {
+  freezes: FreezeStore
+  authorizer: Authorizer
+  clock: Clock
+  ids: IdSource
+}
+
+/**
+ * Freezes (DESIGN section 3): an administrator stops every lock and every write under a prefix
+ * (`prod/*` before a migration, `*` for a release) until the freeze is deleted. Unlocks, forced
+ * or not, and reads stay allowed, so a freeze never traps a lock holder. Every check reads the
+ * stored record (a HEAD), so a freeze applies at once on every instance.
+ */
+export class FreezeService {
+  readonly #freezes: FreezeStore
+  readonly #authorizer: Authorizer
+  readonly #clock: Clock
+  readonly #ids: IdSource
+
+  constructor(options: FreezeServiceOptions) {
+    this.#freezes = options.freezes
+    this.#authorizer = options.authorizer
+    this.#clock = options.clock
+    this.#ids = options.ids
+  }
+
+  /**
+   * Freezes `prefix` (`*`, `<prefix>/*` or one unit ID, as an RBAC scope).
+   *
+   * @throws ForbiddenError, InvalidRequestError
+   */
+  async create(principal: Principal, request: { prefix: unknown; reason: unknown }) {
+    await this.#demandAdmin(principal, 'freeze units')
+    const prefix = parsePrefix(request.prefix)
+    const reason = typeof request.reason === 'string' ? request.reason.trim() : ''
+    if (reason === '' || reason.length > MAX_FREEZE_REASON) {
+      throw new InvalidRequestError(`reason must be 1 to ${MAX_FREEZE_REASON} characters`)
+    }
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(reason)) {
+      throw new InvalidRequestError('reason must not hold control characters')
+    }
+    const freeze: Freeze = {
+      id: `frz-${this.#ids.token()}`,
+      prefix,
+      reason,
+      created: iso(this.#clock.now()),
+      by: principal.email ?? principal.subject,
+    }
+    return this.#freezes.update((record) => ({
+      record: { ...record, freezes: [...record.freezes, freeze] },
+      result: freeze,
+    }))
+  }
+
+  /** Every freeze in force, oldest first. @throws ForbiddenError */
+  async list(principal: Principal): Promise<Freeze[]> {
+    await this.#demandAdmin(principal, 'list freezes')
+    return (await this.#freezes.read()).record.freezes.map((freeze) => ({ ...freeze }))
+  }
+
+  /** Lifts a freeze and answers it. @throws ForbiddenError, FreezeNotFoundError */
+  async delete(principal: Principal, id: string): Promise<Freeze> {
+    await this.#demandAdmin(principal, 'lift freezes')
+    return this.#freezes.update((record) => {
+      const found = record.freezes.find((freeze) => freeze.id === id)
+      if (found === undefined) throw new FreezeNotFoundError(id)
+      return {
+        record: { ...record, freezes: record.freezes.filter((freeze) => freeze !== found) },
+        result: found,
+      }
+    })
+  }
+
+  /**
+   * Refuses a lock or a write of a unit a freeze covers (the oldest such freeze is named).
+   *
+   * @throws UnitFrozenError
+   */
+  async check(unit: UnitId): Promise<void> {
+    const { record } = await this.#freezes.read()
+    const covering = record.freezes.find((freeze) => scopeCovers(freeze.prefix, unit))
+    if (covering !== undefined) throw new UnitFrozenError(unit, { ...covering })
+  }
+
+  async #demandAdmin(principal: Principal, what: string): Promise<void> {
+    if (!(await this.#authorizer.isAdmin(principal))) {
+      throw new ForbiddenError(`${principal.subject} may not ${what}: that takes an administrator`)
+    }
+  }
+}
+
+/** A freeze's prefix is written as an RBAC scope: `*`, `<prefix>/*` or one unit ID. */
+function parsePrefix(input: unknown): string {
+  try {
+    return parseScope(input)
+  } catch (error) {
+    if (!(error instanceof InvalidRequestError)) throw error
+    throw new InvalidRequestError(error.message.replace(/^scope/, 'prefix'))
+  }
+}
