@@ -8,13 +8,15 @@ import type { AuthSettings } from './config/auth-settings'
 import { authenticate } from './http/authenticate'
 import { refuseDotSegments } from './http/dot-segments'
 import { publicBaseUrl } from './http/base-url'
-import { readSmallBody, requestStream } from './http/body'
+import { readSmallBody, stateStream } from './http/body'
 import { ANONYMOUS } from './http/principal'
 import type { AppEnv, RequestLimits } from './http/app-env'
 import { HttpError, onError } from './http/errors'
 import { requestContext } from './http/request-context'
 import { uploadSlots } from './http/upload-slots'
 import type { Logger } from './log/logger'
+import { metricsRoutes } from './metrics/metrics-endpoint'
+import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { freezeRoutes } from './routes/freezes'
@@ -41,12 +43,20 @@ export interface AppDeps {
     /** How many state bodies may stream in at once; one more answers 503. */
     maxUploads: number
   }
+  /** Where requests are counted; a registry of its own when absent (tests). */
+  metrics?: ServerMetrics
+  /**
+   * `SVC_METRICS_TOKEN`: `GET /metrics` on this app with it as a Bearer token. Without it this app
+   * has no `/metrics` (the loopback listener of `-metrics-port` serves them).
+   */
+  metricsToken?: string | undefined
 }
 
 /** The whole HTTP surface, one sub-app per surface, with one error handler. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  app.use(requestContext(deps.log, deps.limits))
+  const metrics = deps.metrics ?? createServerMetrics()
+  app.use(requestContext(deps.log, deps.limits, metrics))
   // What fails before a surface's own handler (a busy server, a dot segment) is still answered in
   // that surface's dialect.
   app.onError((error, c) => (isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)))
@@ -56,6 +66,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
   )
   app.route('/', healthRoutes(deps.store))
+  if (deps.metricsToken !== undefined) {
+    app.route('/', metricsRoutes(metrics.registry, deps.metricsToken))
+  }
   app.route(
     '/',
     tokensPageRoutes(deps.identity.mode, (request) =>
@@ -118,7 +131,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       login: auth.oidc === undefined ? undefined : { client: 'terraform-cli' },
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,
-      requestBody: (c) => requestStream(c as Context<AppEnv>),
+      requestBody: (c) => stateStream(c as Context<AppEnv>),
       readBody: (c, limit) => readSmallBody(c as Context<AppEnv>, limit),
     }),
   )

@@ -20,6 +20,9 @@ import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
 import { applyServerLimits, onRefusedConnection, serverOptions } from './http/server-limits'
 import { createLogger, type Logger } from './log/logger'
+import { instrumentStore } from './metrics/instrumented-store'
+import { listenForMetrics } from './metrics/metrics-endpoint'
+import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
 import { WorkerScanners } from './scanning/worker-scanners'
 
 /** Stops the process at start with one line on stderr. */
@@ -105,7 +108,10 @@ async function main(): Promise<void> {
       'authentication is disabled: every caller may read and change every unit (development only)',
     )
   }
-  const { store, close } = await openStore(config, log)
+  const metrics = createServerMetrics()
+  const opened = await openStore(config, log)
+  // Every store operation is measured, core's and the server's own (identity, health) alike.
+  const store = instrumentStore(opened.store, metrics)
   await upgradeStore(store, log)
   const scanners = new WorkerScanners()
   const core = createCore({
@@ -118,6 +124,9 @@ async function main(): Promise<void> {
     scanners: scanners.source,
     onExtensionError: (extension, error) => {
       log.warn(`a step of the ${extension} failed after its change was committed`, { error })
+    },
+    onRecordRetry: () => {
+      metrics.recordWriteRetries.inc()
     },
   })
   let identity: IdentitySetup
@@ -161,6 +170,8 @@ async function main(): Promise<void> {
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
     limits: config.limits,
+    metrics,
+    metricsToken: config.metrics.token,
   })
 
   const listener = getRequestListener(app.fetch)
@@ -189,9 +200,11 @@ async function main(): Promise<void> {
   }).catch((error: unknown) =>
     refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
   )
+  const metricsServer = await serveMetrics(config, metrics, log)
   stopOnSignals(server, config, log, async () => {
+    if (metricsServer !== undefined) await closeServer(metricsServer)
     await scanners.close()
-    await close()
+    await opened.close()
   })
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
@@ -200,6 +213,46 @@ async function main(): Promise<void> {
     port: address.port,
     storage: config.storage,
     ...(config.storage === 'fs' ? { data_dir: config.dataDir } : {}),
+  })
+}
+
+/**
+ * Serves the metrics where the settings say, and says where: on the main listener behind
+ * `SVC_METRICS_TOKEN`, else on the loopback listener of `-metrics-port` (returned), else nowhere.
+ * Logged before "listening", which is the line that says the server is ready.
+ */
+async function serveMetrics(
+  config: Config,
+  metrics: ServerMetrics,
+  log: Logger,
+): Promise<Server | undefined> {
+  const { token, port } = config.metrics
+  if (token !== undefined) {
+    log.info('metrics', { served: 'main listener', path: '/metrics', auth: 'SVC_METRICS_TOKEN' })
+    return undefined
+  }
+  if (port === undefined) {
+    log.info('metrics', { served: 'nowhere' })
+    return undefined
+  }
+  try {
+    const { server, url } = await listenForMetrics(metrics.registry, port)
+    log.info('metrics', { served: 'loopback listener', url })
+    return server
+  } catch (error) {
+    refuse(
+      `cannot serve metrics on 127.0.0.1:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
+    )
+  }
+}
+
+/** Closes a listener and every connection it holds. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => {
+      resolve()
+    })
+    server.closeAllConnections()
   })
 }
 

@@ -203,7 +203,12 @@ describe('starting the server process', () => {
     // `npm start` runs `sh -c node scripts/start.mjs`: npm dies on SIGTERM without passing it on.
     const npm = spawn(
       'npm',
-      ['start', '--', '-auth-disable', '-host', '127.0.0.1', '-port', '0', '-data-dir', dir],
+      [
+        'start',
+        '--',
+        ...['-auth-disable', '-host', '127.0.0.1', '-port', '0', '-metrics-port', '0'],
+        ...['-data-dir', dir],
+      ],
       {
         cwd: root,
         env: { ...process.env, SVC_LOG_LEVEL: 'info' },
@@ -247,7 +252,11 @@ function termOnListening(): Promise<number | string | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [SERVER_MAIN, '-auth-disable', '-host', '127.0.0.1', '-port', '0', '-storage', 'memory'],
+      [
+        SERVER_MAIN,
+        ...['-auth-disable', '-host', '127.0.0.1', '-port', '0', '-metrics-port', '0'],
+        ...['-storage', 'memory'],
+      ],
       { env: { ...process.env, SVC_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'ignore'] },
     )
     let stdout = ''

@@ -62,6 +62,11 @@ export interface CoreOptions {
    * refused one). The change stands. The server logs these.
    */
   onExtensionError?: ExtensionErrorHandler
+  /**
+   * Hears of each conditional write of a unit record lost to another writer (here or on another
+   * instance) and retried. The server counts these.
+   */
+  onRecordRetry?: () => void
 }
 
 /**
@@ -107,7 +112,7 @@ export function createCore(options: CoreOptions): Core {
       ? new RbacAuthorizer(policies, options.rbac.admins ?? [])
       : allowAll)
   const onExtensionError = options.onExtensionError ?? (() => undefined)
-  const records = new UnitRecordStore(store, sleep)
+  const records = new UnitRecordStore(store, sleep, options.onRecordRetry)
   const lockStaleAfterMs = options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS
   const freezes = new FreezeService({
     freezes: new FreezeStore(store, sleep),

@@ -14,7 +14,10 @@ export const SERVER_MAIN = fileURLToPath(
 )
 
 export interface ServerOptions {
-  /** Flags after the defaults (`-auth-disable -host 127.0.0.1 -port 0 -data-dir <dir>`). */
+  /**
+   * Flags after the defaults (`-auth-disable -host 127.0.0.1 -port 0 -metrics-port 0 -data-dir
+   * <dir>`): a free port for the metrics too, so that servers started at once do not collide.
+   */
   args?: string[]
   /** Leave authentication on: local mode, or an OpenID provider given in `env`. */
   auth?: boolean
@@ -28,7 +31,8 @@ export interface ServerOptions {
   /**
    * Starts the server with a reader's own command instead: `bash -c script` in `cwd`. The script
    * must `exec` the server, so that the PID stays node's. The defaults then travel as their
-   * variables (`SVC_AUTH_DISABLE`, `SVC_HOST`, `PORT`, `SVC_DATA_DIR`); `args` cannot be given.
+   * variables (`SVC_AUTH_DISABLE`, `SVC_HOST`, `PORT`, `SVC_METRICS_PORT`, `SVC_DATA_DIR`); `args`
+   * cannot be given.
    */
   shell?: { script: string; cwd: string }
 }
@@ -37,6 +41,8 @@ export interface RunningServer {
   url: string
   port: number
   dataDir: string
+  /** `GET /metrics` on the loopback listener, as the server logs it; undefined when it has none. */
+  metricsUrl: string | undefined
   pid: number
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string
@@ -60,7 +66,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'cairn-data-')))
   const args = [
     ...(options.auth === true ? [] : ['-auth-disable']),
-    ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dataDir],
+    ...['-host', '127.0.0.1', '-port', '0', '-metrics-port', '0', '-data-dir', dataDir],
     ...(options.args ?? []),
   ]
   const { file, argv, env } = command(options, args, dataDir)
@@ -100,6 +106,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     })
   })
 
+  const metricsLine = output.split('\n').find((text) => text.includes('"msg":"metrics"'))
+  const metricsUrl =
+    metricsLine === undefined ? undefined : (JSON.parse(metricsLine) as { url?: string }).url
+
   const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)
     return exited
@@ -109,6 +119,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     url,
     port,
     dataDir,
+    metricsUrl,
     pid: child.pid as number,
     output: () => output,
     stop,
@@ -134,6 +145,7 @@ function command(
         SVC_AUTH_DISABLE: options.auth === true ? '' : 'true',
         SVC_HOST: '127.0.0.1',
         PORT: '0',
+        SVC_METRICS_PORT: '0',
         SVC_DATA_DIR: dataDir,
       },
     }

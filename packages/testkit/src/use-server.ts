@@ -78,6 +78,9 @@ export function useServer(
     get dataDir() {
       return current().server.dataDir
     },
+    get metricsUrl() {
+      return current().server.metricsUrl
+    },
     get pid() {
       return current().server.pid
     },

@@ -64,6 +64,36 @@ describe('loadConfig', () => {
       },
       rbac: { enabled: false, admins: [] },
       s3: undefined,
+      metrics: { token: undefined, port: 9464 },
+    })
+  })
+
+  describe('metrics', () => {
+    it.each([
+      [['-metrics-port', '0'], {}, 0],
+      [['-metrics-port', '-1'], {}, undefined],
+      [[], { SVC_METRICS_PORT: 'off' }, undefined],
+      [[], { SVC_METRICS_PORT: '9100' }, 9100],
+    ])('serves the loopback listener on %j %j at port %s', (argv, env, port) => {
+      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port })
+    })
+
+    it('serves metrics on the main listener alone when a token is set', () => {
+      const token = 'm'.repeat(32)
+      expect(configOf(['-metrics-port', '9100'], { SVC_METRICS_TOKEN: token }).metrics).toEqual({
+        token,
+        port: undefined,
+      })
+    })
+
+    it('refuses a metrics token shorter than 32 characters', () => {
+      expect(errorOf([], { SVC_METRICS_TOKEN: 'short' })).toMatch(
+        /^SVC_METRICS_TOKEN must be at least 32 characters/,
+      )
+    })
+
+    it.each(['65536', 'nine', '-2'])('refuses -metrics-port %s', (port) => {
+      expect(errorOf(['-metrics-port', port])).toMatch(/-metrics-port \(SVC_METRICS_PORT\)/)
     })
   })
 

@@ -26,7 +26,22 @@ export interface Config {
   readonly rbac: RbacSettings
   /** The bucket of `-storage s3`; undefined for the other stores. */
   readonly s3: S3Settings | undefined
+  readonly metrics: MetricsSettings
 }
+
+/** Where `GET /metrics` is served (DESIGN section 13). */
+export interface MetricsSettings {
+  /**
+   * `SVC_METRICS_TOKEN`: metrics on the main listener, for this Bearer token only; the loopback
+   * listener is then off.
+   */
+  readonly token: string | undefined
+  /** The loopback listener's port on 127.0.0.1 (0 picks a free one); undefined when off. */
+  readonly port: number | undefined
+}
+
+/** The shortest `SVC_METRICS_TOKEN` accepted: 32 characters, so it cannot be guessed. */
+const MIN_METRICS_TOKEN = 32
 
 /** Where `-storage s3` keeps everything (credentials come from the standard AWS chain). */
 export interface S3Settings {
@@ -159,6 +174,10 @@ export const FLAGS = {
     env: 'SVC_S3_MAX_ATTEMPTS',
     help: 'attempts per store request before the client gets 503 (default 4)',
   },
+  'metrics-port': {
+    env: 'SVC_METRICS_PORT',
+    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN)',
+  },
   help: { boolean: true, help: 'print this help' },
 } as const satisfies Record<string, FlagSpec>
 
@@ -270,6 +289,13 @@ const ConfigSchema = v.object({
     '30s',
   ),
   's3-max-attempts': v.optional(wholeNumber('-s3-max-attempts (SVC_S3_MAX_ATTEMPTS)', 1, 10), '4'),
+  'metrics-port': v.optional(
+    v.union(
+      [v.picklist(['off', '-1']), wholeNumber('-metrics-port (SVC_METRICS_PORT)', 0, 65_535)],
+      '-metrics-port (SVC_METRICS_PORT) must be a port from 0 to 65535, or -1 or off',
+    ),
+    '9464',
+  ),
 })
 
 /** What the command line asked for: a config to run with, or the help text. */
@@ -329,6 +355,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       auth: loadAuthSettings(env),
       rbac: Object.freeze({ enabled: out.rbac, admins: parseAdmins(out['rbac-admins']) }),
       s3: s3Settings(out, env),
+      metrics: metricsSettings(out['metrics-port'], env),
     }),
   }
 }
@@ -366,6 +393,19 @@ function s3Settings(
   })
 }
 
+/** The metrics settings. @throws ConfigError for a `SVC_METRICS_TOKEN` that is too short */
+function metricsSettings(port: number | 'off' | '-1', env: NodeJS.ProcessEnv): MetricsSettings {
+  const given = env['SVC_METRICS_TOKEN']
+  const token = given === undefined || given === '' ? undefined : given
+  if (token !== undefined && token.length < MIN_METRICS_TOKEN) {
+    throw new ConfigError(
+      `SVC_METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN} characters (for example: openssl rand -hex 32)`,
+    )
+  }
+  if (token !== undefined) return Object.freeze({ token, port: undefined })
+  return Object.freeze({ token, port: typeof port === 'number' ? port : undefined })
+}
+
 /**
  * The administrators of `-rbac-admins`, each checked as core checks an assignment's principal
  * (an email compared without case is kept lower-case).
@@ -398,6 +438,11 @@ function helpText(): string {
     const env = 'env' in spec ? ` [${spec.env}]` : ''
     lines.push(`  -${name}${'boolean' in spec ? '' : ' value'}${env}`, `      ${spec.help}`)
   }
+  lines.push('', 'Metrics (environment only):')
+  lines.push(
+    '  SVC_METRICS_TOKEN',
+    `      serve GET /metrics on the main listener to this Bearer token (at least ${MIN_METRICS_TOKEN} characters) instead of on 127.0.0.1`,
+  )
   lines.push('', 'Identity (environment only):')
   for (const [name, help] of Object.entries(AUTH_VARIABLES))
     lines.push(`  ${name}`, `      ${help}`)

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Identity } from '@cairn/auth'
 import type { Logger } from '../log/logger'
+import type { RequestMeter } from '../metrics/request-meter'
 
 /** The per-request limits the server was started with. */
 export interface RequestLimits {
@@ -27,6 +28,8 @@ export interface AppEnv {
     /** When the request began (epoch ms). */
     started: number
     limits: RequestLimits
+    /** Counts what the request carries (state bytes) under its surface. */
+    meter: RequestMeter
     /** `/s3` only: the request body as its signing mode says to decode and check it. */
     payload: S3Payload
   }

@@ -24,6 +24,22 @@ export function requestStream(c: Context<AppEnv>): AsyncIterable<Uint8Array> {
 }
 
 /**
+ * A state body being uploaded, its bytes counted as they are read (`cairn_state_bytes_in_total`).
+ * `body` is the request stream decoded as its surface needs (S3's chunked signing); the request
+ * stream itself by default. Small bodies (JSON, LockInfo) are read with `requestStream`, uncounted.
+ */
+export async function* stateStream(
+  c: Context<AppEnv>,
+  body: AsyncIterable<Uint8Array> = requestStream(c),
+): AsyncGenerator<Uint8Array> {
+  const meter = (c.var as Partial<AppEnv['Variables']>).meter
+  for await (const chunk of body) {
+    meter?.stateIn(chunk.byteLength)
+    yield chunk
+  }
+}
+
+/**
  * Refuses a state body whose declared length is over the limit before reading any of it, and
  * returns that length (undefined when the client did not declare one).
  */

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { loggablePath } from '@cairn/tfe-adapter'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from '../log/logger'
+import { meterRequest } from '../metrics/request-meter'
+import type { ServerMetrics } from '../metrics/server-metrics'
 import type { AppEnv, RequestLimits } from './app-env'
 import { closeIfUnread } from './body'
 
@@ -14,8 +16,14 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/
  *
  * Every answer is `Cache-Control: no-store` unless its route says otherwise: tokens and states
  * must never sit in a proxy's or a browser's cache.
+ *
+ * Beside the log line, the request is counted in `metrics` (see `docs/configuration.md`).
  */
-export function requestContext(log: Logger, limits: RequestLimits): MiddlewareHandler<AppEnv> {
+export function requestContext(
+  log: Logger,
+  limits: RequestLimits,
+  metrics: ServerMetrics,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const given = c.req.header('x-request-id')
     const requestId = given !== undefined && INCOMING_ID.test(given) ? given : randomUUID()
@@ -25,12 +33,15 @@ export function requestContext(log: Logger, limits: RequestLimits): MiddlewareHa
     c.set('started', Date.now())
     c.set('limits', limits)
     c.header('X-Request-ID', requestId)
+    const { meter, end } = meterRequest(metrics, c)
+    c.set('meter', meter)
     const started = performance.now()
     try {
       await next()
     } finally {
       if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store')
       closeIfUnread(c)
+      end()
       requestLog.info('request', {
         method: c.req.method,
         path: loggablePath(c.req.path),

@@ -11,7 +11,7 @@ import {
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
-import { checkStateLength, readJsonBody, requestStream, SMALL_BODY_BYTES } from '../http/body'
+import { checkStateLength, readJsonBody, SMALL_BODY_BYTES, stateStream } from '../http/body'
 import { onError } from '../http/errors'
 import { queryText } from '../http/query'
 import { toWebStream } from '@cairn/core'
@@ -48,7 +48,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
     const sizeHint = checkStateLength(c, deps.maxStateBytes)
     const lockId = queryText(c, 'ID')
     const md5 = contentMd5(c)
-    const version = await core.states.write(c.var.principal, idOf(c), requestStream(c), {
+    const version = await core.states.write(c.var.principal, idOf(c), stateStream(c), {
       source: 'http',
       ...(sizeHint === undefined ? {} : { sizeHint }),
       create: true,

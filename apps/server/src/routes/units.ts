@@ -17,7 +17,7 @@ import {
   checkStateLength,
   readJsonBody,
   readJsonObject,
-  requestStream,
+  stateStream,
   SMALL_BODY_BYTES,
 } from '../http/body'
 import { HttpError } from '../http/errors'
@@ -107,7 +107,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       POST: async (c, id) => {
         const sizeHint = checkStateLength(c, deps.maxStateBytes)
         const lockId = queryText(c, 'if_locked_by')
-        const version = await core.states.write(c.var.principal, id, requestStream(c), {
+        const version = await core.states.write(c.var.principal, id, stateStream(c), {
           source: 'api',
           ...(sizeHint === undefined ? {} : { sizeHint }),
           force: queryFlag(c, 'force'),

@@ -66,8 +66,13 @@ export class S3Error extends Error {
   readonly code: S3ErrorCode
   readonly headers: Record<string, string>
 
-  constructor(code: S3ErrorCode, message: string, headers: Record<string, string> = {}) {
-    super(message)
+  constructor(
+    code: S3ErrorCode,
+    message: string,
+    headers: Record<string, string> = {},
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
     this.name = 'S3Error'
     this.code = code
     this.headers = headers

@@ -77,7 +77,7 @@ export async function putLockObject(c: Context<S3Env>, core: Core, unit: UnitId)
     return c.body(null, 200, { ETag: lockEtag(lockBytes(lock)) })
   } catch (error) {
     if (error instanceof LockConflictError && c.req.header('if-none-match')?.trim() === '*') {
-      throw new S3Error('PreconditionFailed', error.message)
+      throw new S3Error('PreconditionFailed', error.message, {}, { cause: error })
     }
     throw error
   }

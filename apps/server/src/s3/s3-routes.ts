@@ -7,7 +7,7 @@ import {
   type ObjectStore,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
-import { requestStream } from '../http/body'
+import { requestStream, stateStream } from '../http/body'
 import { s3Authenticate } from './s3-auth'
 import { S3Error, onS3Error } from './s3-errors'
 import { addressOf, queryOf, type S3Env } from './s3-env'
@@ -108,7 +108,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
       if (uploadId === null || partNumber === null || kind === 'lock') {
         throw new S3Error('InvalidRequest', 'a part upload names uploadId and partNumber')
       }
-      const body = c.var.payload.body(requestStream(c))
+      const body = stateStream(c, c.var.payload.body(requestStream(c)))
       const part = await multipart.putPart(c.var.principal, key, uploadId, partNumber, body)
       return c.body(null, 200, { ETag: part.etag })
     }
@@ -117,7 +117,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
     if (decodedLength !== undefined && decodedLength > deps.maxStateBytes) {
       throw new StateTooLargeError(deps.maxStateBytes)
     }
-    const body = c.var.payload.body(requestStream(c))
+    const body = stateStream(c, c.var.payload.body(requestStream(c)))
     const version = await putStateObject(c, core, unit, body, decodedLength)
     return c.body(null, 200, { ETag: stateEtag(version.sha256) })
   })

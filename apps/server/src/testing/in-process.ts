@@ -10,6 +10,7 @@ import { ensureLocalAdmin } from '../auth/local-admin'
 import { loadAuthSettings } from '../config/auth-settings'
 import type { AppEnv } from '../http/app-env'
 import { createLogger } from '../log/logger'
+import type { ServerMetrics } from '../metrics/server-metrics'
 
 export interface InProcessOptions {
   /**
@@ -29,6 +30,8 @@ export interface InProcessOptions {
   lockStaleAfterMs?: number
   /** The clock of the core (lock ages, version timestamps); the system's unless given. */
   coreClock?: Clock
+  /** Where the app counts its requests, to read them back; a registry of its own otherwise. */
+  metrics?: ServerMetrics
 }
 
 export interface InProcessApp {
@@ -98,6 +101,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       maxStateBytes,
       maxRequestBytes: 64 * 1024,
       limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
+      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     })
     return { app, core, auth: identity.auth, request: app.request, adminToken, close }
   } catch (error) {

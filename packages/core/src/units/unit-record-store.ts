@@ -38,12 +38,19 @@ export class UnitRecordStore {
   readonly #store: ObjectStore
   readonly #mutex = new KeyedMutex()
   readonly #sleep: (ms: number) => Promise<void>
+  readonly #onRetry: () => void
   /** Parsed records by key, in least-recently-used order. */
   readonly #cache = new Map<string, Snapshot>()
 
-  constructor(store: ObjectStore, sleep: (ms: number) => Promise<void>) {
+  /** `onRetry` hears of each conditional write lost to another writer, before it is retried. */
+  constructor(
+    store: ObjectStore,
+    sleep: (ms: number) => Promise<void>,
+    onRetry: () => void = () => undefined,
+  ) {
     this.#store = store
     this.#sleep = sleep
+    this.#onRetry = onRetry
   }
 
   async read(id: UnitId): Promise<Snapshot | undefined> {
@@ -128,6 +135,7 @@ export class UnitRecordStore {
         } catch (error) {
           if (!(error instanceof PreconditionFailedError)) throw error
           // Another instance changed the record: back off a little, at random, and decide again.
+          this.#onRetry()
           await this.#sleep(Math.min(2 ** attempt, 50) * (0.5 + Math.random()))
         }
       }

@@ -1,0 +1,81 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+
+/** The surfaces a request is counted under: one per protocol, plus health and the rest. */
+export const SURFACES = ['v1', 'http_backend', 'tfe', 's3', 'oauth', 'health', 'other'] as const
+export type Surface = (typeof SURFACES)[number]
+
+/**
+ * Everything one server instance counts, in its own registry (never prom-client's global one, so
+ * tests can build several apps in one process). Each instance exposes its own numbers: a
+ * Prometheus server scrapes every instance and sums them itself.
+ */
+export interface ServerMetrics {
+  readonly registry: Registry
+  readonly requests: Counter<'surface' | 'route' | 'method' | 'status'>
+  readonly requestDuration: Histogram<'surface' | 'route' | 'method'>
+  readonly lockConflicts: Counter<'surface'>
+  readonly stateBytesIn: Counter<'surface'>
+  readonly stateBytesOut: Counter<'surface'>
+  readonly storeOperations: Counter<'operation' | 'outcome'>
+  readonly storeDuration: Histogram<'operation'>
+  readonly recordWriteRetries: Counter
+}
+
+/** A new registry with Cairn's metrics and the process's own (CPU, memory, event loop, handles). */
+export function createServerMetrics(): ServerMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const registers = [registry]
+  return {
+    registry,
+    requests: new Counter({
+      name: 'cairn_http_requests_total',
+      help: 'HTTP requests answered, by surface, route pattern, method and status',
+      labelNames: ['surface', 'route', 'method', 'status'],
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: 'cairn_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request (to its head and any body read), by surface and route',
+      labelNames: ['surface', 'route', 'method'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    }),
+    lockConflicts: new Counter({
+      name: 'cairn_lock_conflicts_total',
+      help: 'Requests refused because another holder has the lock, by surface',
+      labelNames: ['surface'],
+      registers,
+    }),
+    stateBytesIn: new Counter({
+      name: 'cairn_state_bytes_in_total',
+      help: 'Bytes of state bodies received (uploads), by surface',
+      labelNames: ['surface'],
+      registers,
+    }),
+    stateBytesOut: new Counter({
+      name: 'cairn_state_bytes_out_total',
+      help: 'Bytes of state bodies sent (downloads), by surface',
+      labelNames: ['surface'],
+      registers,
+    }),
+    storeOperations: new Counter({
+      name: 'cairn_store_operations_total',
+      help: 'Operations on the object store, by operation and outcome (ok, precondition_failed, error)',
+      labelNames: ['operation', 'outcome'],
+      registers,
+    }),
+    storeDuration: new Histogram({
+      name: 'cairn_store_operation_duration_seconds',
+      help: 'Time an object store operation took (for get, until the object was found)',
+      labelNames: ['operation'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    recordWriteRetries: new Counter({
+      name: 'cairn_record_write_retries_total',
+      help: 'Conditional writes of unit records lost to another writer and retried',
+      registers,
+    }),
+  }
+}
