@@ -333,6 +333,29 @@ describe("Terraform's s3 backend over plain http, with cairn creds as credential
     }
   })
 
+  it('fails apply while team/* is frozen, with the reason in its output, and applies after the unfreeze', async () => {
+    const before = await client.unit()
+    const created = await client.v1('/freezes', {
+      method: 'POST',
+      body: JSON.stringify({ prefix: 'team/*', reason: 'release freeze RF-7' }),
+    })
+    expect(created.status, created.text).toBe(201)
+    const { id } = created.json() as { id: string }
+    try {
+      const frozen = await tf.run(['apply', '-auto-approve', '-input=false'])
+      expect(frozen.code).not.toBe(0)
+      expect(folded(frozen.stderr)).toContain('release freeze RF-7')
+      const during = await client.unit()
+      expect(during.version_count).toBe(before.version_count)
+      expect(during.locked).toBe(false)
+    } finally {
+      expect((await client.v1(`/freezes/${id}`, { method: 'DELETE' })).status).toBe(204)
+    }
+    const apply = await tf.run(['apply', '-auto-approve', '-input=false'])
+    expect(apply.code, apply.stderr).toBe(0)
+    expect((await client.unit()).locked).toBe(false)
+  })
+
   describe('with a state over 5 MiB', () => {
     const big = 'big/app'
     let large: TerraformWorkspace
