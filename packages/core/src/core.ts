@@ -1,4 +1,5 @@
 import { allowAll, type Authorizer } from './access/authorizer'
+import { AuditLog } from './audit/audit-log'
 import { PolicyStore } from './access/rbac/policy-store'
 import { RbacAuthorizer } from './access/rbac/rbac-authorizer'
 import { RbacService } from './access/rbac/rbac-service'
@@ -67,6 +68,10 @@ export interface CoreOptions {
    * instance) and retried. The server counts these.
    */
   onRecordRetry?: () => void
+  /** How long audit records are kept, in milliseconds (`SVC_AUDIT_RETENTION`; 400 days by default). */
+  auditRetentionMs?: number
+  /** Hears of a sweep of expired audit records that failed; the record appended stands. */
+  onAuditSweepError?: (error: unknown) => void
 }
 
 /**
@@ -90,6 +95,8 @@ export interface Core {
   readonly rbac: RbacService
   /** Prefixes an administrator froze: no lock and no write there until lifted. */
   readonly freezes: FreezeService
+  /** The audit trail: who did what to which unit, from which surface, and how it ended. */
+  readonly audit: AuditLog
   /**
    * Uploads announced first and completed later, on any instance, kept in this core's store under
    * the owner's folder (TFE's pending state versions; S3 multipart uploads).
@@ -138,6 +145,15 @@ export function createCore(options: CoreOptions): Core {
     authorizer,
     rbac: new RbacService({ store, policies, authorizer, clock, ids }),
     freezes,
+    audit: new AuditLog({
+      store,
+      clock,
+      ids,
+      ...(options.auditRetentionMs === undefined ? {} : { retentionMs: options.auditRetentionMs }),
+      ...(options.onAuditSweepError === undefined
+        ? {}
+        : { onSweepError: options.onAuditSweepError }),
+    }),
     stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
   }
 }

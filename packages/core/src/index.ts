@@ -8,6 +8,34 @@ export { parseScope, scopeCovers } from './access/rbac/scope'
 export { parseGrantee } from './access/rbac/subjects'
 export type { Principal } from './access/principal'
 export { isSamePrincipal } from './access/principal'
+export type { AuditLogOptions, AuditSweep } from './audit/audit-log'
+export {
+  AuditLog,
+  DEFAULT_AUDIT_PAGE,
+  DEFAULT_AUDIT_READS_PER_QUERY,
+  DEFAULT_AUDIT_RETENTION_MS,
+} from './audit/audit-log'
+export type { AuditPage, AuditQuery } from './audit/audit-query'
+export { AuditQuerySchema, MAX_AUDIT_PAGE } from './audit/audit-query'
+export type {
+  AuditAction,
+  AuditEntry,
+  AuditOutcome,
+  AuditPrincipal,
+  AuditRecord,
+  AuditSurface,
+} from './audit/audit-record'
+export {
+  AUDIT_ACTIONS,
+  AUDIT_SURFACES,
+  AuditActionSchema,
+  AuditEntrySchema,
+  AuditPrincipalSchema,
+  AuditRecordSchema,
+  AuditSurfaceSchema,
+  MAX_AUDIT_DETAIL_ENTRIES,
+  MAX_AUDIT_FIELD,
+} from './audit/audit-record'
 export type { AnyCoreError, CoreErrorCode, FrozenBy } from './errors'
 export {
   AssignmentNotFoundError,

@@ -19,6 +19,7 @@
  * | `rbac/policy.json`       | core, access              | custom roles and every assignment                 |
  * | `rbac/users/`            | core, access              | users seen at login, one record each              |
  * | `ops/freezes.json`       | core, freezes             | freezes: prefixes no lock or write may touch      |
+ * | `audit/`                 | core, audit               | the audit trail: one object per record, by day    |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -38,6 +39,7 @@ export const STORE_KEYS = {
   rbacPolicy: 'rbac/policy.json',
   rbacUsers: 'rbac/users/',
   freezes: 'ops/freezes.json',
+  audit: 'audit/',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */

@@ -1,0 +1,98 @@
+import * as v from 'valibot'
+
+/** The longest string field of a record: enough for a unit ID, short enough to keep a record small. */
+export const MAX_AUDIT_FIELD = 512
+
+/** The most entries in a record's `detail`. */
+export const MAX_AUDIT_DETAIL_ENTRIES = 16
+
+/** Everything the audit trail records, one action per kind of request. */
+export const AUDIT_ACTIONS = [
+  'state.read',
+  'state.write',
+  'state.restore',
+  'outputs.read',
+  'lock',
+  'unlock',
+  'force_unlock',
+  'unit.create',
+  'unit.delete',
+  'dependencies.change',
+  'token.create',
+  'token.revoke',
+  'rbac.change',
+  'freeze.create',
+  'freeze.delete',
+  'login',
+] as const
+
+/** Where a request came in. */
+export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth'] as const
+
+const short = (max = MAX_AUDIT_FIELD) => v.pipe(v.string(), v.minLength(1), v.maxLength(max))
+
+export const AuditActionSchema = v.picklist(AUDIT_ACTIONS)
+export type AuditAction = v.InferOutput<typeof AuditActionSchema>
+
+export const AuditSurfaceSchema = v.picklist(AUDIT_SURFACES)
+export type AuditSurface = v.InferOutput<typeof AuditSurfaceSchema>
+
+/**
+ * Who acted: the principal's subject and issuer, and the API token's ID and name when one was used.
+ * Never the token itself, nor groups, roles or e-mail (a caller's extra fields are dropped).
+ */
+export const AuditPrincipalSchema = v.object({
+  subject: short(),
+  issuer: v.optional(short()),
+  token_id: v.optional(short(128)),
+  token_name: v.optional(short(128)),
+})
+export type AuditPrincipal = v.InferOutput<typeof AuditPrincipalSchema>
+
+/** How the request ended: the HTTP status, and the error code of a refusal (`lock_conflict`). */
+export const AuditOutcomeSchema = v.object({
+  status: v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(599)),
+  error: v.optional(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/))),
+})
+export type AuditOutcome = v.InferOutput<typeof AuditOutcomeSchema>
+
+/** Short named facts about the action (a force-unlock reason, a role name): never a body or secret. */
+export const AuditDetailSchema = v.pipe(
+  v.record(
+    v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/)),
+    v.pipe(v.string(), v.maxLength(MAX_AUDIT_FIELD)),
+  ),
+  v.check(
+    (detail) => Object.keys(detail).length <= MAX_AUDIT_DETAIL_ENTRIES,
+    `detail may hold at most ${MAX_AUDIT_DETAIL_ENTRIES} entries`,
+  ),
+)
+
+/**
+ * What the caller of `AuditLog.append` gives: everything but the ID and time, which the log adds.
+ * Unknown fields are dropped, so nothing outside this shape reaches the store.
+ */
+export const AuditEntrySchema = v.object({
+  action: AuditActionSchema,
+  outcome: AuditOutcomeSchema,
+  /** Null for an unauthenticated refusal. */
+  principal: v.nullable(AuditPrincipalSchema),
+  surface: AuditSurfaceSchema,
+  unit: v.optional(short()),
+  /** A version timestamp. */
+  version: v.optional(short(64)),
+  client_address: v.optional(short(128)),
+  request_id: v.optional(short(128)),
+  detail: v.optional(AuditDetailSchema),
+})
+export type AuditEntry = v.InferInput<typeof AuditEntrySchema>
+
+/** One record of the audit trail, as stored under `audit/` and as `GET /v1/audit` returns it. */
+export const AuditRecordSchema = v.object({
+  /** The record's name in its day folder: `<inverted time>-<random>`. */
+  id: v.pipe(v.string(), v.regex(/^[0-9]{15}-[0-9a-z]{1,64}$/)),
+  /** When, RFC 3339 in UTC with milliseconds. */
+  time: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)),
+  ...AuditEntrySchema.entries,
+})
+export type AuditRecord = v.InferOutput<typeof AuditRecordSchema>
