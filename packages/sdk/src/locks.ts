@@ -1,4 +1,5 @@
 import { LockListSchema, type HeldLockView, type LockList } from '@cairn/core/wire'
+import { everyItem, type AllQuery } from './pages'
 import type { Transport } from './transport'
 import type { PageQuery } from './units'
 
@@ -20,16 +21,12 @@ export class LocksApi {
   }
 
   /** Every lock held under a prefix, page after page. */
-  async *all(query: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<HeldLockView> {
-    let cursor: string | undefined
-    do {
-      const page = await this.list({
-        ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
-        limit: query.pageSize ?? 1000,
-        ...(cursor === undefined ? {} : { cursor }),
-      })
-      yield* page.locks
-      cursor = page.next_cursor ?? undefined
-    } while (cursor !== undefined)
+  all(query: AllQuery = {}): AsyncGenerator<HeldLockView> {
+    return everyItem(
+      query,
+      1000,
+      (page) => this.list(page),
+      (page) => page.locks,
+    )
   }
 }

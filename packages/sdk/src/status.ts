@@ -1,4 +1,5 @@
 import { StatusListSchema, type StatusList, type UnitStatus } from '@cairn/core/wire'
+import { everyItem, type AllQuery } from './pages'
 import type { Transport } from './transport'
 import type { PageQuery } from './units'
 
@@ -16,16 +17,12 @@ export class StatusApi {
   }
 
   /** The status of every unit under a prefix, page after page. */
-  async *all(query: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<UnitStatus> {
-    let cursor: string | undefined
-    do {
-      const page = await this.list({
-        ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
-        limit: query.pageSize ?? 1000,
-        ...(cursor === undefined ? {} : { cursor }),
-      })
-      yield* page.units
-      cursor = page.next_cursor ?? undefined
-    } while (cursor !== undefined)
+  all(query: AllQuery = {}): AsyncGenerator<UnitStatus> {
+    return everyItem(
+      query,
+      1000,
+      (page) => this.list(page),
+      (page) => page.units,
+    )
   }
 }

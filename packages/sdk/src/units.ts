@@ -1,3 +1,4 @@
+import { everyItem, type AllQuery } from './pages'
 import {
   DependenciesSchema,
   HistoryListSchema,
@@ -76,17 +77,13 @@ export class UnitsApi {
   }
 
   /** Every unit under a prefix, page after page. */
-  async *listAll(query: { prefix?: string; pageSize?: number } = {}): AsyncGenerator<Unit> {
-    let cursor: string | undefined
-    do {
-      const page = await this.list({
-        ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
-        limit: query.pageSize ?? 100,
-        ...(cursor === undefined ? {} : { cursor }),
-      })
-      yield* page.units
-      cursor = page.next_cursor ?? undefined
-    } while (cursor !== undefined)
+  listAll(query: AllQuery = {}): AsyncGenerator<Unit> {
+    return everyItem(
+      query,
+      100,
+      (page) => this.list(page),
+      (page) => page.units,
+    )
   }
 
   create(id: string, options: { tags?: string[] } = {}): Promise<Unit> {

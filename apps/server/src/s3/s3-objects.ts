@@ -127,19 +127,22 @@ async function expectLockEtag(core: Core, principal: Identity, unit: UnitId, ifM
 /** GET or HEAD of a unit's state, whole or one byte range (Terraform reads in 5 MiB ranges). */
 export async function readStateObject(c: Context<S3Env>, core: Core, unit: UnitId) {
   const { principal } = c.var
+  const header = c.req.method === 'HEAD' ? undefined : c.req.header('range')
+  if (c.req.method !== 'HEAD' && header === undefined) {
+    // A whole read needs no metadata first: the download says what it serves.
+    const { version, body } = await core.versions.download(principal, unit)
+    const headers = objectHeaders(version.sha256, version.timestamp, version.size)
+    if (checksumWanted(c)) {
+      headers['x-amz-checksum-sha256'] = Buffer.from(version.sha256, 'hex').toString('base64')
+    }
+    return c.body(toWebStream(body), 200, headers)
+  }
   const details = await core.units.get(principal, unit)
   if (details.sha256 === null) throw new S3Error('NoSuchKey', `${unit} has no state yet`)
-  const base = {
-    'Content-Type': 'application/json',
-    ETag: stateEtag(details.sha256),
-    'Last-Modified': httpDate(details.updated),
-    'Accept-Ranges': 'bytes',
+  if (header === undefined) {
+    return c.body(null, 200, objectHeaders(details.sha256, details.updated, details.size))
   }
-  if (c.req.method === 'HEAD') {
-    return c.body(null, 200, { ...base, 'Content-Length': String(details.size) })
-  }
-  const header = c.req.header('range')
-  const range = header === undefined ? undefined : parseRangeHeader(header, details.size)
+  const range = parseRangeHeader(header, details.size)
   if (range === 'unsatisfiable') throw invalidRange(details.size)
   // The state may change between the two reads: the answer describes the version served.
   const { version, body } = await core.versions
@@ -148,21 +151,27 @@ export async function readStateObject(c: Context<S3Env>, core: Core, unit: UnitI
       if (error instanceof RangeNotSatisfiableError) throw invalidRange(error.size)
       throw error
     })
-  const headers: Record<string, string> = {
-    ...base,
-    ETag: stateEtag(version.sha256),
-    'Last-Modified': httpDate(version.timestamp),
-  }
   if (range === undefined) {
-    headers['Content-Length'] = String(version.size)
-    if (checksumWanted(c)) {
-      headers['x-amz-checksum-sha256'] = Buffer.from(version.sha256, 'hex').toString('base64')
-    }
-    return c.body(toWebStream(body), 200, headers)
+    return c.body(
+      toWebStream(body),
+      200,
+      objectHeaders(version.sha256, version.timestamp, version.size),
+    )
   }
-  headers['Content-Length'] = String(range.end - range.start + 1)
+  const headers = objectHeaders(version.sha256, version.timestamp, range.end - range.start + 1)
   headers['Content-Range'] = `bytes ${range.start}-${range.end}/${version.size}`
   return c.body(toWebStream(body), 206, headers)
+}
+
+/** The headers of a state object's answer, for `length` bytes of it. */
+function objectHeaders(sha256: string, written: string, length: number): Record<string, string> {
+  return {
+    'Content-Type': 'application/json',
+    'Content-Length': String(length),
+    ETag: stateEtag(sha256),
+    'Last-Modified': httpDate(written),
+    'Accept-Ranges': 'bytes',
+  }
 }
 
 /**
