@@ -5,6 +5,7 @@ import { Hono, type Context } from 'hono'
 import { TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
 import type { AuthSettings } from './config/auth-settings'
+import { auditTrail } from './audit/audit-trail'
 import { authenticate } from './http/authenticate'
 import { refuseDotSegments } from './http/dot-segments'
 import { publicBaseUrl } from './http/base-url'
@@ -17,6 +18,7 @@ import { uploadSlots } from './http/upload-slots'
 import type { Logger } from './log/logger'
 import { metricsRoutes } from './metrics/metrics-endpoint'
 import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
+import { auditRoutes } from './routes/audit'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { freezeRoutes } from './routes/freezes'
@@ -57,6 +59,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const metrics = deps.metrics ?? createServerMetrics()
   app.use(requestContext(deps.log, deps.limits, metrics))
+  app.use(auditTrail(deps.core.audit, metrics))
   // What fails before a surface's own handler (a busy server, a dot segment) is still answered in
   // that surface's dialect.
   app.onError((error, c) => (isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)))
@@ -89,6 +92,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', backendRoutes(deps))
   app.route('/', rbacRoutes(deps))
   app.route('/', freezeRoutes(deps))
+  app.route('/', auditRoutes(deps))
   app.route(
     S3_PREFIX,
     s3Routes({

@@ -121,6 +121,10 @@ async function main(): Promise<void> {
     rbac: config.rbac,
     maxStateBytes: config.maxStateBytes,
     lockStaleAfterMs: config.lockStaleAfterMs,
+    auditRetentionMs: config.auditRetentionMs,
+    onAuditSweepError: (error) => {
+      log.warn('a sweep of expired audit records failed; the next append tries again', { error })
+    },
     scanners: scanners.source,
     onExtensionError: (extension, error) => {
       log.warn(`a step of the ${extension} failed after its change was committed`, { error })

@@ -1,6 +1,7 @@
+import { join } from 'node:path'
 import type { HistoryList, LockList } from '@cairn/core/wire'
-import { useServer } from '@cairn/testkit'
-import { describe, expect, it } from 'vitest'
+import { TerraformWorkspace, useServer } from '@cairn/testkit'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, lockInfo, md5Base64, RFC3339_MS, type Reply } from './support/http-client'
 
 /**
@@ -92,5 +93,89 @@ describe('GET /v1/locks against the real server', () => {
       body: { locked: false, lock_stale: false },
     })
     expect((await locks()).locks.map((view) => view.unit)).toEqual(['locks-view/api'])
+  })
+})
+
+describe('a lock real Terraform holds, in view', () => {
+  const UNIT = 'locks-view/terraform'
+  const server = useServer({ env: { SVC_LOCK_STALE_AFTER: '1s' } })
+  let workspace: TerraformWorkspace
+  const get = async <T>(path: string): Promise<T> => {
+    const response = await fetch(`${server.url}${path}`)
+    expect(response.status, path).toBe(200)
+    return (await response.json()) as T
+  }
+
+  beforeAll(async () => {
+    workspace = await TerraformWorkspace.create()
+    const address = `${server.url}/v1/backend/${UNIT}`
+    // The apply holds the lock until the test creates this file (or 30 s pass, failing the apply):
+    // a provisioner of the built-in terraform_data resource, which needs no provider download.
+    const release = join(workspace.dir, 'release')
+    await workspace.write(
+      'main.tf',
+      `terraform {
+  backend "http" {
+    address        = "${address}"
+    lock_address   = "${address}"
+    unlock_address = "${address}"
+  }
+}
+
+resource "terraform_data" "held" {
+  provisioner "local-exec" {
+    command = "for i in $(seq 300); do [ -f '${release}' ] && exit 0; sleep 0.1; done; exit 1"
+  }
+}
+`,
+    )
+    const init = await workspace.run(['init', '-input=false'])
+    expect(init.code, init.stderr).toBe(0)
+  })
+  afterAll(async () => {
+    await workspace.dispose()
+  })
+
+  it('is flagged stale with the holder Terraform named while apply holds it, and gone after', async () => {
+    const apply = workspace.start(['apply', '-auto-approve', '-input=false', '-no-color'])
+    try {
+      // Past SVC_LOCK_STALE_AFTER (1 s) while the provisioner waits: poll with a deadline.
+      const deadline = Date.now() + 15_000
+      let held = await get<LockList>('/v1/locks?prefix=locks-view/')
+      while (held.locks[0]?.stale !== true) {
+        if (Date.now() > deadline)
+          throw new Error(`the lock Terraform holds never showed stale:\n${apply.output()}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        held = await get<LockList>('/v1/locks?prefix=locks-view/')
+      }
+      const view = held.locks[0]
+      expect(held.locks).toHaveLength(1)
+      expect(view).toMatchObject({
+        unit: UNIT,
+        source: 'http',
+        stale: true,
+        holder: { subject: 'anonymous' },
+        // Terraform's LockInfo: who ran it (user@host), what it runs, and from which version.
+        lock: {
+          ID: expect.stringMatching(/^[0-9a-f-]{36}$/) as string,
+          Operation: 'OperationTypeApply',
+          Who: expect.stringMatching(/^.+@.+$/) as string,
+          Version: expect.stringMatching(/^1\.\d+\.\d+/) as string,
+        },
+      })
+      expect(view.age_seconds).toBeGreaterThanOrEqual(1)
+      expect(await get(`/v1/units/${UNIT}`)).toMatchObject({
+        locked: true,
+        lock_stale: true,
+        lock: { ID: view.lock.ID, Who: view.lock.Who, Operation: 'OperationTypeApply' },
+      })
+    } finally {
+      await workspace.write('release', '')
+    }
+    const done = await apply.done
+    expect(done.code, done.stderr).toBe(0)
+    expect(done.stdout).toContain('Apply complete! Resources: 1 added')
+    expect((await get<LockList>('/v1/locks?prefix=locks-view/')).locks).toEqual([])
+    expect(await get(`/v1/units/${UNIT}`)).toMatchObject({ locked: false, lock_stale: false })
   })
 })

@@ -38,6 +38,8 @@ export interface TokenOrigin {
   family?: string
   /** The API tokens it hangs from, the presented one last when it is an API token. */
   tokens: string[]
+  /** The API token presented, when it is one: its ID and name (for the audit trail). */
+  apiToken?: { id: string; name: string }
 }
 
 /** Whether two identities are the same principal: same subject from the same issuer. */

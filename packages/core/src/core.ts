@@ -147,6 +147,7 @@ export function createCore(options: CoreOptions): Core {
     freezes,
     audit: new AuditLog({
       store,
+      authorizer,
       clock,
       ids,
       ...(options.auditRetentionMs === undefined ? {} : { retentionMs: options.auditRetentionMs }),

@@ -20,6 +20,7 @@ export { AuditQuerySchema, MAX_AUDIT_PAGE } from './audit/audit-query'
 export type {
   AuditAction,
   AuditEntry,
+  AuditNote,
   AuditOutcome,
   AuditPrincipal,
   AuditRecord,

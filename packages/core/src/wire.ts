@@ -7,12 +7,17 @@
 import * as v from 'valibot'
 import { parseRoleName } from './access/rbac/roles'
 import { parseScope } from './access/rbac/scope'
+import { AuditRecordSchema } from './audit/audit-record'
 import { VersionRefSchema } from './graph/graph-node'
 import { HeldLockViewSchema } from './locks/held-lock-view'
 import { FreezeSchema } from './freezes/freeze-store'
 import { LockInfoSchema } from './locks/lock-info'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
 
+export { AUDIT_ACTIONS, AUDIT_SURFACES, AuditRecordSchema } from './audit/audit-record'
+export type { AuditAction, AuditRecord, AuditSurface } from './audit/audit-record'
+export { AuditQuerySchema, MAX_AUDIT_PAGE } from './audit/audit-query'
+export type { AuditQuery } from './audit/audit-query'
 export { FreezeSchema } from './freezes/freeze-store'
 export type { Freeze } from './freezes/freeze-store'
 export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
@@ -34,6 +39,27 @@ export type {
   RestoreRequest,
   UnlockRequest,
 } from './units/requests'
+export {
+  DELIVERY_STATES,
+  DeliveryListSchema,
+  DeliverySchema,
+  MAX_WEBHOOK_URL,
+  WEBHOOK_EVENTS,
+  WebhookCreatedSchema,
+  WebhookEventSchema,
+  WebhookListSchema,
+  WebhookRequestSchema,
+  WebhookSchema,
+} from './webhooks/webhook-wire'
+export type {
+  Delivery,
+  DeliveryList,
+  Webhook,
+  WebhookCreated,
+  WebhookEvent,
+  WebhookList,
+  WebhookRequest,
+} from './webhooks/webhook-wire'
 export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
 export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
 
@@ -64,6 +90,13 @@ export const LockListSchema = v.object({
   next_cursor: v.nullable(v.string()),
 })
 export type LockList = v.InferOutput<typeof LockListSchema>
+
+/** `GET /v1/audit`: one page of the audit trail, newest first. */
+export const AuditListSchema = v.object({
+  records: v.array(AuditRecordSchema),
+  next_cursor: v.nullable(v.string()),
+})
+export type AuditList = v.InferOutput<typeof AuditListSchema>
 
 /** `DELETE /v1/units/{id}/unlock` */
 export const UnlockResponseSchema = v.object({

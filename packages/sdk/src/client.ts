@@ -1,3 +1,4 @@
+import { AuditApi } from './audit'
 import { AuthApi, TokensApi } from './auth'
 import { LocksApi } from './locks'
 import { FreezesApi } from './freezes'
@@ -7,6 +8,7 @@ import { staticToken, type TokenProvider } from './token-provider'
 import { fetchOf, type CaCertificates } from './trusting-fetch'
 import { Transport } from './transport'
 import { UnitsApi } from './units'
+import { WebhooksApi } from './webhooks'
 
 export interface ClientOptions {
   /** The server, such as `https://cairn.example.com`. */
@@ -33,6 +35,8 @@ export interface CairnClient {
   readonly tokens: TokensApi
   readonly rbac: RbacApi
   readonly freezes: FreezesApi
+  readonly audit: AuditApi
+  readonly webhooks: WebhooksApi
 }
 
 /**
@@ -62,5 +66,7 @@ export function createClient(options: ClientOptions): CairnClient {
     tokens: new TokensApi(transport),
     rbac: new RbacApi(transport),
     freezes: new FreezesApi(transport),
+    audit: new AuditApi(transport),
+    webhooks: new WebhooksApi(transport),
   }
 }

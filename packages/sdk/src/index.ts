@@ -1,3 +1,5 @@
+export type { AuditFilter, AuditPage } from './audit'
+export { AuditApi } from './audit'
 export { AuthApi, TokensApi } from './auth'
 export type { CairnClient, ClientOptions } from './client'
 export { createClient } from './client'
@@ -21,19 +23,27 @@ export type { RefreshingTokensOptions, TokenProvider } from './token-provider'
 export { expiryOf, refreshingTokens, staticToken } from './token-provider'
 export type { DependencyChange, DependencySet, PageQuery, StateBody, StateDownload } from './units'
 export { UnitsApi } from './units'
+export { WebhooksApi } from './webhooks'
 export type {
   ApiToken,
   AssignmentRequest,
   AssignmentView as Assignment,
+  AuditAction,
+  AuditList,
+  AuditQuery,
+  AuditRecord,
+  AuditSurface,
   AuthConfig,
   CheckResult,
   CreatedApiToken,
+  Delivery,
+  DeliveryList,
   Dependency,
   EdgeStatus,
   ErrorBody,
-  HeldLockView,
   Freeze,
   FreezeRequest,
+  HeldLockView,
   HistoryEvent,
   HistoryList,
   LockInfo,
@@ -55,17 +65,27 @@ export type {
   V1ErrorCode,
   Version,
   VersionList,
+  Webhook,
+  WebhookCreated,
+  WebhookEvent,
+  WebhookRequest,
 } from '@cairn/core/wire'
 export {
   ApiTokenSchema,
   AssignmentSchema,
+  AUDIT_ACTIONS,
+  AuditListSchema,
+  AuditRecordSchema,
+  AUDIT_SURFACES,
   AuthConfigSchema,
   CheckResultSchema,
+  DeliverySchema,
   ErrorBodySchema,
-  HeldLockViewSchema,
   FreezeSchema,
+  HeldLockViewSchema,
   LockInfoSchema,
   LockListSchema,
+  MAX_AUDIT_PAGE,
   OutputsSchema,
   PermissionSchema,
   RbacUserSchema,
@@ -75,4 +95,8 @@ export {
   UnitSchema,
   V1_ERROR_CODES,
   VersionSchema,
+  WebhookCreatedSchema,
+  WEBHOOK_EVENTS,
+  WebhookRequestSchema,
+  WebhookSchema,
 } from '@cairn/core/wire'

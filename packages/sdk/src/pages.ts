@@ -7,20 +7,26 @@ export interface AllQuery {
 }
 
 /**
- * Every item of a paginated `/v1` listing under a prefix: asks `list` for page after page,
- * passing each page's `next_cursor` on, and yields the items `itemsOf` picks from it.
+ * Every item of a paginated `/v1` listing: asks `list` for page after page with the query's
+ * filters (all of it but `pageSize`), passing each page's `next_cursor` on, and yields the items
+ * `itemsOf` picks from it.
  */
-export async function* everyItem<P extends { next_cursor: string | null }, T>(
-  query: AllQuery,
+export async function* everyItem<
+  P extends { next_cursor: string | null },
+  T,
+  F extends object = Omit<AllQuery, 'pageSize'>,
+>(
+  query: F & { pageSize?: number },
   defaultPageSize: number,
-  list: (page: PageQuery & { prefix?: string }) => Promise<P>,
+  list: (page: F & PageQuery) => Promise<P>,
   itemsOf: (page: P) => readonly T[],
 ): AsyncGenerator<T> {
+  const { pageSize, ...filters } = query
   let cursor: string | undefined
   do {
     const page = await list({
-      ...(query.prefix === undefined ? {} : { prefix: query.prefix }),
-      limit: query.pageSize ?? defaultPageSize,
+      ...(filters as F),
+      limit: pageSize ?? defaultPageSize,
       ...(cursor === undefined ? {} : { cursor }),
     })
     yield* itemsOf(page)

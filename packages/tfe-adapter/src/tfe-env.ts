@@ -1,4 +1,4 @@
-import type { Clock, Core, Principal } from '@cairn/core'
+import type { AuditNote, Clock, Core, Principal } from '@cairn/core'
 import type { Context } from 'hono'
 
 /** The slice of a logger the adapter uses. */
@@ -13,6 +13,11 @@ export interface TfeEnv {
   Variables: {
     principal: Principal
     log: TfeLog
+    /**
+     * The request's audit record, when the server keeps a trail (see `tfeAuditNote`): handlers
+     * add the unit and version they learn, or mark it skipped.
+     */
+    audit: AuditNote | undefined
   }
 }
 

@@ -19,5 +19,8 @@ export const root = defineCommand({
     freeze: () => import('./freeze').then((module) => module.default),
     unfreeze: () => import('./unfreeze').then((module) => module.default),
     freezes: () => import('./freezes/index').then((module) => module.default),
+    audit: () => import('./audit').then((module) => module.default),
+    webhook: () => import('./webhook/index').then((module) => module.default),
+    webhooks: () => import('./webhooks/index').then((module) => module.default),
   },
 })

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       shutdownTimeoutMs: 30_000,
       lockStaleAfterMs: 3_600_000,
+      auditRetentionMs: 9600 * 3_600_000,
       limits: {
         headersTimeoutMs: 20_000,
         idleTimeoutMs: 60_000,
@@ -169,6 +170,7 @@ describe('loadConfig', () => {
       SVC_LOG_LEVEL: 'debug',
       SVC_SHUTDOWN_TIMEOUT: '1m30s',
       SVC_LOCK_STALE_AFTER: '2h30m',
+      SVC_AUDIT_RETENTION: '720h',
     }
     expect(configOf([], env)).toMatchObject({
       host: '127.0.0.1',
@@ -181,6 +183,7 @@ describe('loadConfig', () => {
       logLevel: 'debug',
       shutdownTimeoutMs: 90_000,
       lockStaleAfterMs: 9_000_000,
+      auditRetentionMs: 720 * 3_600_000,
     })
   })
 

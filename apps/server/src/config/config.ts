@@ -19,6 +19,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number
   /** A lock held longer than this is flagged stale (never released on its own). */
   readonly lockStaleAfterMs: number
+  /** How long audit records are kept. */
+  readonly auditRetentionMs: number
   readonly limits: ServerLimits
   /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
   readonly tls: { certPath: string; keyPath: string } | undefined
@@ -113,6 +115,10 @@ export const FLAGS = {
   'lock-stale-after': {
     env: 'SVC_LOCK_STALE_AFTER',
     help: 'flag a lock held longer than this as stale, as a Go duration; it is never released on its own (default 1h)',
+  },
+  'audit-retention': {
+    env: 'SVC_AUDIT_RETENTION',
+    help: 'how long audit records are kept, as a Go duration, at least 24h (default 9600h: 400 days)',
   },
   'headers-timeout': {
     env: 'SVC_HEADERS_TIMEOUT',
@@ -240,6 +246,10 @@ const ConfigSchema = v.object({
   ),
   'shutdown-timeout': v.optional(duration('-shutdown-timeout (SVC_SHUTDOWN_TIMEOUT)'), '30s'),
   'lock-stale-after': v.optional(duration('-lock-stale-after (SVC_LOCK_STALE_AFTER)', 1000), '1h'),
+  'audit-retention': v.optional(
+    duration('-audit-retention (SVC_AUDIT_RETENTION)', 24 * 3_600_000),
+    '9600h',
+  ),
   'headers-timeout': v.optional(duration('-headers-timeout (SVC_HEADERS_TIMEOUT)', 1000), '20s'),
   'idle-timeout': v.optional(duration('-idle-timeout (SVC_IDLE_TIMEOUT)', 1000), '60s'),
   'request-timeout': v.optional(duration('-request-timeout (SVC_REQUEST_TIMEOUT)', 1000), '1h'),
@@ -340,6 +350,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       logLevel: out['log-level'],
       shutdownTimeoutMs: out['shutdown-timeout'],
       lockStaleAfterMs: out['lock-stale-after'],
+      auditRetentionMs: out['audit-retention'],
       limits: Object.freeze({
         headersTimeoutMs: out['headers-timeout'],
         idleTimeoutMs: out['idle-timeout'],

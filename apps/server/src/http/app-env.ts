@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Identity } from '@cairn/auth'
+import type { AuditNote } from '@cairn/core'
 import type { Logger } from '../log/logger'
 import type { RequestMeter } from '../metrics/request-meter'
 
@@ -30,6 +31,8 @@ export interface AppEnv {
     limits: RequestLimits
     /** Counts what the request carries (state bytes) under its surface. */
     meter: RequestMeter
+    /** The request's audit record, when its action is audited: handlers add what they learn. */
+    audit: AuditNote | undefined
     /** `/s3` only: the request body as its signing mode says to decode and check it. */
     payload: S3Payload
   }

@@ -114,14 +114,25 @@ export async function readForm(c: Context<AppEnv>, limit: number): Promise<URLSe
  * or from a caller who is not known closes the connection.
  */
 export function closeIfUnread(c: Context<AppEnv>): void {
-  const env = c.env as AppEnv['Bindings'] | undefined
-  if (env?.incoming === undefined || env.outgoing === undefined || env.incoming.complete) return
-  const { status } = c.res
-  const known = (c.var as Partial<AppEnv['Variables']>).principal !== undefined
-  if (known && status < 500 && status !== 408 && status !== 413) return
+  if (!closesUnread(c)) return
+  const env = c.env as Required<AppEnv['Bindings']>
   // Before the head is written, this makes Node send `Connection: close` and end the socket.
   env.outgoing.shouldKeepAlive = false
   lingerOnClose(env.incoming.socket)
+}
+
+/**
+ * Whether the answer closes the connection with the request's body unread (see
+ * `closeIfUnread`): then nothing may hold the answer back, or the client's bytes keep arriving.
+ */
+export function closesUnread(c: Context<AppEnv>): boolean {
+  const env = c.env as AppEnv['Bindings'] | undefined
+  if (env?.incoming === undefined || env.outgoing === undefined || env.incoming.complete) {
+    return false
+  }
+  const { status } = c.res
+  const known = (c.var as Partial<AppEnv['Variables']>).principal !== undefined
+  return !(known && status < 500 && status !== 408 && status !== 413)
 }
 
 /** How long a closing connection stays open, unread, for its client to read the answer. */

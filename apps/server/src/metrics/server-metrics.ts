@@ -19,6 +19,7 @@ export interface ServerMetrics {
   readonly storeOperations: Counter<'operation' | 'outcome'>
   readonly storeDuration: Histogram<'operation'>
   readonly recordWriteRetries: Counter
+  readonly auditRecords: Counter<'outcome'>
 }
 
 /** A new registry with Cairn's metrics and the process's own (CPU, memory, event loop, handles). */
@@ -75,6 +76,12 @@ export function createServerMetrics(): ServerMetrics {
     recordWriteRetries: new Counter({
       name: 'cairn_record_write_retries_total',
       help: 'Conditional writes of unit records lost to another writer and retried',
+      registers,
+    }),
+    auditRecords: new Counter({
+      name: 'cairn_audit_records_total',
+      help: 'Audit records appended (outcome "written"), or lost to a store that refused them ("failed")',
+      labelNames: ['outcome'],
       registers,
     }),
   }

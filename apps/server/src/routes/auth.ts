@@ -7,6 +7,7 @@ import {
 } from '@cairn/core/wire'
 import type { AuthMode } from '../auth/identity-setup'
 import type { AuthSettings } from '../config/auth-settings'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { validate } from '@cairn/core'
@@ -57,6 +58,7 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
   app.post('/v1/auth/exchange', async (c) => {
     const body = validate(ExchangeRequestSchema, await json(c))
     const { pair, identity } = await auth.exchange(body.id_token)
+    c.set('principal', identity)
     c.var.log.info('login', { subject: identity.subject })
     return c.json(pair)
   })
@@ -104,6 +106,13 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
       ...(body.scope === undefined || body.role === undefined
         ? {}
         : { limit: { scope: body.scope, role: body.role } }),
+    })
+    noteAudit(c, {
+      detail: {
+        token_id: created.id,
+        token_name: created.name,
+        ...(created.limit === null ? {} : { scope: created.limit.scope, role: created.limit.role }),
+      },
     })
     c.var.log.info('API token created', {
       token_id: created.id,

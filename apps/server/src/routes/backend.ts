@@ -10,6 +10,7 @@ import {
   type LockInfo,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, SMALL_BODY_BYTES, stateStream } from '../http/body'
 import { onError } from '../http/errors'
@@ -41,6 +42,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
 
   app.get(`${PREFIX}*`, async (c) => {
     const { version, body } = await core.versions.download(c.var.principal, idOf(c))
+    noteAudit(c, { version: version.timestamp })
     return c.body(toWebStream(body), 200, stateHeaders(version))
   })
 
@@ -55,6 +57,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
       ...(lockId === undefined ? {} : { lockId }),
       ...(md5 === undefined ? {} : { expectedMd5: md5 }),
     })
+    noteAudit(c, { version: version.timestamp })
     return c.json(version)
   }
   app.post(`${PREFIX}*`, write)
@@ -73,6 +76,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
   app.on('UNLOCK', `${PREFIX}*`, async (c) => {
     const body = await readJsonBody(c, SMALL_BODY_BYTES)
     const force = body === undefined
+    if (force) noteAudit(c, { action: 'force_unlock' })
     let lockId: string | undefined
     if (!force) {
       if (

@@ -1,6 +1,7 @@
 import { validate, type Core } from '@cairn/core'
 import { FreezeRequestSchema } from '@cairn/core/wire'
 import { Hono } from 'hono'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 
@@ -20,7 +21,9 @@ export function freezeRoutes(deps: FreezeRoutesDeps): Hono<AppEnv> {
 
   app.post('/v1/freezes', async (c) => {
     const body = validate(FreezeRequestSchema, await readJsonObject(c, SMALL_BODY_BYTES))
-    return c.json(await freezes.create(c.var.principal, body), 201)
+    const freeze = await freezes.create(c.var.principal, body)
+    noteAudit(c, { detail: { freeze_id: freeze.id, prefix: freeze.prefix, reason: freeze.reason } })
+    return c.json(freeze, 201)
   })
 
   app.delete('/v1/freezes/:id', async (c) => {

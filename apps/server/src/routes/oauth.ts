@@ -14,6 +14,7 @@ import type { Clock, ObjectStore } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
 import type { AuthSettings } from '../config/auth-settings'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { publicBaseUrl } from '../http/base-url'
 import { readForm, SMALL_BODY_BYTES } from '../http/body'
@@ -201,6 +202,8 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
       { expiresInSeconds: Math.floor(deps.config.iacTokenTtlMs / 1000) },
     )
     await deps.auth.loggedIn(identity)
+    c.set('principal', identity)
+    noteAudit(c, { detail: { via: 'terraform login', token_id: apiToken.id } })
     c.var.log.info('terraform login', { subject: identity.subject, token_id: apiToken.id })
     c.header('Cache-Control', 'no-store')
     return c.json({
@@ -217,6 +220,7 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
 
 /** RFC 6749 section 5.2's error body. */
 function oauthError(c: Context<AppEnv>, error: string, description: string): Response {
+  noteAudit(c, { detail: { oauth_error: error } })
   c.header('Cache-Control', 'no-store')
   return c.json({ error, error_description: description }, 400)
 }

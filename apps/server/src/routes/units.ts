@@ -12,6 +12,7 @@ import {
 } from '@cairn/core'
 import type { Outputs } from '@cairn/core/wire'
 import { Hono, type Context } from 'hono'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import {
   checkStateLength,
@@ -46,7 +47,9 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
 
   app.post('/v1/units', async (c) => {
     const body = validate(CreateUnitRequestSchema, await json(c))
-    const unit = await core.units.create(c.var.principal, parseUnitId(body.id), { tags: body.tags })
+    const id = parseUnitId(body.id)
+    noteAudit(c, { unit: id })
+    const unit = await core.units.create(c.var.principal, id, { tags: body.tags })
     return c.json(unit, 201)
   })
 
@@ -100,6 +103,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     download: {
       GET: async (c, id) => {
         const { version, body } = await core.versions.download(c.var.principal, id)
+        noteAudit(c, { version: version.timestamp })
         return c.body(toWebStream(body), 200, stateHeaders(version))
       },
     },
@@ -113,6 +117,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           force: queryFlag(c, 'force'),
           ...(lockId === undefined ? {} : { lockId }),
         })
+        noteAudit(c, { version: version.timestamp })
         return c.json(version)
       },
     },
@@ -127,6 +132,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     unlock: {
       DELETE: async (c, id) => {
         const body = validate(UnlockRequestSchema, await json(c))
+        if (body.reason !== undefined) noteAudit(c, { detail: { reason: body.reason } })
         const lockId = body.ID ?? queryText(c, 'lock_id')
         const released = await core.locks.unlock(c.var.principal, id, {
           source: 'api',
@@ -150,7 +156,9 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           timestamp: body.timestamp,
           ...(body.lock_id === undefined ? {} : { lockId: body.lock_id }),
         }
-        return c.json(await core.states.restore(c.var.principal, id, options))
+        const version = await core.states.restore(c.var.principal, id, options)
+        noteAudit(c, { version: version.timestamp, detail: { from: body.timestamp } })
+        return c.json(version)
       },
     },
     history: {
@@ -163,6 +171,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       GET: async (c, id) => {
         const timestamp = queryText(c, 'version')
         const read = await core.versions.outputs(c.var.principal, id, timestamp)
+        noteAudit(c, { version: read.version.timestamp })
         const answer: Outputs = { unit: id, version: read.version, outputs: read.outputs }
         return c.json(answer)
       },

@@ -12,6 +12,7 @@ import {
 } from '@cairn/core'
 import type { Context } from 'hono'
 import type { Identity } from '@cairn/auth'
+import { noteAudit } from '../audit/audit-trail'
 import { SMALL_BODY_BYTES, requestStream } from '../http/body'
 import { S3Error } from './s3-errors'
 import type { S3Env } from './s3-env'
@@ -111,6 +112,7 @@ export async function deleteLockObject(c: Context<S3Env>, core: Core, unit: Unit
     await core.locks.unlock(principal, unit, { source: 's3', asHolder: true })
   } catch (error) {
     if (!(error instanceof LockConflictError)) throw error
+    noteAudit(c, { action: 'force_unlock' })
     await core.locks.unlock(principal, unit, { source: 's3', force: true })
   }
   return c.body(null, 204)
@@ -131,6 +133,7 @@ export async function readStateObject(c: Context<S3Env>, core: Core, unit: UnitI
   if (c.req.method !== 'HEAD' && header === undefined) {
     // A whole read needs no metadata first: the download says what it serves.
     const { version, body } = await core.versions.download(principal, unit)
+    noteAudit(c, { version: version.timestamp })
     const headers = objectHeaders(version.sha256, version.timestamp, version.size)
     if (checksumWanted(c)) {
       headers['x-amz-checksum-sha256'] = Buffer.from(version.sha256, 'hex').toString('base64')
@@ -151,6 +154,7 @@ export async function readStateObject(c: Context<S3Env>, core: Core, unit: UnitI
       if (error instanceof RangeNotSatisfiableError) throw invalidRange(error.size)
       throw error
     })
+  noteAudit(c, { version: version.timestamp })
   if (range === undefined) {
     return c.body(
       toWebStream(body),
@@ -197,6 +201,7 @@ export async function putStateObject(
     ...(sizeHint === undefined ? {} : { sizeHint }),
     ...(expectCurrent === undefined ? {} : { expectCurrent }),
   })
+  noteAudit(c, { version: version.timestamp })
   return version
 }
 

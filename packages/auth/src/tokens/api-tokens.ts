@@ -216,6 +216,7 @@ export class ApiTokens {
         ...(expires === undefined ? {} : { expires }),
         ...(record.family === undefined ? {} : { family: record.family }),
         tokens: [...parents, record.id],
+        apiToken: { id: record.id, name: record.name },
       },
     }
   }

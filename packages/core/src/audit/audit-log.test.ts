@@ -364,3 +364,30 @@ describe('the core', () => {
     expect((await core.audit.query()).records).toEqual([record])
   })
 })
+
+describe('reading the trail', () => {
+  const alice = { subject: 'alice', issuer: 'https://id.example.test' }
+  const authorizer = {
+    isAdmin: (principal: { subject: string }) => principal.subject === 'root',
+    can: (principal: { subject: string }, permission: string, unit: string) =>
+      principal.subject === 'alice' && permission === 'unit:manage' && unit === 'team/app',
+  }
+
+  it('gives an administrator the whole trail, and anyone else only a unit they manage', async () => {
+    const clock = new ManualClock(START)
+    const log = new AuditLog({ store: createMemoryStore(), clock, ids: countingIds(), authorizer })
+    const mine = await log.append(entry({ unit: 'team/app' }))
+    clock.advance(1)
+    const theirs = await log.append(entry({ unit: 'team/other' }))
+    expect((await log.read({ subject: 'root' })).records).toEqual([theirs, mine])
+    expect((await log.read(alice, { unit: 'team/app' })).records).toEqual([mine])
+    await expect(log.read(alice)).rejects.toMatchObject({ code: 'forbidden' })
+    await expect(log.read(alice, { prefix: 'team/' })).rejects.toMatchObject({ code: 'forbidden' })
+    await expect(log.read(alice, { unit: 'team/other' })).rejects.toMatchObject({
+      code: 'forbidden',
+    })
+    await expect(log.read(alice, { unit: '../bad' })).rejects.toMatchObject({
+      code: 'invalid_unit_id',
+    })
+  })
+})

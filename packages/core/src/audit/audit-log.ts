@@ -1,6 +1,9 @@
 import * as v from 'valibot'
+import { allowAll, demand, type Authorizer } from '../access/authorizer'
+import type { Principal } from '../access/principal'
 import { mapLimit } from '../concurrency/map-limit'
-import { InvalidRequestError } from '../errors'
+import { ForbiddenError, InvalidRequestError } from '../errors'
+import { parseUnitId } from '../units/unit-id'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
@@ -56,6 +59,8 @@ export interface AuditLogOptions {
   maxReadsPerQuery?: number
   /** Hears of an opportunistic sweep that failed; the append it followed stands. */
   onSweepError?: (error: unknown) => void
+  /** Who may read the trail (`read`); everyone when absent. */
+  authorizer?: Authorizer
 }
 
 /** What one sweep did. */
@@ -79,6 +84,7 @@ export class AuditLog {
   readonly #sweepLimit: number
   readonly #maxReads: number
   readonly #onSweepError: (error: unknown) => void
+  readonly #authorizer: Authorizer
   /** When this process last finished a sweep; undefined until it has. */
   #sweptAt: number | undefined
 
@@ -90,6 +96,7 @@ export class AuditLog {
     this.#sweepLimit = options.sweepLimit ?? 200
     this.#maxReads = options.maxReadsPerQuery ?? DEFAULT_AUDIT_READS_PER_QUERY
     this.#onSweepError = options.onSweepError ?? (() => undefined)
+    this.#authorizer = options.authorizer ?? allowAll
   }
 
   /** How long records are kept, in milliseconds. */
@@ -138,6 +145,24 @@ export class AuditLog {
   }
 
   /**
+   * `query` for a caller: an administrator reads the whole trail; anyone else only the trail of a
+   * unit they manage (`unit:manage`), named by `unit`.
+   *
+   * @throws ForbiddenError, InvalidRequestError, InvalidUnitIdError
+   */
+  async read(principal: Principal, query: AuditQuery = {}): Promise<AuditPage> {
+    if (!(await this.#authorizer.isAdmin(principal))) {
+      if (query.unit === undefined) {
+        throw new ForbiddenError(
+          `${principal.subject} may read only the audit trail of a unit it manages (?unit=): the whole trail takes an administrator`,
+        )
+      }
+      await demand(this.#authorizer, principal, 'unit:manage', parseUnitId(query.unit))
+    }
+    return this.query(query)
+  }
+
+  /**
    * One page of records, newest first across days, those matching every filter given. Reads at
    * most `maxReadsPerQuery` records: when a rare filter leaves the page short by then, the page
    * comes back short (even empty) with a `nextCursor` to go on from. `nextCursor` is null only
@@ -151,7 +176,9 @@ export class AuditLog {
   async query(query: AuditQuery = {}): Promise<AuditPage> {
     const parsed = v.safeParse(AuditQuerySchema, query)
     if (!parsed.success) {
-      throw new InvalidRequestError(`invalid audit query: ${parsed.issues[0].message}`)
+      const path = v.getDotPath(parsed.issues[0])
+      const at = path === null ? '' : ` (${path})`
+      throw new InvalidRequestError(`invalid audit query${at}: ${parsed.issues[0].message}`)
     }
     const q = parsed.output
     const limit = q.limit ?? DEFAULT_AUDIT_PAGE

@@ -96,3 +96,18 @@ export const AuditRecordSchema = v.object({
   ...AuditEntrySchema.entries,
 })
 export type AuditRecord = v.InferOutput<typeof AuditRecordSchema>
+
+/**
+ * What a surface says about the request it is answering, for its one audit record: which action,
+ * on which unit and version, with which details. The HTTP layer adds who, when, where from and
+ * how it ended. Handlers fill in what only they learn (the version written, a forced unlock's
+ * reason); `skip` says the request turned out not to be the action (a TFE state version announced
+ * for a later upload: the upload is the write, and is recorded then).
+ */
+export interface AuditNote {
+  action: AuditAction
+  unit?: string
+  version?: string
+  detail?: Record<string, string>
+  skip?: boolean
+}

@@ -1,3 +1,4 @@
+import { noteAudit } from '../audit'
 import { createHash } from 'node:crypto'
 import {
   fromStoredPrincipal,
@@ -177,12 +178,15 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
           holderOverridesSerial: true,
         },
       )
+      noteAudit(c, { version: version.timestamp })
       return show(
         c,
         { id: stateVersionId(unit, version.timestamp), unit, version, created: version.timestamp },
         201,
       )
     }
+    // Announced for an upload: the upload is the write, recorded when it arrives.
+    noteAudit(c, { skip: true })
     const record = await pending.create({
       unit,
       ...declared,
@@ -260,6 +264,10 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   api.get('/state-versions/:id/download', async (c) => {
     const view = await find(c, c.req.param('id'))
+    noteAudit(c, {
+      unit: view.unit,
+      ...(view.version === null ? {} : { version: view.version.timestamp }),
+    })
     if (view.version === null) throw notFound('the state version has not been uploaded')
     if (view.outputsOnly !== undefined) {
       return c.body(view.outputsOnly.body, 200, {
@@ -280,6 +288,10 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   api.get('/state-versions/:id/outputs', async (c) => {
     const view = await find(c, c.req.param('id'))
+    noteAudit(c, {
+      unit: view.unit,
+      ...(view.version === null ? {} : { version: view.version.timestamp }),
+    })
     if (view.version === null) return document(c, { data: [] })
     const read = await core.versions.outputs(c.var.principal, view.unit, view.version.timestamp)
     return document(c, { data: outputList(view.unit, read) })
@@ -321,24 +333,24 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
 
   uploads.put('/state-versions/:id/upload/:expires/:signature', async (c) => {
     const { record, etag } = await check(c, 'upload')
+    const unit = parseUnitId(record.unit)
+    // The signed URL speaks for the principal that announced the version.
+    const principal = fromStoredPrincipal(record.principal)
+    c.set('principal', principal)
+    noteAudit(c, { unit })
     if (record.version !== null)
       throw new TfeError(409, 'conflict', 'the state of this state version is already uploaded')
-    const unit = parseUnitId(record.unit)
     const length = c.req.header('content-length')
-    const version = await core.states.write(
-      fromStoredPrincipal(record.principal),
-      unit,
-      deps.requestBody(c),
-      {
-        source: 'cloud',
-        asHolder: true,
-        force: record.force,
-        expectedMd5: record.md5,
-        expected: { serial: record.serial, lineage: record.lineage },
-        holderOverridesSerial: true,
-        ...(length === undefined || !/^\d+$/.test(length) ? {} : { sizeHint: Number(length) }),
-      },
-    )
+    const version = await core.states.write(principal, unit, deps.requestBody(c), {
+      source: 'cloud',
+      asHolder: true,
+      force: record.force,
+      expectedMd5: record.md5,
+      expected: { serial: record.serial, lineage: record.lineage },
+      holderOverridesSerial: true,
+      ...(length === undefined || !/^\d+$/.test(length) ? {} : { sizeHint: Number(length) }),
+    })
+    noteAudit(c, { version: version.timestamp })
     await pending.finish(record, etag, version.timestamp)
     c.var.log.info('state version uploaded', {
       unit,

@@ -1,3 +1,4 @@
+import { noteAudit } from '../audit'
 import { LockConflictError, type UnitDetails, type UnitId } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
@@ -118,6 +119,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       ...(relationships?.['tag-bindings']?.data.map((binding) => tagOf(binding.attributes)) ?? []),
     ]
     const unit = unitOfNewName(attributes.name)
+    noteAudit(c, { unit })
     await demandEach(core, c.var.principal, unit, ['unit:write', 'unit:outputs'])
     await core.units.create(c.var.principal, unit, { tags })
     const version = attributes['terraform-version']

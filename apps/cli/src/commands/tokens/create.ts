@@ -2,8 +2,7 @@ import { defineCommand } from 'citty'
 import { UsageError } from '../../cli-error'
 import { openContext } from '../../context'
 import { common } from '../_shared'
-
-const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+import { durationSeconds } from '../_values'
 
 export default defineCommand({
   meta: { name: 'create', description: 'Create an API token; its secret is printed once' },
@@ -49,8 +48,8 @@ export default defineCommand({
 })
 
 function seconds(text: string): number {
-  const match = /^(\d+)([smhd]?)$/.exec(text)
-  if (match === null)
+  const given = /^\d+$/.test(text) ? Number(text) : durationSeconds(text)
+  if (given === undefined)
     throw new UsageError('--expires-in must be seconds or a number with s, m, h or d, such as 30d')
-  return Number(match[1]) * (UNITS[match[2] === '' || match[2] === undefined ? 's' : match[2]] ?? 1)
+  return given
 }

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty'
 import { UsageError } from '../../cli-error'
 import { openContext } from '../../context'
 import { bytes, table } from '../../output/output'
+import { firstItems } from '../_pages'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -18,16 +19,10 @@ export default defineCommand({
     if (args.limit !== undefined && !/^[1-9]\d*$/.test(args.limit))
       throw new UsageError('--limit must be a whole number')
     const wanted = args.all === true ? Number.POSITIVE_INFINITY : Number(args.limit ?? 20)
-    const versions: Version[] = []
-    let cursor: string | undefined
-    do {
-      const page = await context.client.units.versions(args.id, {
-        limit: Math.min(1000, wanted - versions.length),
-        ...(cursor === undefined ? {} : { cursor }),
-      })
-      versions.push(...page.versions)
-      cursor = page.next_cursor ?? undefined
-    } while (cursor !== undefined && versions.length < wanted)
+    const { items: versions } = await firstItems<Version>(wanted, 1000, async (query) => {
+      const page = await context.client.units.versions(args.id, query)
+      return { items: page.versions, nextCursor: page.next_cursor }
+    })
     context.out.result({ versions }, () =>
       table(
         ['TIMESTAMP', 'SERIAL', 'SIZE', 'SOURCE', 'AUTHOR', 'SHA256'],

@@ -1,0 +1,20 @@
+import { defineCommand } from 'citty'
+import { openContext } from '../../context'
+import { common } from '../_shared'
+
+export default defineCommand({
+  meta: { name: 'rm', description: 'Remove a webhook by its ID; undelivered events are dropped' },
+  args: {
+    id: {
+      type: 'positional',
+      description: 'the webhook ID, as cairn webhooks ls shows it',
+      required: true,
+    },
+    ...common,
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    await context.client.webhooks.delete(args.id)
+    context.out.result({ id: args.id, deleted: true }, () => `Removed webhook ${args.id}.`)
+  },
+})

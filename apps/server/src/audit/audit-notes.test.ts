@@ -1,0 +1,105 @@
+import { Hono } from 'hono'
+import { describe, expect, it } from 'vitest'
+import type { AppEnv } from '../http/app-env'
+import { surfaceOf } from '../metrics/request-labels'
+import { auditNoteOf } from './audit-notes'
+
+/** The note a request would start with, from its method, path and headers alone. */
+async function noteOf(method: string, path: string, headers: Record<string, string> = {}) {
+  const app = new Hono<AppEnv>()
+  // In a header: the answer to a HEAD has no body.
+  app.all('*', (c) => {
+    c.header('X-Note', JSON.stringify(auditNoteOf(c, surfaceOf(c.req.path)) ?? null))
+    return c.body(null, 204)
+  })
+  const answer = await app.request(path, { method, headers })
+  return JSON.parse(answer.headers.get('X-Note') ?? '') as unknown
+}
+
+describe('which requests are audited, as what', () => {
+  it.each([
+    ['GET', '/v1/units/team/app/download', { action: 'state.read', unit: 'team/app' }],
+    ['POST', '/v1/units/team/app/upload', { action: 'state.write', unit: 'team/app' }],
+    ['POST', '/v1/units/team/app/lock', { action: 'lock', unit: 'team/app' }],
+    ['DELETE', '/v1/units/team/app/unlock', { action: 'unlock', unit: 'team/app' }],
+    [
+      'DELETE',
+      '/v1/units/team/app/unlock?force=true',
+      { action: 'force_unlock', unit: 'team/app' },
+    ],
+    ['POST', '/v1/units/team/app/restore', { action: 'state.restore', unit: 'team/app' }],
+    ['GET', '/v1/units/team/app/outputs', { action: 'outputs.read', unit: 'team/app' }],
+    ['PUT', '/v1/units/team/app/dependencies', { action: 'dependencies.change', unit: 'team/app' }],
+    ['DELETE', '/v1/units/team/app', { action: 'unit.delete', unit: 'team/app' }],
+    ['POST', '/v1/units', { action: 'unit.create' }],
+    ['POST', '/v1/auth/tokens', { action: 'token.create' }],
+    ['DELETE', '/v1/auth/tokens/tok_1', { action: 'token.revoke', detail: { token_id: 'tok_1' } }],
+    ['POST', '/v1/auth/exchange', { action: 'login', detail: { via: 'cli' } }],
+    [
+      'PUT',
+      '/v1/rbac/roles/ops',
+      { action: 'rbac.change', detail: { request: 'PUT /v1/rbac/roles/ops' } },
+    ],
+    ['POST', '/v1/freezes', { action: 'freeze.create' }],
+    ['DELETE', '/v1/freezes/frz-1', { action: 'freeze.delete', detail: { freeze_id: 'frz-1' } }],
+    ['GET', '/v1/backend/team/app', { action: 'state.read', unit: 'team/app' }],
+    ['LOCK', '/v1/backend/team/app', { action: 'lock', unit: 'team/app' }],
+    ['UNLOCK', '/v1/backend/team/app', { action: 'unlock', unit: 'team/app' }],
+    [
+      'POST',
+      '/tfe/api/v2/workspaces/ws-team__app/actions/lock',
+      { action: 'lock', unit: 'team/app' },
+    ],
+    [
+      'POST',
+      '/tfe/api/v2/workspaces/ws-team__app/actions/force-unlock',
+      { action: 'force_unlock', unit: 'team/app' },
+    ],
+    ['PUT', '/s3/tfstate/team/app/terraform.tfstate', { action: 'state.write', unit: 'team/app' }],
+    ['PUT', '/s3/tfstate/team/app/terraform.tfstate.tflock', { action: 'lock', unit: 'team/app' }],
+    [
+      'DELETE',
+      '/s3/tfstate/team/app/terraform.tfstate.tflock',
+      { action: 'unlock', unit: 'team/app' },
+    ],
+    ['GET', '/s3/tfstate/team/app/terraform.tfstate', { action: 'state.read', unit: 'team/app' }],
+    [
+      'POST',
+      '/s3/tfstate/team/app/terraform.tfstate?uploadId=u1',
+      { action: 'state.write', unit: 'team/app' },
+    ],
+    ['POST', '/oauth/token', { action: 'login', detail: { via: 'terraform login' } }],
+  ])('%s %s', async (method, path, note) => {
+    expect(await noteOf(method, path)).toEqual(note)
+  })
+
+  it.each([
+    ['GET', '/v1/units/team/app'],
+    ['GET', '/v1/units'],
+    ['GET', '/v1/units/team/app/versions'],
+    ['GET', '/v1/units/team/app/status'],
+    ['GET', '/v1/locks'],
+    ['GET', '/v1/audit'],
+    ['GET', '/v1/rbac/check'],
+    ['POST', '/v1/auth/token'],
+    ['GET', '/tfe/api/v2/workspaces/ws-team__app'],
+    ['GET', '/s3/tfstate?list-type=2'],
+    ['HEAD', '/s3/tfstate/team/app/terraform.tfstate'],
+    ['GET', '/s3/tfstate/team/app/terraform.tfstate.tflock'],
+    ['PUT', '/s3/tfstate/team/app/terraform.tfstate?partNumber=1&uploadId=u1'],
+    ['POST', '/s3/tfstate/team/app/terraform.tfstate?uploads'],
+    ['GET', '/healthz'],
+    ['GET', '/v1/units/..%2Fx/download'],
+  ])('leaves %s %s unrecorded', async (method, path) => {
+    expect(await noteOf(method, path)).toBeNull()
+  })
+
+  it('records an S3 read once: a ranged GET from byte 0 starts it, a later range goes on with it', async () => {
+    const path = '/s3/tfstate/team/app/terraform.tfstate'
+    expect(await noteOf('GET', path, { Range: 'bytes=0-5242879' })).toEqual({
+      action: 'state.read',
+      unit: 'team/app',
+    })
+    expect(await noteOf('GET', path, { Range: 'bytes=5242880-10485759' })).toBeNull()
+  })
+})

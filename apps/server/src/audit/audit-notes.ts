@@ -1,0 +1,165 @@
+import { unitIdFromPath, type AuditNote, type AuditSurface } from '@cairn/core'
+import { tfeAuditNote } from '@cairn/tfe-adapter'
+import type { Context } from 'hono'
+import type { AppEnv } from '../http/app-env'
+import { parseUnitPath, rawPathOf } from '../http/unit-path'
+import type { Surface } from '../metrics/server-metrics'
+import { objectOfKey } from '../s3/s3-keys'
+import { S3_PREFIX } from '../s3/s3-env'
+
+/** The audit trail's name of each surface that has audited requests. */
+export const AUDIT_SURFACE: Partial<Record<Surface, AuditSurface>> = {
+  v1: 'api',
+  http_backend: 'http',
+  tfe: 'cloud',
+  s3: 's3',
+  oauth: 'oauth',
+}
+
+/**
+ * The audit action of a request, from its method and path alone: so a request refused before its
+ * handler (no token, a bad signature) is recorded as what it asked for. The handler then adds
+ * what only it learns (the version written, a forced unlock's reason). Undefined for what is not
+ * audited: listings, metadata, health, the login pages' redirects.
+ */
+export function auditNoteOf(c: Context<AppEnv>, surface: Surface): AuditNote | undefined {
+  const { method } = c.req
+  switch (surface) {
+    case 'v1':
+      return v1Note(c, method)
+    case 'http_backend':
+      return backendNote(c, method)
+    case 'tfe':
+      return tfeAuditNote(method, c.req.path)
+    case 's3':
+      return s3Note(c, method)
+    case 'oauth':
+      return method === 'POST' && c.req.path === '/oauth/token'
+        ? { action: 'login', detail: { via: 'terraform login' } }
+        : undefined
+    default:
+      return undefined
+  }
+}
+
+const UNITS = '/v1/units/'
+
+/** `/v1/units/{id}/<word>`: each audited word with its methods. */
+const UNIT_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> = {
+  '': { DELETE: 'unit.delete' },
+  download: { GET: 'state.read' },
+  upload: { POST: 'state.write' },
+  lock: { POST: 'lock' },
+  unlock: { DELETE: 'unlock' },
+  restore: { POST: 'state.restore' },
+  outputs: { GET: 'outputs.read' },
+  dependencies: { PUT: 'dependencies.change' },
+}
+
+function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
+  const { path } = c.req
+  if (path.startsWith(UNITS)) {
+    let parsed
+    try {
+      parsed = parseUnitPath(rawPathOf(c.req.url), UNITS)
+    } catch {
+      // Not a unit ID: refused as a bad request, on no unit.
+      return undefined
+    }
+    const action = UNIT_ACTIONS[parsed.action ?? '']?.[method]
+    if (action === undefined) return undefined
+    const forced = action === 'unlock' && isTrue(c.req.query('force'))
+    return { action: forced ? 'force_unlock' : action, unit: parsed.id }
+  }
+  if (path === '/v1/units' && method === 'POST') return { action: 'unit.create' }
+  if (path === '/v1/auth/tokens' && method === 'POST') return { action: 'token.create' }
+  const token = /^\/v1\/auth\/tokens\/([^/]+)$/.exec(path)
+  if (token !== null && method === 'DELETE') {
+    return { action: 'token.revoke', detail: { token_id: token[1] as string } }
+  }
+  if (path === '/v1/auth/exchange' && method === 'POST') {
+    return { action: 'login', detail: { via: 'cli' } }
+  }
+  if (path.startsWith('/v1/rbac/') && CHANGES.has(method) && path !== '/v1/rbac/check') {
+    return { action: 'rbac.change', detail: { request: `${method} ${path}` } }
+  }
+  if (path === '/v1/freezes' && method === 'POST') return { action: 'freeze.create' }
+  const freeze = /^\/v1\/freezes\/([^/]+)$/.exec(path)
+  if (freeze !== null && method === 'DELETE') {
+    return { action: 'freeze.delete', detail: { freeze_id: freeze[1] as string } }
+  }
+  return undefined
+}
+
+const CHANGES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+const BACKEND = '/v1/backend/'
+
+/** The `http` backend: GET, POST (and PUT), LOCK, UNLOCK and DELETE of `/v1/backend/{id}`. */
+const BACKEND_ACTIONS: Partial<Record<string, AuditNote['action']>> = {
+  GET: 'state.read',
+  POST: 'state.write',
+  PUT: 'state.write',
+  LOCK: 'lock',
+  UNLOCK: 'unlock',
+  DELETE: 'unit.delete',
+}
+
+function backendNote(c: Context<AppEnv>, method: string): AuditNote | undefined {
+  const action = BACKEND_ACTIONS[method]
+  if (action === undefined) return undefined
+  return { action, ...unitOf(() => unitIdFromPath(rawPathOf(c.req.url).slice(BACKEND.length))) }
+}
+
+/**
+ * `/s3`: reads and writes of state objects, puts and deletes of lock objects, completions of
+ * multipart uploads and deletes of state objects. A ranged GET that does not start at the first
+ * byte goes on with a read already recorded (Terraform reads a large state in 5 MiB ranges), and
+ * is not recorded again; nor are HEADs, listings, part uploads and the creation or abort of an
+ * upload.
+ */
+function s3Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
+  const raw = rawPathOf(c.req.url).slice(S3_PREFIX.length + 1)
+  const slash = raw.indexOf('/')
+  if (slash === -1 || slash === raw.length - 1) return undefined
+  let object
+  try {
+    object = objectOfKey(decodeURIComponent(raw.slice(slash + 1)))
+  } catch {
+    return undefined
+  }
+  const query = new URL(c.req.url).searchParams
+  const unit = object.unit
+  const lock = object.kind === 'lock'
+  switch (method) {
+    case 'GET':
+      if (lock || !startsAtZero(c.req.header('range'))) return undefined
+      return { action: 'state.read', unit }
+    case 'PUT':
+      if (query.has('uploadId') || query.has('partNumber')) return undefined
+      return { action: lock ? 'lock' : 'state.write', unit }
+    case 'POST':
+      return query.has('uploadId') && !lock ? { action: 'state.write', unit } : undefined
+    case 'DELETE':
+      if (query.has('uploadId')) return undefined
+      return { action: lock ? 'unlock' : 'unit.delete', unit }
+    default:
+      return undefined
+  }
+}
+
+function startsAtZero(range: string | undefined): boolean {
+  return range === undefined || /^\s*bytes\s*=\s*0\s*-/i.test(range)
+}
+
+function unitOf(parse: () => string): { unit?: string } {
+  try {
+    return { unit: parse() }
+  } catch {
+    return {}
+  }
+}
+
+function isTrue(value: string | undefined): boolean {
+  return value === 'true' || value === '1'
+}
