@@ -6,7 +6,7 @@ import { inProcessApp, type InProcessApp } from '@cairn/server/testing'
 import { describe, expect, it } from 'vitest'
 import { UsageError } from './cli-error'
 import { cairn, json, routeTo, run, useCliHome } from './testing/in-process-cli'
-import { serverHasRoute, wireStub, type StubAnswer, type StubRequest } from './testing/wire-stub'
+import { wireStub, type StubAnswer, type StubRequest } from './testing/wire-stub'
 
 /**
  * `cairn webhook add|rm|deliveries` and `cairn webhooks ls` as an administrator runs them. Against
@@ -22,7 +22,7 @@ const hook: Webhook = {
   id: 'whk-1',
   url: 'https://hooks.example.com/cairn',
   events: ['unit.written', 'unit.locked'],
-  prefix: 'team/',
+  prefix: 'team/*',
   description: 'chat',
   created: '2026-11-23T10:00:00.000Z',
   by: 'ann',
@@ -90,7 +90,7 @@ describe('cairn webhook add (against the wire contract)', () => {
       'unit.written',
       '--event=unit.locked,status.changed',
       '--prefix',
-      'team/',
+      'team/*',
       '--secret-file',
       file,
       '--description',
@@ -101,7 +101,7 @@ describe('cairn webhook add (against the wire contract)', () => {
       {
         url: hook.url,
         events: ['unit.written', 'unit.locked', 'status.changed'],
-        prefix: 'team/',
+        prefix: 'team/*',
         secret: SECRET,
         description: 'chat',
       },
@@ -136,12 +136,9 @@ describe('cairn webhook add (against the wire contract)', () => {
     [['/relative', '--event', 'unit.written'], 'url must be an absolute http or https URL'],
     [
       [hook.url, '--event', 'unit.moved'],
-      expect.stringMatching(/^an event must be one of unit\.written, /),
+      expect.stringMatching(/^events must each be one of unit\.written, /),
     ],
-    [
-      [hook.url, '--event', 'unit.written', '--event', 'unit.written'],
-      'events must not repeat an event',
-    ],
+    [[hook.url, '--event', 'unit.written', '--event', 'unit.written'], 'events must not repeat'],
     [
       [hook.url, '--event', 'unit.written', '--description', 'x'.repeat(201)],
       'description must be at most 200 characters',
@@ -180,7 +177,7 @@ describe('cairn webhooks ls and cairn webhook rm (against the wire contract)', (
     const lines = (await cairn('webhooks', 'ls')).trimEnd().split('\n')
     expect(lines[0]).toMatch(/^ID\s+URL\s+EVENTS\s+PREFIX\s+CREATED\s+BY\s+DESCRIPTION$/)
     expect(lines[1]).toMatch(
-      /^whk-1\s+https:\/\/hooks\.example\.com\/cairn\s+unit\.written,unit\.locked\s+team\/\s+2026-11-23T10:00:00\.000Z\s+ann\s+chat$/,
+      /^whk-1\s+https:\/\/hooks\.example\.com\/cairn\s+unit\.written,unit\.locked\s+team\/\*\s+2026-11-23T10:00:00\.000Z\s+ann\s+chat$/,
     )
     expect(await json<{ webhooks: Webhook[] }>('webhooks', 'ls')).toEqual({ webhooks: [hook] })
     expect(await cairn('webhook', 'rm', 'whk-1')).toBe('Removed webhook whk-1.\n')
@@ -246,12 +243,7 @@ describe('cairn webhook deliveries (against the wire contract)', () => {
   })
 })
 
-describe('cairn webhook (in process, against the server)', async () => {
-  if (!(await serverHasRoute('/v1/webhooks'))) {
-    it.todo('adds a webhook, lists it, shows its deliveries, and removes it')
-    return
-  }
-
+describe('cairn webhook (in process, against the server)', () => {
   it('adds a webhook, lists it, shows its deliveries, and removes it', async () => {
     const server: InProcessApp = await inProcessApp({
       rbac: { enabled: true, admins: ['user:anonymous'] },
@@ -265,14 +257,14 @@ describe('cairn webhook (in process, against the server)', async () => {
         '--event',
         'unit.written',
         '--prefix',
-        'team/',
+        'team/*',
         '--description',
         'test',
       )
       expect(created).toMatchObject({
         url: 'http://127.0.0.1:9/hook',
         events: ['unit.written'],
-        prefix: 'team/',
+        prefix: 'team/*',
         by: 'anonymous',
       })
       expect(created.secret.length).toBeGreaterThanOrEqual(32)

@@ -22,6 +22,7 @@ import { auditRoutes } from './routes/audit'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { freezeRoutes } from './routes/freezes'
+import { webhookRoutes } from './routes/webhooks'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', rbacRoutes(deps))
   app.route('/', freezeRoutes(deps))
   app.route('/', auditRoutes(deps))
+  app.route('/', webhookRoutes(deps))
   app.route(
     S3_PREFIX,
     s3Routes({

@@ -24,6 +24,7 @@ import { instrumentStore } from './metrics/instrumented-store'
 import { listenForMetrics } from './metrics/metrics-endpoint'
 import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
 import { WorkerScanners } from './scanning/worker-scanners'
+import { httpSender } from './webhooks/http-sender'
 
 /** Stops the process at start with one line on stderr. */
 function refuse(message: string): never {
@@ -205,7 +206,22 @@ async function main(): Promise<void> {
     refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
   )
   const metricsServer = await serveMetrics(config, metrics, log)
+  const deliveries = core.webhooks.worker({
+    send: httpSender,
+    onOutcome: (event, outcome) => {
+      metrics.webhookDeliveries.inc({ event, outcome })
+    },
+    // The subscription's URL may carry credentials: the log names the subscription instead.
+    onFailure: (failure) => {
+      log.warn('a webhook delivery failed', { ...failure })
+    },
+    onError: (error) => {
+      log.warn('the webhook delivery worker could not read its queue; retrying', { error })
+    },
+  })
+  deliveries.start()
   stopOnSignals(server, config, log, async () => {
+    await deliveries.stop()
     if (metricsServer !== undefined) await closeServer(metricsServer)
     await scanners.close()
     await opened.close()

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { PutObjectCommand, GetObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3'
 import type { AuditRecord } from '@cairn/core'
 import {
+  httpBackendConfig,
   httpsRequest,
   idTokenThroughServer,
   startOidcProvider,
@@ -308,22 +309,7 @@ describe('the audit trail of /v1, the http backend and /s3', () => {
     const address = `${server.url}/v1/backend/team/http`
     const tf = await TerraformWorkspace.create()
     try {
-      await tf.write(
-        'main.tf',
-        `terraform {
-  backend "http" {
-    address        = "${address}"
-    lock_address   = "${address}"
-    unlock_address = "${address}"
-    username       = "cairn"
-  }
-}
-
-resource "terraform_data" "app" {
-  input = "one"
-}
-`,
-      )
+      await tf.write('main.tf', httpBackendConfig(address, 'one'))
       const env = { TF_HTTP_PASSWORD: tokens.deploy }
       const init = await tf.run(['init', '-input=false'], { env })
       expect(init.code, init.stderr).toBe(0)

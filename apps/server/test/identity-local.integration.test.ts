@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  httpBackendConfig,
   fetchAs,
   readAdminToken,
   startServer,
@@ -126,21 +127,7 @@ describe('local mode: no OpenID provider, authentication on', () => {
     const workspace = await TerraformWorkspace.create()
     try {
       const address = `${server.url}/v1/backend/local/app`
-      await workspace.write(
-        'main.tf',
-        `terraform {
-  backend "http" {
-    address        = "${address}"
-    lock_address   = "${address}"
-    unlock_address = "${address}"
-    username       = "cairn"
-  }
-}
-resource "terraform_data" "x" {
-  input = "local"
-}
-`,
-      )
+      await workspace.write('main.tf', httpBackendConfig(address, 'local', 'x'))
       const withPassword = { TF_HTTP_PASSWORD: token }
       const init = await workspace.run(['init', '-input=false'], { env: withPassword })
       expect(init.code, init.stderr).toBe(0)

@@ -8,6 +8,7 @@ import { FreezeStore } from './freezes/freeze-store'
 import type { Kernel } from './kernel'
 import { DependencyService } from './graph/dependency-service'
 import { graphExtension } from './graph/graph-extension'
+import { WholeGraph } from './graph/graph-loader'
 import { SinceFinder } from './graph/since'
 import { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
 import { LockService } from './locks/lock-service'
@@ -26,6 +27,13 @@ import { VersionService } from './versions/version-service'
 import type { ExtensionErrorHandler, WriteExtension } from './write-path/extensions'
 import { StateService } from './write-path/state-service'
 import { StateWriter } from './write-path/state-writer'
+import { DeliveryQueue } from './webhooks/delivery-queue'
+import { EventIds } from './webhooks/event-id'
+import { EventRecorder, eventPrincipal } from './webhooks/event-recorder'
+import { StatusWatch } from './webhooks/status-watch'
+import { webhookExtension } from './webhooks/webhook-extension'
+import { WebhookService } from './webhooks/webhook-service'
+import { WebhookStore } from './webhooks/webhook-store'
 
 /** The default `SVC_MAX_STATE_BYTES`: 512 MiB. */
 export const DEFAULT_MAX_STATE_BYTES = 512 * 1024 * 1024
@@ -97,6 +105,8 @@ export interface Core {
   readonly freezes: FreezeService
   /** The audit trail: who did what to which unit, from which surface, and how it ended. */
   readonly audit: AuditLog
+  /** Webhook subscriptions, their deliveries, and the worker that delivers them. */
+  readonly webhooks: WebhookService
   /**
    * Uploads announced first and completed later, on any instance, kept in this core's store under
    * the owner's folder (TFE's pending state versions; S3 multipart uploads).
@@ -127,8 +137,38 @@ export function createCore(options: CoreOptions): Core {
     clock,
     ids,
   })
-  const kernel: Kernel = { store, records, authorizer, clock, ids, lockStaleAfterMs, freezes }
-  const extensions = [graphExtension(records, store), ...(options.extensions ?? [])]
+  const hooks = new WebhookStore(store, sleep)
+  const queue = new DeliveryQueue(store)
+  const recorder = new EventRecorder(hooks, queue, new EventIds(clock, ids), clock)
+  const kernel: Kernel = {
+    store,
+    records,
+    authorizer,
+    clock,
+    ids,
+    lockStaleAfterMs,
+    freezes,
+    // The lock stands whatever happens here; an event that could not be queued is reported.
+    lockEvents: async ({ lock, ...event }) => {
+      await recorder
+        .record({
+          type: event.type,
+          unit: event.unit,
+          principal: eventPrincipal(event.principal),
+          source: event.source,
+          lock: { id: lock.ID, operation: lock.Operation, who: lock.Who, created: lock.Created },
+          ...(event.reason === undefined ? {} : { reason: event.reason }),
+        })
+        .catch((error: unknown) => {
+          onExtensionError('webhooks', error)
+        })
+    },
+  }
+  const extensions = [
+    graphExtension(records, store),
+    webhookExtension(recorder, records, new StatusWatch(store, records, new WholeGraph(records))),
+    ...(options.extensions ?? []),
+  ]
   const writer = new StateWriter({
     kernel,
     maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
@@ -155,6 +195,7 @@ export function createCore(options: CoreOptions): Core {
         ? {}
         : { onSweepError: options.onAuditSweepError }),
     }),
+    webhooks: new WebhookService({ hooks, queue, recorder, records, authorizer, clock, ids }),
     stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
   }
 }

@@ -23,6 +23,7 @@ import {
   UnitFrozenError,
   UnitNotFoundError,
   VersionNotFoundError,
+  WebhookNotFoundError,
   WriteContentionError,
   type AnyCoreError,
   type CoreErrorCode,
@@ -92,6 +93,7 @@ describe('core errors', () => {
         by: 'a',
       }),
       freeze_not_found: new FreezeNotFoundError('x'),
+      webhook_not_found: new WebhookNotFoundError('x'),
     }
     for (const [code, error] of Object.entries(examples)) expect(error.code).toBe(code)
   })

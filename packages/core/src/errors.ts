@@ -29,6 +29,7 @@ export type CoreErrorCode =
   | 'assignment_not_found'
   | 'unit_frozen'
   | 'freeze_not_found'
+  | 'webhook_not_found'
 
 /** The base of every error core throws on purpose. */
 export class CoreError extends Error {
@@ -323,6 +324,14 @@ export class FreezeNotFoundError extends CoreError {
   }
 }
 
+export class WebhookNotFoundError extends CoreError {
+  declare readonly code: 'webhook_not_found'
+  constructor(id: string) {
+    super('webhook_not_found', `no webhook ${id}`)
+    this.name = 'WebhookNotFoundError'
+  }
+}
+
 /**
  * Every error core throws on purpose, as one union: a `switch (error.code)` over it narrows to the
  * subclass and its data (jose's pattern), and a table over `CoreErrorCode` must name every code.
@@ -352,3 +361,4 @@ export type AnyCoreError =
   | AssignmentNotFoundError
   | UnitFrozenError
   | FreezeNotFoundError
+  | WebhookNotFoundError

@@ -45,6 +45,7 @@ export {
   DependencyCycleError,
   ForbiddenError,
   FreezeNotFoundError,
+  WebhookNotFoundError,
   InvalidLockInfoError,
   InvalidRequestError,
   InvalidStateError,
@@ -177,3 +178,15 @@ export {
   StoredPrincipalSchema,
   toStoredPrincipal,
 } from './uploads/stored-principal'
+export type { WebhookService } from './webhooks/webhook-service'
+export type {
+  DeliveryFailure,
+  DeliveryOutcome,
+  DeliveryWorker,
+  DeliveryWorkerOptions,
+  OutgoingDelivery,
+  SendResult,
+  WebhookSender,
+} from './webhooks/delivery-worker'
+export { DELIVERY_TIMEOUT_MS } from './webhooks/delivery-worker'
+export { signDelivery } from './webhooks/signature'

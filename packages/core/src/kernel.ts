@@ -1,5 +1,6 @@
 import type { Authorizer } from './access/authorizer'
 import type { FreezeService } from './freezes/freeze-service'
+import type { LockEventSink } from './locks/lock-events'
 import type { Clock } from './runtime/clock'
 import type { IdSource } from './runtime/id-source'
 import type { ObjectStore } from './storage/object-store'
@@ -22,4 +23,6 @@ export interface Kernel {
   readonly lockStaleAfterMs: number
   /** Refuses locks and writes under a freeze. */
   readonly freezes: Pick<FreezeService, 'check'>
+  /** Hears of each lock taken or released (the webhooks); see `LockEventSink`. */
+  readonly lockEvents?: LockEventSink
 }

@@ -39,27 +39,6 @@ export type {
   RestoreRequest,
   UnlockRequest,
 } from './units/requests'
-export {
-  DELIVERY_STATES,
-  DeliveryListSchema,
-  DeliverySchema,
-  MAX_WEBHOOK_URL,
-  WEBHOOK_EVENTS,
-  WebhookCreatedSchema,
-  WebhookEventSchema,
-  WebhookListSchema,
-  WebhookRequestSchema,
-  WebhookSchema,
-} from './webhooks/webhook-wire'
-export type {
-  Delivery,
-  DeliveryList,
-  Webhook,
-  WebhookCreated,
-  WebhookEvent,
-  WebhookList,
-  WebhookRequest,
-} from './webhooks/webhook-wire'
 export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
 export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
 
@@ -162,6 +141,7 @@ export const V1_ERROR_CODES = [
   'assignment_not_found',
   'unit_frozen',
   'freeze_not_found',
+  'webhook_not_found',
   // identity
   'unauthorized',
   'token_not_found',
@@ -411,3 +391,146 @@ export type FreezeRequest = v.InferOutput<typeof FreezeRequestSchema>
 /** `GET /v1/freezes` */
 export const FreezeListSchema = v.object({ freezes: v.array(FreezeSchema) })
 export type FreezeList = v.InferOutput<typeof FreezeListSchema>
+
+/** Every event a webhook may subscribe to (docs/webhooks.md). */
+export const WEBHOOK_EVENTS = [
+  'unit.written',
+  'unit.locked',
+  'unit.unlocked',
+  'unit.force_unlocked',
+  'unit.restored',
+  'unit.deleted',
+  'status.changed',
+] as const
+export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number]
+export const WebhookEventTypeSchema = v.picklist(
+  WEBHOOK_EVENTS,
+  `events must each be one of ${WEBHOOK_EVENTS.join(', ')}`,
+)
+
+/** The longest URL, description and secret a subscription may have, and the shortest secret. */
+export const MAX_WEBHOOK_URL = 2048
+export const MAX_WEBHOOK_DESCRIPTION = 200
+export const MIN_WEBHOOK_SECRET = 32
+export const MAX_WEBHOOK_SECRET = 256
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== ''
+  } catch {
+    return false
+  }
+}
+
+/** `POST /v1/webhooks`: send these events, for units under `prefix`, to `url`. */
+export const WebhookRequestSchema = v.object({
+  url: v.pipe(
+    v.string('url must be a string'),
+    v.maxLength(MAX_WEBHOOK_URL, `url must be at most ${MAX_WEBHOOK_URL} characters`),
+    v.check(isHttpUrl, 'url must be an absolute http or https URL'),
+  ),
+  events: v.pipe(
+    v.array(WebhookEventTypeSchema, 'events must be a list of event names'),
+    v.minLength(1, 'events must name at least one event'),
+    v.check((events) => new Set(events).size === events.length, 'events must not repeat'),
+  ),
+  prefix: v.optional(v.string('prefix must be a string')),
+  secret: v.optional(
+    v.pipe(
+      v.string('secret must be a string'),
+      v.minLength(MIN_WEBHOOK_SECRET, `secret must be at least ${MIN_WEBHOOK_SECRET} characters`),
+      v.maxLength(MAX_WEBHOOK_SECRET, `secret must be at most ${MAX_WEBHOOK_SECRET} characters`),
+    ),
+  ),
+  description: v.optional(
+    v.pipe(
+      v.string('description must be a string'),
+      v.maxLength(
+        MAX_WEBHOOK_DESCRIPTION,
+        `description must be at most ${MAX_WEBHOOK_DESCRIPTION} characters`,
+      ),
+    ),
+  ),
+})
+export type WebhookRequest = v.InferOutput<typeof WebhookRequestSchema>
+
+/** A subscription as `GET /v1/webhooks` shows it: never its secret. */
+export const WebhookSchema = v.object({
+  id: v.string(),
+  url: v.string(),
+  events: v.array(WebhookEventTypeSchema),
+  prefix: v.string(),
+  description: v.optional(v.string()),
+  created: v.string(),
+  by: v.string(),
+})
+export type Webhook = v.InferOutput<typeof WebhookSchema>
+
+/** `POST /v1/webhooks` answers the subscription once with its secret. */
+export const WebhookCreatedSchema = v.object({ ...WebhookSchema.entries, secret: v.string() })
+export type WebhookCreated = v.InferOutput<typeof WebhookCreatedSchema>
+
+/** `GET /v1/webhooks` */
+export const WebhookListSchema = v.object({ webhooks: v.array(WebhookSchema) })
+export type WebhookList = v.InferOutput<typeof WebhookListSchema>
+
+/** One event's delivery to one subscription, as `GET /v1/webhooks/{id}/deliveries` lists it. */
+export const DeliverySchema = v.object({
+  id: v.string(),
+  event: WebhookEventTypeSchema,
+  unit: v.string(),
+  created: v.string(),
+  state: v.picklist(['pending', 'delivered', 'failed']),
+  attempts: v.number(),
+  last_attempt: v.optional(v.string()),
+  next_attempt: v.optional(v.string()),
+  last_status: v.optional(v.number()),
+  last_error: v.optional(v.string()),
+})
+export type Delivery = v.InferOutput<typeof DeliverySchema>
+
+/** `GET /v1/webhooks/{id}/deliveries`, newest first. */
+export const DeliveryListSchema = v.object({
+  deliveries: v.array(DeliverySchema),
+  next_cursor: v.nullable(v.string()),
+})
+export type DeliveryList = v.InferOutput<typeof DeliveryListSchema>
+
+const ColourSchema = v.picklist(['red', 'yellow', 'green'])
+
+/** The body of a webhook delivery: one event (docs/webhooks.md). */
+export const WebhookEventSchema = v.object({
+  id: v.string(),
+  type: WebhookEventTypeSchema,
+  time: v.string(),
+  unit: v.string(),
+  principal: v.nullable(v.object({ subject: v.string(), issuer: v.optional(v.string()) })),
+  source: v.optional(v.picklist(['api', 'http', 'cloud', 's3', 'restore'])),
+  version: v.optional(
+    v.object({
+      timestamp: v.string(),
+      serial: v.nullable(v.number()),
+      sha256: v.string(),
+      size: v.number(),
+    }),
+  ),
+  lock: v.optional(
+    v.object({
+      id: v.string(),
+      operation: v.string(),
+      who: v.string(),
+      created: v.optional(v.string()),
+    }),
+  ),
+  reason: v.optional(v.string()),
+  status: v.optional(
+    v.object({
+      previous: ColourSchema,
+      current: ColourSchema,
+      edges: v.array(EdgeStatusSchema),
+      red_upstream: v.array(v.string()),
+    }),
+  ),
+})
+export type WebhookEvent = v.InferOutput<typeof WebhookEventSchema>

@@ -68,6 +68,7 @@ export type {
   Webhook,
   WebhookCreated,
   WebhookEvent,
+  WebhookEventType,
   WebhookRequest,
 } from '@cairn/core/wire'
 export {
@@ -96,6 +97,8 @@ export {
   V1_ERROR_CODES,
   VersionSchema,
   WebhookCreatedSchema,
+  WebhookEventSchema,
+  WebhookEventTypeSchema,
   WEBHOOK_EVENTS,
   WebhookRequestSchema,
   WebhookSchema,

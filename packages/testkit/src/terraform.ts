@@ -136,3 +136,24 @@ function plain(text: string): string {
   // eslint-disable-next-line no-control-regex -- matching the escape character is the point
   return text.replace(/\u001b\[[0-9;]*m/g, '')
 }
+
+/**
+ * A configuration with Terraform's `http` backend on Cairn's `/v1/backend/{unit}` (one address for
+ * state, lock and unlock; the token goes in `TF_HTTP_PASSWORD`), and one `terraform_data` resource
+ * named `name` holding `input`.
+ */
+export function httpBackendConfig(address: string, input: string, name = 'app'): string {
+  return `terraform {
+  backend "http" {
+    address        = "${address}"
+    lock_address   = "${address}"
+    unlock_address = "${address}"
+    username       = "cairn"
+  }
+}
+
+resource "terraform_data" "${name}" {
+  input = "${input}"
+}
+`
+}

@@ -1,5 +1,3 @@
-import { inProcessApp } from '@cairn/server/testing'
-
 /** What a stub answers: a status and a JSON body (none for 204). */
 export interface StubAnswer {
   status: number
@@ -36,18 +34,5 @@ export function wireStub(answer: (request: StubRequest) => StubAnswer): {
       const { status, body } = answer(seen)
       return body === undefined ? new Response(null, { status }) : Response.json(body, { status })
     },
-  }
-}
-
-/**
- * Whether the server app in this tree answers `GET path` with anything but 404: the suites that
- * need a route built beside their command run against the real app once it is there.
- */
-export async function serverHasRoute(path: string): Promise<boolean> {
-  const app = await inProcessApp()
-  try {
-    return (await app.request(path)).status !== 404
-  } finally {
-    await app.close()
   }
 }

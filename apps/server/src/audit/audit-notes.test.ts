@@ -41,6 +41,8 @@ describe('which requests are audited, as what', () => {
       { action: 'rbac.change', detail: { request: 'PUT /v1/rbac/roles/ops' } },
     ],
     ['POST', '/v1/freezes', { action: 'freeze.create' }],
+    ['POST', '/v1/webhooks', { action: 'webhook.create' }],
+    ['DELETE', '/v1/webhooks/whk-1', { action: 'webhook.delete', detail: { webhook_id: 'whk-1' } }],
     ['DELETE', '/v1/freezes/frz-1', { action: 'freeze.delete', detail: { freeze_id: 'frz-1' } }],
     ['GET', '/v1/backend/team/app', { action: 'state.read', unit: 'team/app' }],
     ['LOCK', '/v1/backend/team/app', { action: 'lock', unit: 'team/app' }],

@@ -84,6 +84,11 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
     return { action: 'rbac.change', detail: { request: `${method} ${path}` } }
   }
   if (path === '/v1/freezes' && method === 'POST') return { action: 'freeze.create' }
+  if (path === '/v1/webhooks' && method === 'POST') return { action: 'webhook.create' }
+  const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path)
+  if (webhook !== null && method === 'DELETE') {
+    return { action: 'webhook.delete', detail: { webhook_id: webhook[1] as string } }
+  }
   const freeze = /^\/v1\/freezes\/([^/]+)$/.exec(path)
   if (freeze !== null && method === 'DELETE') {
     return { action: 'freeze.delete', detail: { freeze_id: freeze[1] as string } }

@@ -35,6 +35,7 @@ export const STATUS = {
   role_conflict: 409,
   assignment_not_found: 404,
   freeze_not_found: 404,
+  webhook_not_found: 404,
   unit_frozen: 409,
   request_too_large: 413,
   state_too_large: 413,

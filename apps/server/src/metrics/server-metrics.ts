@@ -20,6 +20,7 @@ export interface ServerMetrics {
   readonly storeDuration: Histogram<'operation'>
   readonly recordWriteRetries: Counter
   readonly auditRecords: Counter<'outcome'>
+  readonly webhookDeliveries: Counter<'event' | 'outcome'>
 }
 
 /** A new registry with Cairn's metrics and the process's own (CPU, memory, event loop, handles). */
@@ -82,6 +83,12 @@ export function createServerMetrics(): ServerMetrics {
       name: 'cairn_audit_records_total',
       help: 'Audit records appended (outcome "written"), or lost to a store that refused them ("failed")',
       labelNames: ['outcome'],
+      registers,
+    }),
+    webhookDeliveries: new Counter({
+      name: 'cairn_webhook_deliveries_total',
+      help: 'Webhook delivery attempts, by event and outcome (delivered, retried, failed)',
+      labelNames: ['event', 'outcome'],
       registers,
     }),
   }

@@ -112,6 +112,7 @@ const FROM_CORE = {
   assignment_not_found: 'InvalidArgument',
   unit_frozen: 'OperationAborted',
   freeze_not_found: 'InvalidArgument',
+  webhook_not_found: 'InvalidArgument',
 } as const satisfies Record<CoreErrorCode, S3ErrorCode>
 
 const FROM_AUTH = {

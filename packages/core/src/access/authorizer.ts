@@ -47,3 +47,18 @@ export async function demand(
     )
   }
 }
+
+/**
+ * Refuses a caller who is not an administrator; `what` says what was asked (`freeze units`).
+ *
+ * @throws ForbiddenError
+ */
+export async function demandAdmin(
+  authorizer: Authorizer,
+  principal: Principal,
+  what: string,
+): Promise<void> {
+  if (!(await authorizer.isAdmin(principal))) {
+    throw new ForbiddenError(`${principal.subject} may not ${what}: that takes an administrator`)
+  }
+}

@@ -23,6 +23,8 @@ export const AUDIT_ACTIONS = [
   'rbac.change',
   'freeze.create',
   'freeze.delete',
+  'webhook.create',
+  'webhook.delete',
   'login',
 ] as const
 

@@ -1,12 +1,7 @@
-import type { Authorizer } from '../access/authorizer'
+import { demandAdmin, type Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
-import { parseScope, scopeCovers } from '../access/rbac/scope'
-import {
-  ForbiddenError,
-  FreezeNotFoundError,
-  InvalidRequestError,
-  UnitFrozenError,
-} from '../errors'
+import { parsePrefix, scopeCovers } from '../access/rbac/scope'
+import { FreezeNotFoundError, InvalidRequestError, UnitFrozenError } from '../errors'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
 import type { UnitId } from '../units/unit-id'
@@ -47,7 +42,7 @@ export class FreezeService {
    * @throws ForbiddenError, InvalidRequestError
    */
   async create(principal: Principal, request: { prefix: unknown; reason: unknown }) {
-    await this.#demandAdmin(principal, 'freeze units')
+    await demandAdmin(this.#authorizer, principal, 'freeze units')
     const prefix = parsePrefix(request.prefix)
     const reason = typeof request.reason === 'string' ? request.reason.trim() : ''
     if (reason === '' || reason.length > MAX_FREEZE_REASON) {
@@ -72,13 +67,13 @@ export class FreezeService {
 
   /** Every freeze in force, oldest first. @throws ForbiddenError */
   async list(principal: Principal): Promise<Freeze[]> {
-    await this.#demandAdmin(principal, 'list freezes')
+    await demandAdmin(this.#authorizer, principal, 'list freezes')
     return (await this.#freezes.read()).record.freezes.map((freeze) => ({ ...freeze }))
   }
 
   /** Lifts a freeze and answers it. @throws ForbiddenError, FreezeNotFoundError */
   async delete(principal: Principal, id: string): Promise<Freeze> {
-    await this.#demandAdmin(principal, 'lift freezes')
+    await demandAdmin(this.#authorizer, principal, 'lift freezes')
     return this.#freezes.update((record) => {
       const found = record.freezes.find((freeze) => freeze.id === id)
       if (found === undefined) throw new FreezeNotFoundError(id)
@@ -98,21 +93,5 @@ export class FreezeService {
     const { record } = await this.#freezes.read()
     const covering = record.freezes.find((freeze) => scopeCovers(freeze.prefix, unit))
     if (covering !== undefined) throw new UnitFrozenError(unit, { ...covering })
-  }
-
-  async #demandAdmin(principal: Principal, what: string): Promise<void> {
-    if (!(await this.#authorizer.isAdmin(principal))) {
-      throw new ForbiddenError(`${principal.subject} may not ${what}: that takes an administrator`)
-    }
-  }
-}
-
-/** A freeze's prefix is written as an RBAC scope: `*`, `<prefix>/*` or one unit ID. */
-function parsePrefix(input: unknown): string {
-  try {
-    return parseScope(input)
-  } catch (error) {
-    if (!(error instanceof InvalidRequestError)) throw error
-    throw new InvalidRequestError(error.message.replace(/^scope/, 'prefix'))
   }
 }

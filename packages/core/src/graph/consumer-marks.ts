@@ -1,6 +1,8 @@
 import { mapLimit } from '../concurrency/map-limit'
 import type { ObjectStore } from '../storage/object-store'
 import { STORE_KEYS } from '../storage/key-layout'
+import type { UnitId } from '../units/unit-id'
+import type { UnitRecordStore } from '../units/unit-record-store'
 
 /**
  * Who consumes each unit, for the one question the edges in unit records cannot answer without
@@ -63,5 +65,30 @@ export async function unmarkConsumer(
 ): Promise<void> {
   await mapLimit(upstreams, CONCURRENCY, (upstream) =>
     store.delete(consumerMark(upstream, downstream)),
+  )
+}
+
+/**
+ * The units that consume each of `units`, by their marks, kept only where the consumer's record
+ * still has the edge: `[unit, consumer]` pairs.
+ */
+export async function consumersOf(
+  store: ObjectStore,
+  records: UnitRecordStore,
+  units: readonly string[],
+): Promise<[string, string][]> {
+  const marked = await mapLimit(units, CONCURRENCY, async (unit) =>
+    (await markedConsumers(store, unit)).map((consumer): [string, string] => [unit, consumer]),
+  )
+  const pairs = marked.flat()
+  const consumers = [...new Set(pairs.map(([, consumer]) => consumer))]
+  const found = new Map(
+    await mapLimit(consumers, CONCURRENCY, async (consumer) => {
+      return [consumer, (await records.read(consumer as UnitId))?.record] as const
+    }),
+  )
+  // A mark may outlive its edge: the consumer's record says whether the edge is there.
+  return pairs.filter(([unit, consumer]) =>
+    (found.get(consumer)?.dependencies ?? []).some((edge) => edge.from === unit),
   )
 }

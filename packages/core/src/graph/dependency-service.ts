@@ -9,7 +9,7 @@ import { listUnits, READ_CONCURRENCY, type Page, type PageOptions } from '../uni
 import type { StoredEdge } from '../units/unit-record'
 import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
-import { markConsumer, markedConsumers, unmarkConsumer } from './consumer-marks'
+import { consumersOf, markConsumer, unmarkConsumer } from './consumer-marks'
 import { GraphNodes, WholeGraph } from './graph-loader'
 import { digestOf, edgeKey, nodeOf, type GraphNode } from './graph-node'
 import { StatusReader } from './graph-rules'
@@ -235,7 +235,11 @@ export class DependencyService {
       if (level >= SEARCH_LEVELS || down.size + up.size > SEARCH_UNITS) return 'too far'
       if (downFrontier.length <= upFrontier.length) {
         const next: string[] = []
-        for (const [unit, consumer] of await this.#consumersOf(downFrontier)) {
+        for (const [unit, consumer] of await consumersOf(
+          this.#kernel.store,
+          this.#kernel.records,
+          downFrontier,
+        )) {
           if (down.has(consumer)) continue
           down.set(consumer, unit)
           if (up.has(consumer)) return cycleThrough(consumer)
@@ -259,27 +263,6 @@ export class DependencyService {
       }
     }
     return undefined
-  }
-
-  /** The units that consume each of `units`, by their marks, kept only where the edge is there. */
-  async #consumersOf(units: readonly string[]): Promise<[string, string][]> {
-    const marked = await mapLimit(units, READ_CONCURRENCY, async (unit) =>
-      (await markedConsumers(this.#kernel.store, unit)).map((consumer): [string, string] => [
-        unit,
-        consumer,
-      ]),
-    )
-    const pairs = marked.flat()
-    const consumers = [...new Set(pairs.map(([, consumer]) => consumer))]
-    const records = new Map(
-      await mapLimit(consumers, READ_CONCURRENCY, async (consumer) => {
-        return [consumer, (await this.#kernel.records.read(consumer as UnitId))?.record] as const
-      }),
-    )
-    // A mark may outlive its edge: the consumer's record says whether the edge is there.
-    return pairs.filter(([unit, consumer]) =>
-      (records.get(consumer)?.dependencies ?? []).some((edge) => edge.from === unit),
-    )
   }
 
   /** The cycle check on the whole graph, read from listings: upstream of each new upstream. */

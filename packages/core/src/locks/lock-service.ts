@@ -60,13 +60,13 @@ export class LockService {
   ): Promise<LockInfo> {
     await demand(this.#kernel.authorizer, principal, 'unit:lock', id)
     if (options.create === true) await demand(this.#kernel.authorizer, principal, 'unit:write', id)
-    return this.#kernel.records.update(id, async (current) => {
+    const { info: result, taken } = await this.#kernel.records.update(id, async (current) => {
       if (current === undefined && options.create !== true) throw new UnitNotFoundError(id)
       const record = current?.record ?? newUnitRecord(id, this.#kernel.clock, this.#kernel.ids)
       const held = record.lock
       if (held !== null) {
         if (request.ID !== undefined && held.info.ID === request.ID) {
-          return { keep: true as const, result: held.info }
+          return { keep: true as const, result: { info: held.info, taken: false } }
         }
         throw new LockConflictError(
           `the unit is already locked by ${describeLock(held.info)}`,
@@ -83,8 +83,18 @@ export class LockService {
         source: options.source,
         acquired: iso(now),
       }
-      return { put: { ...record, lock }, result: info }
+      return { put: { ...record, lock }, result: { info, taken: true } }
     })
+    if (taken) {
+      await this.#kernel.lockEvents?.({
+        type: 'unit.locked',
+        unit: id,
+        principal,
+        source: options.source,
+        lock: result,
+      })
+    }
+    return result
   }
 
   /**
@@ -140,7 +150,9 @@ export class LockService {
       )
     })
     const released = outcome.released
-    if (released !== null && force && options.lockId !== released.info.ID) {
+    if (released === null) return null
+    const forced = force && options.lockId !== released.info.ID
+    if (forced) {
       await this.#recordEvent(id, outcome.record.epoch, {
         timestamp: iso(this.#kernel.clock.now()),
         type: 'force_unlock',
@@ -150,7 +162,15 @@ export class LockService {
         ...(reason === undefined ? {} : { reason }),
       })
     }
-    return released?.info ?? null
+    await this.#kernel.lockEvents?.({
+      type: forced ? 'unit.force_unlocked' : 'unit.unlocked',
+      unit: id,
+      principal,
+      source: options.source,
+      lock: released.info,
+      ...(forced && reason !== undefined ? { reason } : {}),
+    })
+    return released.info
   }
 
   /**

@@ -20,6 +20,9 @@
  * | `rbac/users/`            | core, access              | users seen at login, one record each              |
  * | `ops/freezes.json`       | core, freezes             | freezes: prefixes no lock or write may touch      |
  * | `audit/`                 | core, audit               | the audit trail: one object per record, by day    |
+ * | `webhooks/hooks.json`    | core, webhooks            | webhook subscriptions, with their secrets         |
+ * | `webhooks/queue/`        | core, webhooks            | deliveries to make, per subscription and event   |
+ * | `webhooks/done/`         | core, webhooks            | deliveries finished, newest first, kept 7 days    |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -40,6 +43,9 @@ export const STORE_KEYS = {
   rbacUsers: 'rbac/users/',
   freezes: 'ops/freezes.json',
   audit: 'audit/',
+  webhooks: 'webhooks/hooks.json',
+  webhookQueue: 'webhooks/queue/',
+  webhookDone: 'webhooks/done/',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */

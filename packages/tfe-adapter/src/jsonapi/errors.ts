@@ -46,6 +46,7 @@ const STATUS = {
   // detail; for 423 it shows title and detail, so Terraform prints the freeze's reason.
   unit_frozen: 423,
   freeze_not_found: 404,
+  webhook_not_found: 404,
 } as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
 
 const TITLES: Partial<Record<ContentfulStatusCode, string>> = {

@@ -26,7 +26,10 @@ export default defineCommand({
       valueHint: 'event',
       required: true,
     },
-    prefix: { type: 'string', description: 'only units whose ID starts with this (default: all)' },
+    prefix: {
+      type: 'string',
+      description: 'the units it covers: *, team/* or one unit ID (default *)',
+    },
     'secret-file': {
       type: 'string',
       description:

@@ -18,7 +18,7 @@ export default defineCommand({
               webhook.id,
               webhook.url,
               webhook.events.join(','),
-              webhook.prefix ?? '*',
+              webhook.prefix,
               webhook.created,
               webhook.by,
               webhook.description ?? '',

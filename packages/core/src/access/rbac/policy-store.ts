@@ -1,9 +1,7 @@
 import * as v from 'valibot'
-import { KeyedMutex } from '../../concurrency/keyed-mutex'
-import { WriteContentionError } from '../../errors'
 import { STORE_KEYS } from '../../storage/key-layout'
-import { PreconditionFailedError, type ObjectStore } from '../../storage/object-store'
-import { readRecord, writeRecord } from '../../storage/stored-json'
+import type { ObjectStore } from '../../storage/object-store'
+import { SharedRecord } from '../../storage/shared-record'
 import { RoleRecordSchema } from './roles'
 
 export const AssignmentSchema = v.object({
@@ -31,8 +29,6 @@ interface Loaded {
 }
 
 const EMPTY: Policy = { format: 1, roles: {}, assignments: [] }
-const KEY = STORE_KEYS.rbacPolicy
-const MAX_ATTEMPTS = 30
 
 /**
  * The stored policy, read on every authorization (a HEAD, and a GET only when it changed), so an
@@ -42,18 +38,19 @@ const MAX_ATTEMPTS = 30
  * @internal
  */
 export class PolicyStore {
-  readonly #store: ObjectStore
-  readonly #sleep: (ms: number) => Promise<void>
-  readonly #mutex = new KeyedMutex()
-  #cache: { etag: string; policy: Policy } | undefined
+  readonly #record: SharedRecord<Policy>
   /** The check of the store under way, if any. */
   #loading: Promise<Loaded> | undefined
   /** The check that starts when the one under way ends, shared by the calls waiting for it. */
   #queued: Promise<Loaded> | undefined
 
   constructor(store: ObjectStore, sleep: (ms: number) => Promise<void>) {
-    this.#store = store
-    this.#sleep = sleep
+    this.#record = new SharedRecord(store, sleep, {
+      key: STORE_KEYS.rbacPolicy,
+      schema: PolicySchema,
+      empty: EMPTY,
+      name: 'the access policy',
+    })
   }
 
   /**
@@ -87,32 +84,14 @@ export class PolicyStore {
    * nothing). It may run more than once, so it must be a pure function of its argument.
    */
   update<T>(change: (policy: Policy) => { policy: Policy; result: T }): Promise<T> {
-    return this.#mutex.run(KEY, async () => {
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-        const current = await this.#load()
-        const next = change(current.policy)
-        const condition =
-          current.etag === null ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
-        try {
-          const info = await writeRecord(this.#store, KEY, next.policy, condition)
-          this.#cache = { etag: info.etag, policy: next.policy }
-          return next.result
-        } catch (error) {
-          if (!(error instanceof PreconditionFailedError)) throw error
-          await this.#sleep(Math.min(2 ** attempt, 50) * (0.5 + Math.random()))
-        }
-      }
-      throw new WriteContentionError(KEY, 'the access policy')
+    return this.#record.update((policy) => {
+      const next = change(policy)
+      return { record: next.policy, result: next.result }
     })
   }
 
   async #load(): Promise<Loaded> {
-    const info = await this.#store.head(KEY)
-    if (info === undefined) return { etag: null, policy: EMPTY }
-    if (this.#cache?.etag === info.etag) return this.#cache
-    const stored = await readRecord(this.#store, KEY, PolicySchema, 'the access policy')
-    if (stored === undefined) return { etag: null, policy: EMPTY }
-    this.#cache = { etag: stored.etag, policy: stored.value }
-    return this.#cache
+    const { etag, record } = await this.#record.read()
+    return { etag, policy: record }
   }
 }

@@ -50,3 +50,18 @@ export function scopeCovers(scope: string, id: string): boolean {
   if (scope.endsWith('/*')) return id.startsWith(scope.slice(0, -1))
   return scope === id
 }
+
+/**
+ * A prefix that freezes and webhook subscriptions cover, written as a scope: `*`, `<prefix>/*`
+ * or one unit ID.
+ *
+ * @throws InvalidRequestError naming the prefix
+ */
+export function parsePrefix(input: unknown): Scope {
+  try {
+    return parseScope(input)
+  } catch (error) {
+    if (!(error instanceof InvalidRequestError)) throw error
+    throw new InvalidRequestError(error.message.replace(/^scope/, 'prefix'))
+  }
+}

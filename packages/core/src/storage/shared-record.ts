@@ -1,0 +1,86 @@
+import type * as v from 'valibot'
+import { KeyedMutex } from '../concurrency/keyed-mutex'
+import { WriteContentionError } from '../errors'
+import { PreconditionFailedError, type ObjectStore } from './object-store'
+import { readRecord, writeRecord } from './stored-json'
+
+/** A record read with the ETag it was read at; `etag` is null when it is not stored yet. */
+export interface LoadedRecord<T> {
+  etag: string | null
+  record: T
+}
+
+export interface SharedRecordOptions<T> {
+  key: string
+  schema: v.GenericSchema<unknown, T>
+  /** What the record is before anything was stored. */
+  empty: T
+  /** What the record is, for messages (`the freezes`). */
+  name: string
+}
+
+const MAX_ATTEMPTS = 30
+
+/**
+ * One small JSON record that every instance shares (the access policy, the freezes, the webhook
+ * subscriptions): read on every use (a HEAD, and a GET only when it
+ * changed), so a change made on one instance applies to the next request on every other; changed
+ * by conditional writes retried from a fresh read, so two administrators changing it at once both
+ * keep their change.
+ *
+ * @internal
+ */
+export class SharedRecord<T> {
+  readonly #store: ObjectStore
+  readonly #sleep: (ms: number) => Promise<void>
+  readonly #options: SharedRecordOptions<T>
+  readonly #mutex = new KeyedMutex()
+  #cache: { etag: string; record: T } | undefined
+
+  constructor(
+    store: ObjectStore,
+    sleep: (ms: number) => Promise<void>,
+    options: SharedRecordOptions<T>,
+  ) {
+    this.#store = store
+    this.#sleep = sleep
+    this.#options = options
+  }
+
+  /** The record as stored now. */
+  async read(): Promise<LoadedRecord<T>> {
+    const { key, schema, empty, name } = this.#options
+    const info = await this.#store.head(key)
+    if (info === undefined) return { etag: null, record: empty }
+    if (this.#cache?.etag === info.etag) return this.#cache
+    const stored = await readRecord(this.#store, key, schema, name)
+    if (stored === undefined) return { etag: null, record: empty }
+    this.#cache = { etag: stored.etag, record: stored.value }
+    return this.#cache
+  }
+
+  /**
+   * Changes the record: `change` gets the current record and returns the next (or throws,
+   * changing nothing). It may run more than once, so it must be a pure function of its argument.
+   */
+  update<R>(change: (record: T) => { record: T; result: R }): Promise<R> {
+    const { key, name } = this.#options
+    return this.#mutex.run(key, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
+        const current = await this.read()
+        const next = change(current.record)
+        const condition =
+          current.etag === null ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
+        try {
+          const info = await writeRecord(this.#store, key, next.record, condition)
+          this.#cache = { etag: info.etag, record: next.record }
+          return next.result
+        } catch (error) {
+          if (!(error instanceof PreconditionFailedError)) throw error
+          await this.#sleep(Math.min(2 ** attempt, 50) * (0.5 + Math.random()))
+        }
+      }
+      throw new WriteContentionError(key, name)
+    })
+  }
+}

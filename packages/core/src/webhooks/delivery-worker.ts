@@ -1,0 +1,273 @@
+import { mapLimit } from '../concurrency/map-limit'
+import { iso, type Clock } from '../runtime/clock'
+import type { UnitId } from '../units/unit-id'
+import type { UnitRecordStore } from '../units/unit-record-store'
+import type { WebhookCreated, WebhookEvent, WebhookEventType } from '../wire'
+import {
+  deliveryOf,
+  newEntry,
+  type DeliveryQueue,
+  type QueueEntry,
+  type Queued,
+} from './delivery-queue'
+import type { EventRecorder } from './event-recorder'
+import { signDelivery } from './signature'
+import { eventVersion } from './webhook-extension'
+import type { WebhookStore } from './webhook-store'
+
+/** How long a receiver has to answer one delivery. */
+export const DELIVERY_TIMEOUT_MS = 10_000
+/** How long a claimed delivery is this instance's alone: the timeout and a margin. */
+export const LEASE_MS = 30_000
+/** The first retry's wait; each next one doubles, up to `MAX_RETRY_MS`. */
+export const FIRST_RETRY_MS = 1000
+export const MAX_RETRY_MS = 10 * 60_000
+/** How long after its event a delivery is retried before it counts as failed. */
+export const RETRY_FOR_MS = 24 * 60 * 60_000
+/** How old a prepared entry must be before a worker decides it from the unit record. */
+export const PREPARED_AFTER_MS = 60_000
+/** How long finished deliveries stay listed. */
+export const KEEP_DONE_MS = 7 * 24 * 60 * 60_000
+const SWEEP_EVERY_MS = 60 * 60_000
+const DEFAULT_POLL_MS = 1000
+
+/** One POST to a receiver. */
+export interface OutgoingDelivery {
+  url: string
+  headers: Record<string, string>
+  body: Uint8Array
+  timeoutMs: number
+}
+
+/** What became of one POST: the receiver's status, or why there was none (`timeout`, ...). */
+export type SendResult = { status: number } | { error: string }
+
+/**
+ * Sends one delivery, without following redirects, giving up after `timeoutMs`. The server gives
+ * an HTTP client; core makes no network calls of its own.
+ */
+export type WebhookSender = (delivery: OutgoingDelivery) => Promise<SendResult>
+
+export type DeliveryOutcome = 'delivered' | 'retried' | 'failed'
+
+/** A failed attempt, as the server logs it: never the secret, the body or the URL. */
+export interface DeliveryFailure {
+  webhook: string
+  event: string
+  type: WebhookEventType
+  unit: string
+  attempts: number
+  outcome: 'retried' | 'failed'
+  status?: number
+  error?: string
+}
+
+export interface DeliveryWorkerOptions {
+  send: WebhookSender
+  /** How often the queue is looked at when nothing woke the worker (other instances' events). */
+  pollMs?: number
+  /** Hears of each attempt's outcome (the server counts them). */
+  onOutcome?: (type: WebhookEventType, outcome: DeliveryOutcome) => void
+  onFailure?: (failure: DeliveryFailure) => void
+  /** Hears of a pass over the queue that failed (storage down); the next pass tries again. */
+  onError?: (error: unknown) => void
+}
+
+interface WorkerParts {
+  hooks: WebhookStore
+  queue: DeliveryQueue
+  recorder: EventRecorder
+  records: UnitRecordStore
+  clock: Clock
+  /** Names this worker in the leases it takes. */
+  owner: string
+}
+
+/**
+ * Delivers the queued events, one worker per server process. Each pass reads the subscriptions
+ * and each one's queue; per unit only the oldest event is worked on, so a unit's events arrive in
+ * order, each delivered or failed before the next is tried. A delivery is claimed by a conditional
+ * write taking a lease, so instances sharing the store never send it at once; a 2xx answer moves
+ * it to `done/`, anything else is retried with exponential backoff (1 s doubling, at most 10 min)
+ * for a day after the event. At least once: a crash after a receiver's answer and before the
+ * entry is moved sends it again. Prepared entries older than a minute, left by a crash between a
+ * write's commit and its `afterCommit`, are decided from the unit record.
+ */
+export class DeliveryWorker {
+  readonly #parts: WorkerParts
+  readonly #options: DeliveryWorkerOptions
+  #running: Promise<void> | undefined
+  #stopped = false
+  #woken = false
+  #resume: (() => void) | undefined
+  #lastSweep = Number.NEGATIVE_INFINITY
+
+  /** @internal */
+  constructor(parts: WorkerParts, options: DeliveryWorkerOptions) {
+    this.#parts = parts
+    this.#options = options
+  }
+
+  /** Starts delivering in the background, until `stop`. */
+  start(): void {
+    this.#running ??= this.#loop()
+  }
+
+  /** Finishes the attempt under way and stops. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    this.wake()
+    await this.#running
+  }
+
+  /** Looks at the queue at once (an event was queued here). */
+  wake(): void {
+    this.#woken = true
+    this.#resume?.()
+  }
+
+  /**
+   * One pass over every subscription's queue: delivers what is due. Answers whether anything
+   * finished or was decided, so that the next entries of those units may be due at once.
+   */
+  async pass(): Promise<boolean> {
+    const { hooks, queue, clock } = this.#parts
+    const { record } = await hooks.read()
+    const now = clock.now()
+    const sweep = now - this.#lastSweep >= SWEEP_EVERY_MS
+    if (sweep) this.#lastSweep = now
+    const moved = await mapLimit(record.webhooks, 4, async (hook) => {
+      if (sweep) await queue.sweep(hook.id, now - KEEP_DONE_MS)
+      const heads = new Map<string, Queued>()
+      for (const item of await queue.waiting(hook.id)) {
+        if (!heads.has(item.entry.event.unit)) heads.set(item.entry.event.unit, item)
+      }
+      const done = await mapLimit([...heads.values()], 8, (item) => this.#work(hook, item))
+      return done.some(Boolean)
+    })
+    return moved.some(Boolean)
+  }
+
+  async #loop(): Promise<void> {
+    const stopListening = this.#parts.recorder.onQueued(() => {
+      this.wake()
+    })
+    while (!this.#stopped) {
+      this.#woken = false
+      let moved = false
+      try {
+        moved = await this.pass()
+      } catch (error) {
+        this.#options.onError?.(error)
+      }
+      if (!moved) await this.#pause(this.#options.pollMs ?? DEFAULT_POLL_MS)
+    }
+    stopListening()
+  }
+
+  #pause(ms: number): Promise<void> {
+    if (this.#woken || this.#stopped) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done(): void {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.#resume = () => {
+        this.#resume = undefined
+        done()
+      }
+    })
+  }
+
+  async #work(hook: WebhookCreated, item: Queued): Promise<boolean> {
+    const { entry } = item
+    const now = this.#parts.clock.now()
+    if (entry.state === 'prepared') {
+      if (now - Date.parse(entry.event.time) < PREPARED_AFTER_MS) return false
+      return this.#resolve(item)
+    }
+    if (entry.lease !== undefined && Date.parse(entry.lease.until) > now) return false
+    if (entry.next_attempt !== undefined && Date.parse(entry.next_attempt) > now) return false
+    const lease = { owner: this.#parts.owner, until: iso(now + LEASE_MS) }
+    const claimed = await this.#parts.queue.replace(hook.id, { ...entry, lease }, item.etag)
+    if (claimed === undefined) return false
+    const result = await this.#send(hook, entry.event, now)
+    return this.#settle({ ...item, etag: claimed }, result, now)
+  }
+
+  async #send(hook: WebhookCreated, event: WebhookEvent, now: number): Promise<SendResult> {
+    const signed = signDelivery(event, hook.secret, now)
+    try {
+      return await this.#options.send({ url: hook.url, ...signed, timeoutMs: DELIVERY_TIMEOUT_MS })
+    } catch {
+      return { error: 'send failed' }
+    }
+  }
+
+  /** Records an attempt: finished (delivered, or failed for good) or to be retried. */
+  async #settle(item: Queued, result: SendResult, tried: number): Promise<boolean> {
+    const { queue, clock } = this.#parts
+    const {
+      lease: _lease,
+      next_attempt: _next,
+      last_status: _s,
+      last_error: _e,
+      ...kept
+    } = item.entry
+    const attempts = item.entry.attempts + 1
+    const entry: QueueEntry = {
+      ...kept,
+      attempts,
+      last_attempt: iso(tried),
+      ...('status' in result ? { last_status: result.status } : { last_error: result.error }),
+    }
+    const type = entry.event.type
+    if ('status' in result && result.status >= 200 && result.status < 300) {
+      await queue.finish(item, deliveryOf(entry, 'delivered'))
+      this.#options.onOutcome?.(type, 'delivered')
+      return true
+    }
+    const expired = clock.now() - Date.parse(entry.event.time) >= RETRY_FOR_MS
+    const failure: DeliveryFailure = {
+      webhook: item.hook,
+      event: item.id,
+      type,
+      unit: entry.event.unit,
+      attempts,
+      outcome: expired ? 'failed' : 'retried',
+      ...('status' in result ? { status: result.status } : { error: result.error }),
+    }
+    this.#options.onOutcome?.(type, failure.outcome)
+    this.#options.onFailure?.(failure)
+    if (expired) {
+      await queue.finish(item, deliveryOf(entry, 'failed'))
+      return true
+    }
+    const wait = Math.min(FIRST_RETRY_MS * 2 ** (attempts - 1), MAX_RETRY_MS)
+    await queue.replace(item.hook, { ...entry, next_attempt: iso(tried + wait) }, item.etag)
+    return false
+  }
+
+  /**
+   * Decides a prepared entry a crash left: the change was committed when the unit's current
+   * version is no longer the one before it (for a delete, when the unit is gone or is another
+   * life of it); then the event goes out with what the record shows now. Otherwise it is dropped.
+   */
+  async #resolve(item: Queued): Promise<boolean> {
+    const { queue, records } = this.#parts
+    const { entry } = item
+    const record = (await records.read(entry.event.unit as UnitId))?.record
+    const before = entry.prepared?.before ?? null
+    let event: WebhookEvent | undefined
+    if (entry.prepared?.kind === 'delete') {
+      if (record?.epoch !== before) event = entry.event
+    } else if (record?.current != null) {
+      const current = record.current
+      if (current.timestamp !== before) event = { ...entry.event, version: eventVersion(current) }
+    }
+    if (event === undefined) await queue.remove(item.hook, item.id, item.etag)
+    else await queue.replace(item.hook, newEntry(event), item.etag)
+    return true
+  }
+}

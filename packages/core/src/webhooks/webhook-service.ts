@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto'
+import { demandAdmin, type Authorizer } from '../access/authorizer'
+import type { Principal } from '../access/principal'
+import { parsePrefix } from '../access/rbac/scope'
+import { WebhookNotFoundError } from '../errors'
+import { iso, type Clock } from '../runtime/clock'
+import type { IdSource } from '../runtime/id-source'
+import type { UnitRecordStore } from '../units/unit-record-store'
+import { validate } from '../validation'
+import { WebhookRequestSchema, type WebhookCreated, type Delivery, type Webhook } from '../wire'
+import type { DeliveryQueue } from './delivery-queue'
+import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker'
+import type { EventRecorder } from './event-recorder'
+import type { WebhookStore } from './webhook-store'
+
+interface WebhookServiceOptions {
+  hooks: WebhookStore
+  queue: DeliveryQueue
+  recorder: EventRecorder
+  records: UnitRecordStore
+  authorizer: Authorizer
+  clock: Clock
+  ids: IdSource
+}
+
+/**
+ * Webhook subscriptions (docs/webhooks.md): an administrator sends chosen events of the units
+ * under a prefix to a URL, signed with a secret shown once. The subscriptions are one record read
+ * on every change that might raise an event, so a subscription applies at once on every instance.
+ */
+export class WebhookService {
+  readonly #options: WebhookServiceOptions
+
+  constructor(options: WebhookServiceOptions) {
+    this.#options = options
+  }
+
+  /**
+   * Subscribes a URL; the answer is the only one that holds the secret.
+   *
+   * @throws ForbiddenError, InvalidRequestError
+   */
+  async create(principal: Principal, body: unknown): Promise<WebhookCreated> {
+    await demandAdmin(this.#options.authorizer, principal, 'subscribe webhooks')
+    const request = validate(WebhookRequestSchema, body)
+    const created: WebhookCreated = {
+      id: `whk-${this.#options.ids.token()}`,
+      url: request.url,
+      events: request.events,
+      prefix: parsePrefix(request.prefix ?? '*'),
+      ...(request.description === undefined ? {} : { description: request.description }),
+      created: iso(this.#options.clock.now()),
+      by: principal.email ?? principal.subject,
+      secret: request.secret ?? `whsec_${randomBytes(32).toString('base64url')}`,
+    }
+    return this.#options.hooks.update((record) => ({
+      record: { ...record, webhooks: [...record.webhooks, created] },
+      result: { ...created },
+    }))
+  }
+
+  /** Every subscription, oldest first, without secrets. @throws ForbiddenError */
+  async list(principal: Principal): Promise<Webhook[]> {
+    await demandAdmin(this.#options.authorizer, principal, 'list webhooks')
+    return (await this.#options.hooks.read()).record.webhooks.map(withoutSecret)
+  }
+
+  /** @throws ForbiddenError, WebhookNotFoundError */
+  async get(principal: Principal, id: string): Promise<Webhook> {
+    await demandAdmin(this.#options.authorizer, principal, 'read webhooks')
+    return withoutSecret(await this.#find(id))
+  }
+
+  /** Ends a subscription and drops its deliveries. @throws ForbiddenError, WebhookNotFoundError */
+  async delete(principal: Principal, id: string): Promise<void> {
+    await demandAdmin(this.#options.authorizer, principal, 'delete webhooks')
+    await this.#options.hooks.update((record) => {
+      if (!record.webhooks.some((hook) => hook.id === id)) throw new WebhookNotFoundError(id)
+      return {
+        record: { ...record, webhooks: record.webhooks.filter((hook) => hook.id !== id) },
+        result: undefined,
+      }
+    })
+    await this.#options.queue.drop(id)
+  }
+
+  /**
+   * The deliveries of a subscription, waiting and finished, newest event first.
+   *
+   * @throws ForbiddenError, WebhookNotFoundError, InvalidRequestError (limit, cursor)
+   */
+  async deliveries(
+    principal: Principal,
+    id: string,
+    options: { limit?: number; cursor?: string } = {},
+  ): Promise<{ items: Delivery[]; nextCursor: string | null }> {
+    await demandAdmin(this.#options.authorizer, principal, 'read webhook deliveries')
+    await this.#find(id)
+    return this.#options.queue.deliveries(id, options)
+  }
+
+  /** The delivery worker of this process, over the same store (not started). */
+  worker(options: DeliveryWorkerOptions): DeliveryWorker {
+    const { hooks, queue, recorder, records, clock, ids } = this.#options
+    return new DeliveryWorker(
+      { hooks, queue, recorder, records, clock, owner: `worker-${ids.token()}` },
+      options,
+    )
+  }
+
+  async #find(id: string): Promise<WebhookCreated> {
+    const found = (await this.#options.hooks.read()).record.webhooks.find((hook) => hook.id === id)
+    if (found === undefined) throw new WebhookNotFoundError(id)
+    return found
+  }
+}
+
+function withoutSecret(hook: WebhookCreated): Webhook {
+  const { secret: _secret, ...shown } = hook
+  return shown
+}

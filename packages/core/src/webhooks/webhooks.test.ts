@@ -1,0 +1,432 @@
+import { createHmac } from 'node:crypto'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Principal } from '../access/principal'
+import { ForbiddenError, InvalidRequestError, WebhookNotFoundError } from '../errors'
+import { createCore, type Core } from '../core'
+import { DRIVERS } from '../access/rbac/rbac-fixtures'
+import type { ObjectStore } from '../storage/object-store'
+import { STORE_KEYS } from '../storage/key-layout'
+import { bytesOf, terraformState } from '../testing/fixtures'
+import { ManualClock } from '../testing/manual-clock'
+import { parseUnitId } from '../units/unit-id'
+import type { WebhookEvent, WebhookEventType } from '../wire'
+import { DeliveryQueue, newEntry } from './delivery-queue'
+import type { DeliveryWorker, OutgoingDelivery, SendResult } from './delivery-worker'
+
+const root: Principal = { subject: 'root' }
+const carol: Principal = { subject: 'carol' }
+const UNIT = parseUnitId('team/app')
+const OTHER = parseUnitId('ops/dns')
+const SECRET = 's'.repeat(32)
+
+/** A receiver in memory: answers with the statuses given, then 200; keeps what it was sent. */
+class Receiver {
+  readonly received: { headers: Record<string, string>; event: WebhookEvent }[] = []
+  readonly #answers: SendResult[]
+
+  constructor(answers: SendResult[] = []) {
+    this.#answers = answers
+  }
+
+  send = (delivery: OutgoingDelivery): Promise<SendResult> => {
+    const answer = this.#answers.shift() ?? { status: 200 }
+    const event = JSON.parse(new TextDecoder().decode(delivery.body)) as WebhookEvent
+    if ('status' in answer && answer.status === 200) {
+      this.received.push({ headers: delivery.headers, event })
+    }
+    return Promise.resolve(answer)
+  }
+
+  types(): string[] {
+    return this.received.map(({ event }) => `${event.type} ${event.unit}`)
+  }
+}
+
+function newCore(store: ObjectStore, clock: ManualClock): Core {
+  return createCore({
+    store,
+    clock,
+    sleep: () => Promise.resolve(),
+    rbac: { enabled: true, admins: ['user:root'] },
+  })
+}
+
+const state = (serial: number) => bytesOf(terraformState({ serial, outputs: { id: `v${serial}` } }))
+
+/** Runs worker passes until nothing more moves. */
+async function drain(worker: DeliveryWorker): Promise<void> {
+  for (let pass = 0; pass < 50 && (await worker.pass()); pass += 1);
+}
+
+describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
+  let store: ObjectStore
+  let dispose: () => Promise<void>
+  let clock: ManualClock
+  let core: Core
+
+  afterEach(async () => {
+    await dispose()
+  })
+  beforeEach(async () => {
+    ;({ store, dispose } = await open())
+    clock = new ManualClock()
+    core = newCore(store, clock)
+    await core.units.create(root, UNIT)
+    await core.units.create(root, OTHER)
+  })
+
+  const subscribe = (events: WebhookEventType[], prefix = 'team/*') =>
+    core.webhooks.create(root, { url: 'http://127.0.0.1:9/hook', events, prefix, secret: SECRET })
+
+  const queued = async () => (await store.list({ prefix: STORE_KEYS.webhookQueue })).objects
+
+  describe('subscriptions', () => {
+    it('answers the secret once, generating one when none is given', async () => {
+      const created = await core.webhooks.create(root, {
+        url: 'https://example.test/x',
+        events: ['unit.written'],
+        description: 'ci',
+      })
+      expect(created).toMatchObject({ prefix: '*', by: 'root', description: 'ci' })
+      expect(created.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/)
+      const listed = await core.webhooks.list(root)
+      expect(listed).toEqual(
+        [{ ...created, secret: undefined }].map(({ secret: _, ...hook }) => hook),
+      )
+      expect(await core.webhooks.get(root, created.id)).not.toHaveProperty('secret')
+      await core.webhooks.delete(root, created.id)
+      await expect(core.webhooks.get(root, created.id)).rejects.toBeInstanceOf(WebhookNotFoundError)
+      await expect(core.webhooks.delete(root, created.id)).rejects.toBeInstanceOf(
+        WebhookNotFoundError,
+      )
+    })
+
+    it.each([
+      [{ url: 'ftp://x/y', events: ['unit.written'] }],
+      [{ url: '/relative', events: ['unit.written'] }],
+      [{ url: `http://x/${'a'.repeat(2048)}`, events: ['unit.written'] }],
+      [{ url: 'http://x/', events: [] }],
+      [{ url: 'http://x/', events: ['unit.written', 'unit.written'] }],
+      [{ url: 'http://x/', events: ['unit.exploded'] }],
+      [{ url: 'http://x/', events: ['unit.written'], prefix: 'team/' }],
+      [{ url: 'http://x/', events: ['unit.written'], secret: 'short' }],
+      [{ url: 'http://x/', events: ['unit.written'], description: 'd'.repeat(201) }],
+    ])('refuses bad input (case %#) and stores nothing', async (body) => {
+      await expect(core.webhooks.create(root, body)).rejects.toBeInstanceOf(InvalidRequestError)
+      expect(await core.webhooks.list(root)).toEqual([])
+    })
+
+    it('takes an administrator for every operation', async () => {
+      const hook = await subscribe(['unit.written'])
+      await expect(core.webhooks.list(carol)).rejects.toBeInstanceOf(ForbiddenError)
+      await expect(core.webhooks.get(carol, hook.id)).rejects.toBeInstanceOf(ForbiddenError)
+      await expect(core.webhooks.delete(carol, hook.id)).rejects.toBeInstanceOf(ForbiddenError)
+      await expect(core.webhooks.deliveries(carol, hook.id)).rejects.toBeInstanceOf(ForbiddenError)
+      await expect(
+        core.webhooks.create(carol, { url: 'http://x/', events: ['unit.written'] }),
+      ).rejects.toBeInstanceOf(ForbiddenError)
+    })
+  })
+
+  describe('events', () => {
+    it('queues nothing and writes nothing under webhooks/ with no subscription', async () => {
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      expect((await store.list({ prefix: 'webhooks/' })).objects).toEqual([])
+    })
+
+    it('queues a write for the subscriptions whose prefix and events match, ready, with the version', async () => {
+      await subscribe(['unit.written'])
+      await subscribe(['unit.locked'])
+      await subscribe(['unit.written'], 'ops/*')
+      const version = await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const entries = await queued()
+      expect(entries).toHaveLength(1)
+      const receiver = new Receiver()
+      await drain(core.webhooks.worker({ send: receiver.send }))
+      expect(receiver.received[0]?.event).toMatchObject({
+        type: 'unit.written',
+        unit: 'team/app',
+        principal: { subject: 'root' },
+        source: 'api',
+        version: {
+          timestamp: version.timestamp,
+          serial: 1,
+          sha256: version.sha256,
+          size: version.size,
+        },
+      })
+    })
+
+    it('queues nothing for a write of the bytes already current, nor for a refused write', async () => {
+      await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      await drain(core.webhooks.worker({ send: new Receiver().send }))
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      await expect(core.states.write(root, UNIT, state(0), { source: 'api' })).rejects.toThrow()
+      expect(await queued()).toEqual([])
+    })
+
+    it('signs each delivery over the timestamp and the raw body', async () => {
+      await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const receiver = new Receiver()
+      await drain(core.webhooks.worker({ send: receiver.send }))
+      const [delivery] = receiver.received
+      const headers = delivery?.headers ?? {}
+      const body = JSON.stringify(delivery?.event)
+      const expected = createHmac('sha256', SECRET)
+        .update(`${headers['Cairn-Webhook-Timestamp']}.${body}`)
+        .digest('hex')
+      expect(headers).toMatchObject({
+        'Cairn-Webhook-Id': delivery?.event.id,
+        'Cairn-Webhook-Event': 'unit.written',
+        'Cairn-Webhook-Timestamp': String(Math.floor(clock.now() / 1000)),
+        'Cairn-Webhook-Signature': `v1=${expected}`,
+        'User-Agent': 'cairn-webhooks',
+        'Content-Type': 'application/json',
+      })
+    })
+
+    it('reports locks, unlocks and forced unlocks with the reason', async () => {
+      await subscribe(['unit.locked', 'unit.unlocked', 'unit.force_unlocked'])
+      await core.rbac.assign(root, { principal: 'user:carol', role: 'writer', scope: '*' })
+      const lock = await core.locks.lock(
+        carol,
+        UNIT,
+        { Who: 'carol@ci', Operation: 'apply' },
+        { source: 'http' },
+      )
+      await core.locks.unlock(carol, UNIT, { lockId: lock.ID, source: 'http' })
+      await core.locks.lock(carol, UNIT, {}, { source: 'api' })
+      await core.locks.unlock(root, UNIT, { force: true, source: 'api', reason: 'stuck CI job' })
+      const receiver = new Receiver()
+      await drain(core.webhooks.worker({ send: receiver.send }))
+      expect(receiver.types()).toEqual([
+        'unit.locked team/app',
+        'unit.unlocked team/app',
+        'unit.locked team/app',
+        'unit.force_unlocked team/app',
+      ])
+      expect(receiver.received[0]?.event).toMatchObject({
+        principal: { subject: 'carol' },
+        source: 'http',
+        lock: { id: lock.ID, operation: 'apply', who: 'carol@ci', created: lock.Created },
+      })
+      expect(receiver.received[3]?.event).toMatchObject({
+        reason: 'stuck CI job',
+        principal: { subject: 'root' },
+      })
+    })
+
+    it('reports a restore and a delete', async () => {
+      await subscribe(['unit.restored', 'unit.deleted'])
+      const first = await core.states.write(root, UNIT, state(1), { source: 'api' })
+      clock.advance(1000)
+      await core.states.write(root, UNIT, state(2), { source: 'api' })
+      clock.advance(1000)
+      const restored = await core.states.restore(root, UNIT, { timestamp: first.timestamp })
+      await core.units.delete(root, UNIT)
+      const receiver = new Receiver()
+      await drain(core.webhooks.worker({ send: receiver.send }))
+      expect(receiver.types()).toEqual(['unit.restored team/app', 'unit.deleted team/app'])
+      expect(receiver.received[0]?.event.version?.timestamp).toBe(restored.timestamp)
+    })
+
+    it('tells a consumer turning red, then green, with the pending edge as the reason', async () => {
+      const base = parseUnitId('team/base')
+      await core.units.create(root, base)
+      await core.states.write(root, base, state(1), { source: 'api' })
+      await core.dependencies.set(root, UNIT, { dependencies: [{ from: base, output: 'id' }] })
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      await subscribe(['status.changed'])
+      clock.advance(1000)
+      await core.states.write(root, base, state(2), { source: 'api' })
+      clock.advance(1000)
+      await core.states.write(root, UNIT, state(2), { source: 'api' })
+      const receiver = new Receiver()
+      await drain(core.webhooks.worker({ send: receiver.send }))
+      expect(
+        receiver.received.map(({ event }) => [
+          event.unit,
+          event.status?.previous,
+          event.status?.current,
+        ]),
+      ).toEqual([
+        ['team/app', 'green', 'red'],
+        ['team/app', 'red', 'green'],
+      ])
+      expect(receiver.received[0]?.event.status?.edges).toEqual([
+        expect.objectContaining({ from: 'team/base', output: 'id', state: 'pending' }),
+      ])
+    })
+  })
+
+  describe('delivery', () => {
+    it('retries with doubling waits and keeps a unit’s later events waiting meanwhile', async () => {
+      const hook = await subscribe(['unit.written', 'unit.locked'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      await core.locks.lock(root, UNIT, {}, { source: 'api' })
+      const receiver = new Receiver([
+        { status: 500 },
+        { error: 'connection refused' },
+        { status: 302 },
+      ])
+      const worker = core.webhooks.worker({ send: receiver.send })
+      const waits: string[] = []
+      for (const wait of [0, 1000, 2000, 4000]) {
+        clock.advance(wait)
+        await worker.pass()
+        const page = await core.webhooks.deliveries(root, hook.id)
+        waits.push(page.items.map((d) => `${d.event}:${d.state}:${d.attempts}`).join(','))
+      }
+      expect(waits).toEqual([
+        'unit.locked:pending:0,unit.written:pending:1',
+        'unit.locked:pending:0,unit.written:pending:2',
+        'unit.locked:pending:0,unit.written:pending:3',
+        'unit.locked:pending:0,unit.written:delivered:4',
+      ])
+      const page = await core.webhooks.deliveries(root, hook.id)
+      expect(page.items[1]).toMatchObject({ last_status: 200 })
+      await drain(worker)
+      expect(receiver.types()).toEqual(['unit.written team/app', 'unit.locked team/app'])
+    })
+
+    it('records the last failure and when the next attempt is due', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const worker = core.webhooks.worker({
+        send: new Receiver([{ status: 503 }, { error: 'timeout' }]).send,
+      })
+      await worker.pass()
+      const start = clock.now()
+      expect((await core.webhooks.deliveries(root, hook.id)).items[0]).toMatchObject({
+        state: 'pending',
+        attempts: 1,
+        last_status: 503,
+        next_attempt: new Date(start + 1000).toISOString(),
+      })
+      clock.advance(1000)
+      await worker.pass()
+      const [second] = (await core.webhooks.deliveries(root, hook.id)).items
+      expect(second).toMatchObject({
+        attempts: 2,
+        last_error: 'timeout',
+        next_attempt: new Date(start + 3000).toISOString(),
+      })
+      expect(second).not.toHaveProperty('last_status')
+    })
+
+    it('fails a delivery still refused a day after its event, and goes on to the next', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const outcomes: string[] = []
+      const refusing = {
+        send: () => Promise.resolve({ status: 500 }),
+        onOutcome: (_: string, outcome: string) => outcomes.push(outcome),
+      }
+      const worker = core.webhooks.worker(refusing)
+      await worker.pass()
+      clock.advance(24 * 60 * 60_000)
+      await worker.pass()
+      expect(outcomes).toEqual(['retried', 'failed'])
+      expect((await core.webhooks.deliveries(root, hook.id)).items[0]).toMatchObject({
+        state: 'failed',
+        attempts: 2,
+      })
+    })
+
+    it('delivers once when two instances work the same queue', async () => {
+      await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const receiver = new Receiver()
+      const other = newCore(store, clock)
+      await Promise.all([
+        drain(core.webhooks.worker({ send: receiver.send })),
+        drain(other.webhooks.worker({ send: receiver.send })),
+      ])
+      expect(receiver.types()).toEqual(['unit.written team/app'])
+    })
+
+    it('drops the queued deliveries of a deleted subscription', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      await core.webhooks.delete(root, hook.id)
+      expect(await queued()).toEqual([])
+    })
+
+    it('lists deliveries newest first, a page at a time', async () => {
+      const hook = await subscribe(['unit.written'])
+      for (const serial of [1, 2, 3]) {
+        clock.advance(1000)
+        await core.states.write(root, UNIT, state(serial), { source: 'api' })
+      }
+      await drain(core.webhooks.worker({ send: new Receiver().send }))
+      const first = await core.webhooks.deliveries(root, hook.id, { limit: 2 })
+      const second = await core.webhooks.deliveries(root, hook.id, {
+        limit: 2,
+        cursor: first.nextCursor ?? '',
+      })
+      const ids = [...first.items, ...second.items].map((d) => d.id)
+      expect(ids).toEqual([...ids].sort().reverse())
+      expect(ids).toHaveLength(3)
+      expect(second.nextCursor).toBeNull()
+    })
+  })
+
+  describe('a crash between a commit and its event', () => {
+    /** A store on which the event's `ready` rewrite never happens, as when the process dies. */
+    function crashingAfterCommit(inner: ObjectStore): ObjectStore {
+      return {
+        ...inner,
+        get: (key, options) => inner.get(key, options),
+        head: (key) => inner.head(key),
+        list: (options) => inner.list(options),
+        delete: (key, options) => inner.delete(key, options),
+        ping: () => inner.ping(),
+        put: (key, body, options) => {
+          if (
+            key.startsWith(STORE_KEYS.webhookQueue) &&
+            options?.condition !== undefined &&
+            'ifMatch' in options.condition
+          ) {
+            return Promise.reject(new Error('killed'))
+          }
+          return inner.put(key, body, options)
+        },
+      }
+    }
+
+    it('delivers the write a minute later from the unit record', async () => {
+      await subscribe(['unit.written'])
+      const crashing = newCore(crashingAfterCommit(store), clock)
+      const version = await crashing.states.write(root, UNIT, state(1), { source: 'api' })
+      const receiver = new Receiver()
+      const worker = core.webhooks.worker({ send: receiver.send })
+      await drain(worker)
+      expect(receiver.received).toEqual([])
+      clock.advance(60_000)
+      await drain(worker)
+      expect(receiver.received.map(({ event }) => event.version?.timestamp)).toEqual([
+        version.timestamp,
+      ])
+    })
+
+    it('drops a prepared event whose change never committed', async () => {
+      const hook = await subscribe(['unit.written'])
+      const queue = new DeliveryQueue(store)
+      const event: WebhookEvent = {
+        id: 'evt-1767225600000-abc',
+        type: 'unit.written',
+        time: new Date(clock.now()).toISOString(),
+        unit: 'team/app',
+        principal: null,
+      }
+      await queue.add(hook.id, newEntry(event, { kind: 'write', before: null }))
+      clock.advance(60_000)
+      const receiver = new Receiver()
+      await drain(core.webhooks.worker({ send: receiver.send }))
+      expect(receiver.received).toEqual([])
+      expect(await queued()).toEqual([])
+    })
+  })
+})
