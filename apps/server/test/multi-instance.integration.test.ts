@@ -1,7 +1,8 @@
 import { createHash, generateKeyPairSync } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
-import { request } from 'node:http'
+import { createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -756,6 +757,80 @@ describe('three instances over one S3 bucket', () => {
       await s3(1).send(new DeleteObjectCommand({ Bucket, Key: `${Key}.tflock` }))
       const unit = await call(at(servers, 2), token, 'GET', '/v1/units/local/s3')
       expect(unit.body).toMatchObject({ locked: false, version_count: 1 })
+    })
+
+    it('keeps one audit trail that every instance appends to at once, losing no record', async () => {
+      const token = await readAdminToken((makers()[0] as RunningServer).dataDir)
+      const unit = 'local/audited'
+      const state = JSON.stringify({ version: 4, serial: 1, lineage: 'audited', outputs: {} })
+      const first = await call(at(servers, 0), token, 'POST', `/v1/backend/${unit}`, state)
+      expect(first.status, first.text).toBe(200)
+      // Ten reads on each instance, all at once: thirty records appended at the same time.
+      const reads = await Promise.all(
+        Array.from({ length: 30 }, (_, index) =>
+          call(at(servers, index), token, 'GET', `/v1/units/${unit}/download`, undefined, {
+            'X-Request-ID': `multi-read-${index}`,
+          }),
+        ),
+      )
+      for (const read of reads) expect(read.status).toBe(200)
+      for (const server of servers) {
+        const trail = await call(server, token, 'GET', `/v1/audit?unit=${unit}&limit=1000`)
+        expect(trail.status, trail.text).toBe(200)
+        const records = trail.body['records'] as { action: string; request_id: string }[]
+        const ids = records.filter((record) => record.action === 'state.read')
+        expect(new Set(ids.map((record) => record.request_id)).size).toBe(30)
+        expect(records.map((record) => record.action).sort()).toEqual([
+          ...Array<string>(30).fill('state.read'),
+          'state.write',
+        ])
+      }
+    })
+
+    it('delivers every event to a webhook made on one instance, in order, whichever instance wrote', async () => {
+      const token = await readAdminToken((makers()[0] as RunningServer).dataDir)
+      const received: { id: string; serial: number }[] = []
+      const receiver = createServer((req, res) => {
+        let body = ''
+        req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
+        req.on('end', () => {
+          const event = JSON.parse(body) as { id: string; version: { serial: number } }
+          received.push({ id: event.id, serial: event.version.serial })
+          res.writeHead(204).end()
+        })
+      })
+      await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done))
+      try {
+        const { port } = receiver.address() as AddressInfo
+        const made = await call(at(servers, 0), token, 'POST', '/v1/webhooks', {
+          url: `http://127.0.0.1:${port}/hook`,
+          events: ['unit.written'],
+          prefix: 'local/hooked',
+        })
+        expect(made.status, made.text).toBe(201)
+        for (const serial of [1, 2, 3, 4, 5, 6]) {
+          const state = JSON.stringify({ version: 4, serial, lineage: 'hooked', outputs: {} })
+          const write = await call(
+            at(servers, serial),
+            token,
+            'POST',
+            '/v1/backend/local/hooked',
+            state,
+          )
+          expect(write.status, write.text).toBe(200)
+        }
+        await until('six deliveries', () => new Set(received.map((event) => event.id)).size === 6)
+        const unique = [...new Map(received.map((event) => [event.id, event])).values()]
+        expect(unique.map((event) => event.serial)).toEqual([1, 2, 3, 4, 5, 6])
+        const id = made.body['id'] as string
+        const listed = await call(at(servers, 2), token, 'GET', `/v1/webhooks/${id}/deliveries`)
+        const deliveries = listed.body['deliveries'] as { state: string }[]
+        expect(deliveries.map((delivery) => delivery.state)).toEqual(
+          Array<string>(6).fill('delivered'),
+        )
+      } finally {
+        await new Promise((done) => receiver.close(done))
+      }
     })
 
     it('makes no second admin token when an instance starts on a new data directory', async () => {
