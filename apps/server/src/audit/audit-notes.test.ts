@@ -96,12 +96,14 @@ describe('which requests are audited, as what', () => {
     expect(await noteOf(method, path)).toBeNull()
   })
 
-  it('records an S3 read once: a ranged GET from byte 0 starts it, a later range goes on with it', async () => {
+  it('records every ranged S3 read with its range, so no part of a state is read unrecorded', async () => {
     const path = '/s3/tfstate/team/app/terraform.tfstate'
-    expect(await noteOf('GET', path, { Range: 'bytes=0-5242879' })).toEqual({
-      action: 'state.read',
-      unit: 'team/app',
-    })
-    expect(await noteOf('GET', path, { Range: 'bytes=5242880-10485759' })).toBeNull()
+    for (const range of ['bytes=0-5242879', 'bytes=5242880-10485759', 'bytes=-500', 'bytes=1-']) {
+      expect(await noteOf('GET', path, { Range: range })).toEqual({
+        action: 'state.read',
+        unit: 'team/app',
+        detail: { range },
+      })
+    }
   })
 })

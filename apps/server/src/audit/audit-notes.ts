@@ -118,10 +118,10 @@ function backendNote(c: Context<AppEnv>, method: string): AuditNote | undefined 
 
 /**
  * `/s3`: reads and writes of state objects, puts and deletes of lock objects, completions of
- * multipart uploads and deletes of state objects. A ranged GET that does not start at the first
- * byte goes on with a read already recorded (Terraform reads a large state in 5 MiB ranges), and
- * is not recorded again; nor are HEADs, listings, part uploads and the creation or abort of an
- * upload.
+ * multipart uploads and deletes of state objects. Every GET of a state is a read, a ranged one
+ * too (with its range), so no part of a state is read unrecorded: Terraform reads a large state
+ * in 5 MiB ranges, a record each. HEADs, listings, part uploads and the creation or abort of an
+ * upload are not recorded.
  */
 function s3Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
   const raw = rawPathOf(c.req.url).slice(S3_PREFIX.length + 1)
@@ -137,9 +137,11 @@ function s3Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
   const unit = object.unit
   const lock = object.kind === 'lock'
   switch (method) {
-    case 'GET':
-      if (lock || !startsAtZero(c.req.header('range'))) return undefined
-      return { action: 'state.read', unit }
+    case 'GET': {
+      if (lock) return undefined
+      const range = c.req.header('range')?.slice(0, 128)
+      return { action: 'state.read', unit, ...(range === undefined ? {} : { detail: { range } }) }
+    }
     case 'PUT':
       if (query.has('uploadId') || query.has('partNumber')) return undefined
       return { action: lock ? 'lock' : 'state.write', unit }
@@ -151,10 +153,6 @@ function s3Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
     default:
       return undefined
   }
-}
-
-function startsAtZero(range: string | undefined): boolean {
-  return range === undefined || /^\s*bytes\s*=\s*0\s*-/i.test(range)
 }
 
 function unitOf(parse: () => string): { unit?: string } {
