@@ -118,6 +118,10 @@ describe("the README's own commands", () => {
     expect(run.output).toContain('refused: the unit is locked by me')
     // The CLI section's `./cairn unit ls --json | jq -r '.units[].id'`: stdout is the CLI's alone.
     expect(run.output.split('\n')).toContain('team/app/prod')
+    // The audit section: the table names Terraform's writes through the http backend, and the
+    // JSON piped into jq names who made them.
+    expect(run.output).toMatch(/state\.write\s+200\s+local-admin \(token local admin\)\s+http\s/)
+    expect(run.output).toMatch(/^lock local-admin$/m)
     const unit = await api('/v1/units/team/app/prod')
     expect(unit).toMatchObject({ locked: false })
     // apply, apply with the new input, the restore, and the apply after it.
