@@ -30,6 +30,7 @@ export type CoreErrorCode =
   | 'unit_frozen'
   | 'freeze_not_found'
   | 'webhook_not_found'
+  | 'not_indexed'
 
 /** The base of every error core throws on purpose. */
 export class CoreError extends Error {
@@ -332,6 +333,21 @@ export class WebhookNotFoundError extends CoreError {
   }
 }
 
+/** A version that is not a readable Terraform state, so it has no resource index to compare. */
+export class NotIndexedError extends CoreError {
+  declare readonly code: 'not_indexed'
+  readonly version: string
+  constructor(unit: string, version: string, reason: string) {
+    super('not_indexed', `version ${version} of ${unit} has no resource index: ${reason}`)
+    this.name = 'NotIndexedError'
+    this.version = version
+  }
+
+  override details(): Record<string, unknown> {
+    return { version: this.version }
+  }
+}
+
 /**
  * Every error core throws on purpose, as one union: a `switch (error.code)` over it narrows to the
  * subclass and its data (jose's pattern), and a table over `CoreErrorCode` must name every code.
@@ -362,3 +378,4 @@ export type AnyCoreError =
   | UnitFrozenError
   | FreezeNotFoundError
   | WebhookNotFoundError
+  | NotIndexedError

@@ -46,6 +46,7 @@ export {
   ForbiddenError,
   FreezeNotFoundError,
   WebhookNotFoundError,
+  NotIndexedError,
   InvalidLockInfoError,
   InvalidRequestError,
   InvalidStateError,

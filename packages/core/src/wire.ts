@@ -142,6 +142,7 @@ export const V1_ERROR_CODES = [
   'unit_frozen',
   'freeze_not_found',
   'webhook_not_found',
+  'not_indexed',
   // identity
   'unauthorized',
   'token_not_found',
@@ -534,3 +535,135 @@ export const WebhookEventSchema = v.object({
   ),
 })
 export type WebhookEvent = v.InferOutput<typeof WebhookEventSchema>
+
+/** A resource instance as every answer shows it: its index entry without the attributes' digest. */
+export const ResourceSchema = v.object({
+  address: v.string(),
+  module: v.string(),
+  mode: v.picklist(['managed', 'data']),
+  type: v.string(),
+  name: v.string(),
+  index_key: v.optional(v.union([v.number(), v.string()])),
+  deposed: v.optional(v.string()),
+  provider: v.string(),
+  identity: v.record(v.string(), v.string()),
+})
+export type Resource = v.InferOutput<typeof ResourceSchema>
+
+/**
+ * `GET /v1/units/{id}/resources` (the current version) and
+ * `GET /v1/units/{id}/versions/{timestamp}/resources`: what the version holds, from its index; or
+ * `indexed: false` with the reason when the state is not a readable Terraform state.
+ */
+export const VersionResourcesSchema = v.variant('indexed', [
+  v.object({
+    unit: v.string(),
+    version: VersionSchema,
+    indexed: v.literal(true),
+    terraform_version: v.nullable(v.string()),
+    modules: v.array(v.string()),
+    providers: v.array(v.string()),
+    resources: v.array(ResourceSchema),
+    outputs: v.array(v.object({ name: v.string(), sensitive: v.boolean() })),
+    /** More instances than the index keeps: only the first ones, by address, are listed. */
+    truncated: v.boolean(),
+  }),
+  v.object({
+    unit: v.string(),
+    version: VersionSchema,
+    indexed: v.literal(false),
+    reason: v.string(),
+  }),
+])
+export type VersionResources = v.InferOutput<typeof VersionResourcesSchema>
+
+/**
+ * One attribute that differs between two versions of a resource instance: its path
+ * (`tags.Name`, `ingress[0].from_port`, `triggers["k"]`), and its values before and after (absent
+ * when the attribute is new or gone). A sensitive value is the string `(sensitive)`.
+ */
+export const AttributeChangeSchema = v.object({
+  path: v.string(),
+  before: v.optional(v.unknown()),
+  after: v.optional(v.unknown()),
+})
+export type AttributeChange = v.InferOutput<typeof AttributeChangeSchema>
+
+/** A changed instance: its entry in the later version, and with `detail=true` what changed. */
+export const ResourceChangeSchema = v.object({
+  ...ResourceSchema.entries,
+  /** With `detail=true`: each attribute that differs. */
+  attributes: v.optional(v.array(AttributeChangeSchema)),
+  /** With `detail=true`, why `attributes` is absent (too large to compare, the limit reached). */
+  detail_omitted: v.optional(v.string()),
+})
+export type ResourceChange = v.InferOutput<typeof ResourceChangeSchema>
+
+/** An output added, removed or changed; with `detail=true` its values (`(sensitive)` if so). */
+export const OutputChangeSchema = v.object({
+  name: v.string(),
+  sensitive: v.boolean(),
+  before: v.optional(v.unknown()),
+  after: v.optional(v.unknown()),
+})
+export type OutputChange = v.InferOutput<typeof OutputChangeSchema>
+
+/**
+ * `GET /v1/units/{id}/diff?from=&to=&detail=`: what changed from one version to another, by
+ * address. `from` is null when `to` is the unit's first version (everything is added).
+ */
+export const UnitDiffSchema = v.object({
+  unit: v.string(),
+  from: v.nullable(VersionSchema),
+  to: VersionSchema,
+  resources: v.object({
+    added: v.array(ResourceSchema),
+    removed: v.array(ResourceSchema),
+    changed: v.array(ResourceChangeSchema),
+  }),
+  outputs: v.object({
+    added: v.array(OutputChangeSchema),
+    removed: v.array(OutputChangeSchema),
+    changed: v.array(OutputChangeSchema),
+  }),
+  /** Either index stopped at its limit, so instances past it are not compared. */
+  truncated: v.boolean(),
+})
+export type UnitDiff = v.InferOutput<typeof UnitDiffSchema>
+
+/**
+ * One instance a search found: the unit, the version it is current in, and what matched (the
+ * `address`, the `type`, or the name of an identity attribute, with its `value`).
+ */
+export const SearchHitSchema = v.object({
+  unit: v.string(),
+  address: v.string(),
+  type: v.string(),
+  version: v.string(),
+  match: v.string(),
+  value: v.optional(v.string()),
+})
+export type SearchHit = v.InferOutput<typeof SearchHitSchema>
+
+/**
+ * `GET /v1/search?q=&type=&unit_prefix=&limit=&cursor=`: one page of hits, by unit then address.
+ * `not_indexed` names (up to 100 of) the units in scope whose current state has no index, so
+ * they could not be searched, and `not_indexed_count` says how many there are in all.
+ */
+export const SearchPageSchema = v.object({
+  results: v.array(SearchHitSchema),
+  next_cursor: v.nullable(v.string()),
+  not_indexed: v.array(v.object({ unit: v.string(), reason: v.string() })),
+  not_indexed_count: v.number(),
+})
+export type SearchPage = v.InferOutput<typeof SearchPageSchema>
+
+/** `POST /v1/search/reindex`: what a rebuild of the search index found. */
+export const ReindexResultSchema = v.object({
+  units: v.number(),
+  indexed: v.number(),
+  not_indexed: v.number(),
+  /** Current versions written before indexes existed, indexed from their bodies now. */
+  backfilled: v.number(),
+})
+export type ReindexResult = v.InferOutput<typeof ReindexResultSchema>

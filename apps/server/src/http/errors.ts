@@ -41,6 +41,7 @@ export const STATUS = {
   state_too_large: 413,
   oidc_not_configured: 422,
   dependency_cycle: 422,
+  not_indexed: 422,
   internal: 500,
   write_contention: 503,
   storage_unavailable: 503,

@@ -1,0 +1,91 @@
+import * as v from 'valibot'
+
+/**
+ * The resource index of one state version: what a Terraform state holds, learned while its body
+ * streamed in, small enough to read whole. Stored beside the version's state object and named by
+ * its version record, so the two are committed together and never disagree.
+ */
+
+/** The top-level string attributes users search by, when an instance has them. */
+export const IDENTITY_ATTRIBUTES = [
+  'id',
+  'arn',
+  'name',
+  'self_link',
+  'bucket',
+  'fqdn',
+  'dns_name',
+  'hostname',
+  'email',
+  'url',
+] as const
+
+/** The longest identity value kept; a longer one is not indexed (it is no ID anyone types). */
+export const MAX_IDENTITY_CHARS = 512
+/** The most instances one index holds; a state with more is indexed up to here, `truncated`. */
+export const MAX_INDEXED_INSTANCES = 250_000
+
+/** One resource instance of a state (an object of a resource, or one of its deposed objects). */
+export const IndexedInstanceSchema = v.object({
+  /** Terraform's address: `module.net["eu"].aws_subnet.private[0]`, `data.aws_ami.base`. */
+  address: v.string(),
+  /** The module address, `""` for the root module. */
+  module: v.string(),
+  mode: v.picklist(['managed', 'data']),
+  type: v.string(),
+  name: v.string(),
+  /** The `count` index (a number) or `for_each` key (a string); absent for a single instance. */
+  index_key: v.optional(v.union([v.number(), v.string()])),
+  /** The deposed object's key, for an object kept while its replacement is created. */
+  deposed: v.optional(v.string()),
+  /** The provider configuration: `provider["registry.terraform.io/hashicorp/aws"].eu`. */
+  provider: v.string(),
+  /**
+   * The digest of the instance's `attributes` as written (a short SHA-256, base64url): equal
+   * digests mean the same attributes. Never shown by the API, since it is a digest of values that
+   * may be sensitive.
+   */
+  digest: v.string(),
+  /** The identity attributes (`IDENTITY_ATTRIBUTES`) that are strings and not sensitive. */
+  identity: v.record(v.string(), v.string()),
+})
+export type IndexedInstance = v.InferOutput<typeof IndexedInstanceSchema>
+
+/** One top-level output: its name, the digest of its value, whether it is sensitive. */
+export const IndexedOutputSchema = v.object({
+  name: v.string(),
+  digest: v.string(),
+  sensitive: v.boolean(),
+})
+export type IndexedOutput = v.InferOutput<typeof IndexedOutputSchema>
+
+/** The stored index of one version (`format` 1). */
+export const ResourceIndexSchema = v.object({
+  format: v.literal(1),
+  /** The state format (`version` in the state: 4 today). */
+  state_version: v.number(),
+  terraform_version: v.nullable(v.string()),
+  /** Every module address with resources in the state, sorted; the root module is not listed. */
+  modules: v.array(v.string()),
+  /** Every provider source address the state's resources use, sorted. */
+  providers: v.array(v.string()),
+  /** Every instance, sorted by address. */
+  resources: v.array(IndexedInstanceSchema),
+  /** Every top-level output, sorted by name. */
+  outputs: v.array(IndexedOutputSchema),
+  /** Set when the state had more than `MAX_INDEXED_INSTANCES` instances and only those are here. */
+  truncated: v.boolean(),
+})
+export type ResourceIndex = v.InferOutput<typeof ResourceIndexSchema>
+
+/**
+ * What a version record says of its index: where it is and how many instances it lists; or, as
+ * `{ none: reason }`, that the state is not a readable Terraform state and has none. A version
+ * record without the field was written before indexes existed: its index is made from its body
+ * when asked for (and by a reindex).
+ */
+export const IndexRefSchema = v.union([
+  v.object({ object: v.string(), resources: v.number() }),
+  v.object({ none: v.string() }),
+])
+export type IndexRef = v.InferOutput<typeof IndexRefSchema>
