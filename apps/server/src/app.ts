@@ -22,6 +22,7 @@ import { auditRoutes } from './routes/audit'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
 import { freezeRoutes } from './routes/freezes'
+import { searchRoutes } from './routes/search'
 import { webhookRoutes } from './routes/webhooks'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', freezeRoutes(deps))
   app.route('/', auditRoutes(deps))
   app.route('/', webhookRoutes(deps))
+  app.route('/', searchRoutes(deps))
   app.route(
     S3_PREFIX,
     s3Routes({

@@ -123,6 +123,7 @@ async function main(): Promise<void> {
     maxStateBytes: config.maxStateBytes,
     lockStaleAfterMs: config.lockStaleAfterMs,
     auditRetentionMs: config.auditRetentionMs,
+    indexResources: config.resourceIndex,
     onAuditSweepError: (error) => {
       log.warn('a sweep of expired audit records failed; the next append tries again', { error })
     },

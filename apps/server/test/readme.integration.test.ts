@@ -141,6 +141,35 @@ describe("the README's own commands", () => {
     expect(example.map((unit) => unit.status)).toEqual(['green', 'green', 'green'])
   })
 
+  it('runs the resources example: two applies, their diff, the contents, a search by an ID', async () => {
+    const run = await play('resources')
+    expect(run.code, run.output).toBe(0)
+    // The diff of the second apply: one site added, the database changed, both in plan's form.
+    expect(run.output).toContain('+ terraform_data.site["docs"]')
+    expect(run.output).toContain('~ module.db.terraform_data.db[0]')
+    expect(run.output).toContain(
+      'Changes: 1 to add, 1 to change, 0 to destroy; outputs: 1 changed.',
+    )
+    expect(run.output).toMatch(/~ input\.size: "small" -> "large"/)
+    expect(run.output).toMatch(/~ input\.password: \(sensitive\) -> \(sensitive\)/)
+    expect(run.output).toContain('team/shop changed')
+    expect(run.output).not.toContain('s3cret')
+    // The search by the ID that `unit show --json` gave: the unit and the instance holding it.
+    const { resources } = (await api('/v1/units/team/shop/versions/current/resources')) as {
+      resources: { address: string; identity: { id?: string } }[]
+    }
+    const docs = resources.find((resource) => resource.address === 'terraform_data.site["docs"]')
+    expect(docs?.identity.id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(run.output).toMatch(
+      new RegExp(
+        `team/shop\\s+terraform_data\\.site\\["docs"\\]\\s+terraform_data\\s+id = ${docs?.identity.id ?? 'none'}`,
+      ),
+    )
+    // `search module.db`, and the addresses piped through jq.
+    expect(run.output).toContain('module.db.terraform_data.db[0]')
+    expect(run.output.split('\n')).toContain('terraform_data.site["shop"]')
+  })
+
   it('runs the s3 backend example: a profile on cairn creds, init, apply, a workspace', async () => {
     const run = await play('s3')
     expect(run.code, run.output).toBe(0)

@@ -14,6 +14,10 @@ import { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
 import { LockService } from './locks/lock-service'
 import { systemClock, type Clock } from './runtime/clock'
 import { randomIds, type IdSource } from './runtime/id-source'
+import { ResourceService } from './resources/resource-service'
+import { SearchFeed } from './resources/search-feed'
+import { SearchIndex } from './resources/search-index'
+import { searchExtension, searchSource } from './resources/search-wiring'
 import { inlineScanners, type ScannerSource } from './state/chunk-scanner'
 import type { ObjectStore } from './storage/object-store'
 import { UnitCatalog } from './units/unit-catalog'
@@ -62,6 +66,16 @@ export interface CoreOptions {
   /** Where state bodies are checked; inline by default, a worker thread in the server. */
   scanners?: ScannerSource
   /**
+   * Index the resources of every state written (`SVC_RESOURCE_INDEX`; on by default): what diffs,
+   * resource listings and search read. Off, they read each version's body when asked instead.
+   */
+  indexResources?: boolean
+  /**
+   * How often each instance's search index is checked against every unit, in milliseconds, to
+   * cover a change note lost to a crash (5 minutes by default).
+   */
+  searchReconcileMs?: number
+  /**
    * More extensions of the write path, after the dependency graph's (which is always there): each
    * takes part in every write, restore and delete.
    */
@@ -107,6 +121,8 @@ export interface Core {
   readonly audit: AuditLog
   /** Webhook subscriptions, their deliveries, and the worker that delivers them. */
   readonly webhooks: WebhookService
+  /** What is in the states: a version's resources, diffs between versions, search. */
+  readonly resources: ResourceService
   /**
    * Uploads announced first and completed later, on any instance, kept in this core's store under
    * the owner's folder (TFE's pending state versions; S3 multipart uploads).
@@ -164,14 +180,27 @@ export function createCore(options: CoreOptions): Core {
         })
     },
   }
+  const searchIndex = new SearchIndex()
+  const feed = new SearchFeed({
+    store,
+    index: searchIndex,
+    source: searchSource(kernel),
+    clock,
+    ids,
+    ...(options.searchReconcileMs === undefined
+      ? {}
+      : { reconcileEveryMs: options.searchReconcileMs }),
+  })
   const extensions = [
     graphExtension(records, store),
     webhookExtension(recorder, records, new StatusWatch(store, records, new WholeGraph(records))),
+    searchExtension(feed),
     ...(options.extensions ?? []),
   ]
   const writer = new StateWriter({
     kernel,
     maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
+    indexResources: options.indexResources ?? true,
     scanners: options.scanners ?? inlineScanners,
     extensions,
     onExtensionError,
@@ -196,6 +225,7 @@ export function createCore(options: CoreOptions): Core {
         : { onSweepError: options.onAuditSweepError }),
     }),
     webhooks: new WebhookService({ hooks, queue, recorder, records, authorizer, clock, ids }),
+    resources: new ResourceService(kernel, { index: searchIndex, feed }),
     stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
   }
 }

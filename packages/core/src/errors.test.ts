@@ -24,6 +24,7 @@ import {
   UnitNotFoundError,
   VersionNotFoundError,
   WebhookNotFoundError,
+  NotIndexedError,
   WriteContentionError,
   type AnyCoreError,
   type CoreErrorCode,
@@ -94,6 +95,7 @@ describe('core errors', () => {
       }),
       freeze_not_found: new FreezeNotFoundError('x'),
       webhook_not_found: new WebhookNotFoundError('x'),
+      not_indexed: new NotIndexedError('x', 'y', 'z'),
     }
     for (const [code, error] of Object.entries(examples)) expect(error.code).toBe(code)
   })

@@ -77,6 +77,15 @@ export type { LockAging } from './locks/lock-age'
 export { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
 export { MAX_UNLOCK_REASON_LENGTH } from './locks/lock-service'
 export { LockInfoSchema, LockRequestSchema, parseLockRequest } from './locks/lock-info'
+export type { RebuildResult, SearchFeedOptions, SearchSource } from './resources/search-feed'
+export {
+  DEFAULT_SEARCH_RECONCILE_MS,
+  SEARCH_CHANGE_LOOKBACK_MS,
+  SearchFeed,
+} from './resources/search-feed'
+export { announceSearchChange, SEARCH_CHANGE_RETENTION_MS } from './resources/search-changes'
+export type { SearchQuery, SearchResult } from './resources/search-index'
+export { MAX_NOT_INDEXED_LISTED, SearchIndex } from './resources/search-index'
 export type { Clock } from './runtime/clock'
 export { iso, systemClock } from './runtime/clock'
 export type { IdSource } from './runtime/id-source'
@@ -156,9 +165,25 @@ export { canonicalJson } from './state/canonical-json'
 export { validate } from './validation'
 export type { ChunkScanner, ScannerSource } from './state/chunk-scanner'
 export { inlineScanners } from './state/chunk-scanner'
-export type { ScannedState, TerraformHeader } from './state/state-scanner'
+export type { ScannedState, ScanOptions, TerraformHeader } from './state/state-scanner'
 export { StateScanner } from './state/state-scanner'
 export type { StateOutput, StateOutputs } from './state/outputs'
+export type { IndexDiff } from './resources/index-diff'
+export { compareInstances, compareOutputs, diffIndexes, toResource } from './resources/index-diff'
+export type { OutputChanges, RawInstance } from './resources/attribute-diff'
+export { attributeChanges, outputChanges } from './resources/attribute-diff'
+export type { SensitivePaths } from './resources/sensitive-paths'
+export { sensitivePaths } from './resources/sensitive-paths'
+export { MAX_SHOWN_STRING, SENSITIVE } from './resources/shown-value'
+export type {
+  IndexedInstance,
+  IndexedOutput,
+  IndexRef,
+  ResourceIndex,
+} from './resources/resource-index'
+export { IDENTITY_ATTRIBUTES, ResourceIndexSchema } from './resources/resource-index'
+export type { SearchQuery as ResourceSearchQuery } from './resources/resource-service'
+export { ResourceService } from './resources/resource-service'
 export { toWebStream } from './streams/web-stream'
 export type { BoundedReadOptions } from './streams/bounded-body'
 export { isClientAbort, readBounded } from './streams/bounded-body'

@@ -3,6 +3,7 @@ import { AuthApi, TokensApi } from './auth'
 import { LocksApi } from './locks'
 import { FreezesApi } from './freezes'
 import { RbacApi } from './rbac'
+import { SearchApi } from './search'
 import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
 import { fetchOf, type CaCertificates } from './trusting-fetch'
@@ -37,6 +38,7 @@ export interface CairnClient {
   readonly freezes: FreezesApi
   readonly audit: AuditApi
   readonly webhooks: WebhooksApi
+  readonly search: SearchApi
 }
 
 /**
@@ -68,5 +70,6 @@ export function createClient(options: ClientOptions): CairnClient {
     freezes: new FreezesApi(transport),
     audit: new AuditApi(transport),
     webhooks: new WebhooksApi(transport),
+    search: new SearchApi(transport),
   }
 }

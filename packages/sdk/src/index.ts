@@ -16,6 +16,8 @@ export { LocksApi } from './locks'
 export { FreezesApi } from './freezes'
 export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
 export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
+export type { SearchFilter, SearchQuery } from './search'
+export { SearchApi } from './search'
 export { StatusApi } from './status'
 export type { CaCertificates } from './trusting-fetch'
 export { fetchTrusting } from './trusting-fetch'
@@ -27,6 +29,7 @@ export { WebhooksApi } from './webhooks'
 export type {
   ApiToken,
   AssignmentRequest,
+  AttributeChange,
   AssignmentView as Assignment,
   AuditAction,
   AuditList,
@@ -50,21 +53,29 @@ export type {
   LockList,
   LockRequest,
   Me,
+  OutputChange,
   Outputs,
   RbacUser,
+  ReindexResult,
+  Resource,
+  ResourceChange,
   RoleView as Role,
   S3CredentialSet,
+  SearchHit,
+  SearchPage,
   Source,
   StatusList,
   TokenLimit,
   TokenPair,
   Unit,
+  UnitDiff,
   UnitList,
   UnitStatus,
   UnlockResponse,
   V1ErrorCode,
   Version,
   VersionList,
+  VersionResources,
   Webhook,
   WebhookCreated,
   WebhookEvent,
@@ -74,6 +85,7 @@ export type {
 export {
   ApiTokenSchema,
   AssignmentSchema,
+  AttributeChangeSchema,
   AUDIT_ACTIONS,
   AuditListSchema,
   AuditRecordSchema,
@@ -87,14 +99,22 @@ export {
   LockInfoSchema,
   LockListSchema,
   MAX_AUDIT_PAGE,
+  OutputChangeSchema,
   OutputsSchema,
   PermissionSchema,
   RbacUserSchema,
+  ReindexResultSchema,
+  ResourceChangeSchema,
+  ResourceSchema,
   RoleSchema,
   S3CredentialSetSchema,
+  SearchHitSchema,
+  SearchPageSchema,
   TokenPairSchema,
+  UnitDiffSchema,
   UnitSchema,
   V1_ERROR_CODES,
+  VersionResourcesSchema,
   VersionSchema,
   WebhookCreatedSchema,
   WebhookEventSchema,

@@ -6,8 +6,10 @@ import {
   OutputsSchema,
   UnitListSchema,
   UnitSchema,
+  UnitDiffSchema,
   UnitStatusSchema,
   UnlockResponseSchema,
+  VersionResourcesSchema,
   VersionListSchema,
   VersionSchema,
   type Dependency,
@@ -16,11 +18,13 @@ import {
   type LockRequest,
   type Outputs,
   type Unit,
+  type UnitDiff,
   type UnitList,
   type UnitStatus,
   type UnlockResponse,
   type Version,
   type VersionList,
+  type VersionResources,
 } from '@cairn/core/wire'
 import { CairnApiError, CairnError } from './errors'
 import * as v from 'valibot'
@@ -206,6 +210,32 @@ export class UnitsApi {
   outputs(id: string, options: { version?: string } = {}): Promise<Outputs> {
     return this.#transport.json('GET', `/v1/units/${unitPath(id)}/outputs`, OutputsSchema, {
       query: { version: options.version },
+    })
+  }
+
+  /**
+   * What the current version, or the one written at `version`, holds from its index: resource
+   * instances, modules, providers and outputs (names and `sensitive` only). `indexed` is false,
+   * with the `reason`, when the state is not a readable Terraform state.
+   */
+  resources(id: string, options: { version?: string } = {}): Promise<VersionResources> {
+    const version = encodeURIComponent(options.version ?? 'current')
+    const path = `/v1/units/${unitPath(id)}/versions/${version}/resources`
+    return this.#transport.json('GET', path, VersionResourcesSchema)
+  }
+
+  /**
+   * What changed, by address, from the version written at `from` to the one written at `to`:
+   * resources and outputs added, removed and changed, with `detail` each changed attribute and
+   * output value too. `to` defaults to the current version, `from` to the version before `to`.
+   * A version that is not a readable Terraform state fails with `not_indexed` (422).
+   */
+  diff(
+    id: string,
+    options: { from?: string; to?: string; detail?: boolean } = {},
+  ): Promise<UnitDiff> {
+    return this.#transport.json('GET', `/v1/units/${unitPath(id)}/diff`, UnitDiffSchema, {
+      query: { from: options.from, to: options.to, ...flag('detail', options.detail) },
     })
   }
 

@@ -22,5 +22,7 @@ export const root = defineCommand({
     audit: () => import('./audit').then((module) => module.default),
     webhook: () => import('./webhook/index').then((module) => module.default),
     webhooks: () => import('./webhooks/index').then((module) => module.default),
+    search: () => import('./search').then((module) => module.default),
+    reindex: () => import('./reindex').then((module) => module.default),
   },
 })

@@ -12,7 +12,14 @@ export function colourOn(env: NodeJS.ProcessEnv = process.env): boolean {
 
 const CODES = { red: 31, yellow: 33, green: 32 } as const
 
+export type Colour = keyof typeof CODES
+
 /** A status word in its colour, when colour is on. */
-export function paint(status: 'red' | 'yellow' | 'green', on: boolean = colourOn()): string {
-  return on ? `\u001b[${String(CODES[status])}m${status}\u001b[39m` : status
+export function paint(status: Colour, on: boolean = colourOn()): string {
+  return tint(status, status, on)
+}
+
+/** Any text in a colour, when colour is on. */
+export function tint(colour: Colour, text: string, on: boolean = colourOn()): string {
+  return on ? `\u001b[${String(CODES[colour])}m${text}\u001b[39m` : text
 }

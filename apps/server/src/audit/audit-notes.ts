@@ -2,7 +2,7 @@ import { unitIdFromPath, type AuditNote, type AuditSurface } from '@cairn/core'
 import { tfeAuditNote } from '@cairn/tfe-adapter'
 import type { Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
-import { parseUnitPath, rawPathOf } from '../http/unit-path'
+import { parseUnitPath, parseVersionResourcesPath, rawPathOf } from '../http/unit-path'
 import type { Surface } from '../metrics/server-metrics'
 import { objectOfKey } from '../s3/s3-keys'
 import { S3_PREFIX } from '../s3/s3-env'
@@ -53,6 +53,7 @@ const UNIT_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>>
   unlock: { DELETE: 'unlock' },
   restore: { POST: 'state.restore' },
   outputs: { GET: 'outputs.read' },
+  diff: { GET: 'state.read' },
   dependencies: { PUT: 'dependencies.change' },
 }
 
@@ -61,6 +62,12 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
   if (path.startsWith(UNITS)) {
     let parsed
     try {
+      const resources = parseVersionResourcesPath(rawPathOf(c.req.url), UNITS)
+      if (resources !== undefined) {
+        return method === 'GET'
+          ? { action: 'state.read', unit: resources.id, detail: { view: 'resources' } }
+          : undefined
+      }
       parsed = parseUnitPath(rawPathOf(c.req.url), UNITS)
     } catch {
       // Not a unit ID: refused as a bad request, on no unit.
@@ -69,7 +76,8 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
     const action = UNIT_ACTIONS[parsed.action ?? '']?.[method]
     if (action === undefined) return undefined
     const forced = action === 'unlock' && isTrue(c.req.query('force'))
-    return { action: forced ? 'force_unlock' : action, unit: parsed.id }
+    const view = parsed.action === 'diff' ? { detail: { view: 'diff' } } : {}
+    return { action: forced ? 'force_unlock' : action, unit: parsed.id, ...view }
   }
   if (path === '/v1/units' && method === 'POST') return { action: 'unit.create' }
   if (path === '/v1/auth/tokens' && method === 'POST') return { action: 'token.create' }

@@ -34,6 +34,7 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 30_000,
       lockStaleAfterMs: 3_600_000,
       auditRetentionMs: 9600 * 3_600_000,
+      resourceIndex: true,
       limits: {
         headersTimeoutMs: 20_000,
         idleTimeoutMs: 60_000,
@@ -171,6 +172,7 @@ describe('loadConfig', () => {
       SVC_SHUTDOWN_TIMEOUT: '1m30s',
       SVC_LOCK_STALE_AFTER: '2h30m',
       SVC_AUDIT_RETENTION: '720h',
+      SVC_RESOURCE_INDEX: 'false',
     }
     expect(configOf([], env)).toMatchObject({
       host: '127.0.0.1',
@@ -184,6 +186,7 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 90_000,
       lockStaleAfterMs: 9_000_000,
       auditRetentionMs: 720 * 3_600_000,
+      resourceIndex: false,
     })
   })
 

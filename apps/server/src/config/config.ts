@@ -21,6 +21,8 @@ export interface Config {
   readonly lockStaleAfterMs: number
   /** How long audit records are kept. */
   readonly auditRetentionMs: number
+  /** Index the resources of each state as it is written (diff, resources, search). */
+  readonly resourceIndex: boolean
   readonly limits: ServerLimits
   /** Serve HTTPS with this certificate and key (PEM files), which Terraform's cloud block needs. */
   readonly tls: { certPath: string; keyPath: string } | undefined
@@ -119,6 +121,11 @@ export const FLAGS = {
   'audit-retention': {
     env: 'SVC_AUDIT_RETENTION',
     help: 'how long audit records are kept, as a Go duration, at least 24h (default 9600h: 400 days)',
+  },
+  'resource-index': {
+    env: 'SVC_RESOURCE_INDEX',
+    boolean: true,
+    help: 'index the resources of each state as it is written, for diff and search (default true; -resource-index=false turns it off)',
   },
   'headers-timeout': {
     env: 'SVC_HEADERS_TIMEOUT',
@@ -250,6 +257,7 @@ const ConfigSchema = v.object({
     duration('-audit-retention (SVC_AUDIT_RETENTION)', 24 * 3_600_000),
     '9600h',
   ),
+  'resource-index': v.optional(boolean('-resource-index (SVC_RESOURCE_INDEX)'), 'true'),
   'headers-timeout': v.optional(duration('-headers-timeout (SVC_HEADERS_TIMEOUT)', 1000), '20s'),
   'idle-timeout': v.optional(duration('-idle-timeout (SVC_IDLE_TIMEOUT)', 1000), '60s'),
   'request-timeout': v.optional(duration('-request-timeout (SVC_REQUEST_TIMEOUT)', 1000), '1h'),
@@ -351,6 +359,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       shutdownTimeoutMs: out['shutdown-timeout'],
       lockStaleAfterMs: out['lock-stale-after'],
       auditRetentionMs: out['audit-retention'],
+      resourceIndex: out['resource-index'],
       limits: Object.freeze({
         headersTimeoutMs: out['headers-timeout'],
         idleTimeoutMs: out['idle-timeout'],

@@ -30,3 +30,21 @@ export function rawPathOf(url: string): string {
   const end = url.search(/[?#]/)
   return url.slice(start, end === -1 ? undefined : end)
 }
+
+const VERSION_RESOURCES = /^(.+)\/versions\/([^/]+)\/resources$/
+
+/**
+ * `/v1/units/{id}/versions/{timestamp}/resources` (or `.../versions/current/resources`) taken
+ * apart: the unit and the version, `current` for the current one. Undefined for any other path.
+ * Such a path always names this route, even for a unit whose ID would end that way.
+ *
+ * @throws InvalidUnitIdError
+ */
+export function parseVersionResourcesPath(
+  rawPath: string,
+  prefix: string,
+): { id: UnitId; version: string } | undefined {
+  const match = VERSION_RESOURCES.exec(rawPath.slice(prefix.length).replace(/\/+$/, ''))
+  if (match === null) return undefined
+  return { id: unitIdFromPath(match[1] as string), version: decodeURIComponent(match[2] as string) }
+}

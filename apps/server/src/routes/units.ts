@@ -23,7 +23,7 @@ import {
 } from '../http/body'
 import { HttpError } from '../http/errors'
 import { queryFlag, queryInt, queryText } from '../http/query'
-import { parseUnitPath, rawPathOf } from '../http/unit-path'
+import { parseUnitPath, parseVersionResourcesPath, rawPathOf } from '../http/unit-path'
 
 export interface UnitRoutesDeps {
   core: Core
@@ -176,6 +176,19 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
         return c.json(answer)
       },
     },
+    diff: {
+      GET: async (c, id) => {
+        const from = queryText(c, 'from')
+        const to = queryText(c, 'to')
+        const diff = await core.resources.diff(c.var.principal, id, {
+          ...(from === undefined ? {} : { from }),
+          ...(to === undefined ? {} : { to }),
+          detail: queryFlag(c, 'detail'),
+        })
+        noteAudit(c, { version: diff.to.timestamp })
+        return c.json(diff)
+      },
+    },
     status: {
       GET: async (c, id) => c.json(await core.dependencies.status(c.var.principal, id)),
     },
@@ -193,6 +206,20 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
   }
 
   app.all(`${PREFIX}*`, async (c) => {
+    const resources = parseVersionResourcesPath(rawPathOf(c.req.url), PREFIX)
+    if (resources !== undefined) {
+      if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+        throw new HttpError('method_not_allowed', `${c.req.path} answers GET`, { Allow: 'GET' })
+      }
+      const { id, version } = resources
+      const answer = await core.resources.resources(
+        c.var.principal,
+        id,
+        version === 'current' ? undefined : version,
+      )
+      noteAudit(c, { version: answer.version.timestamp })
+      return c.json(answer)
+    }
     const { id, action } = parseUnitPath(rawPathOf(c.req.url), PREFIX)
     const methods = routes[action ?? '']
     if (methods === undefined) {

@@ -2,11 +2,13 @@ import type { ScannedState } from '@cairn/core'
 
 /**
  * From the server to a scan worker. Chunks travel through the shared ring given at start. Each
- * body is a job with its own number; a message of a new job starts a new body.
+ * body is a job with its own number; a message of a new job starts a new body, indexed (the
+ * resource index) when its `index` says so.
  */
 export type ToWorker =
   /** `length` bytes of the body are in the ring at `offset`. */
-  { type: 'chunk'; job: number; offset: number; length: number } | { type: 'end'; job: number }
+  | { type: 'chunk'; job: number; offset: number; length: number; index: boolean }
+  | { type: 'end'; job: number; index: boolean }
 
 /**
  * From a scan worker to the server, naming the job, so that replies about a body the server has

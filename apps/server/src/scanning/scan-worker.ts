@@ -20,7 +20,7 @@ port.on('message', (message: ToWorker) => {
   if (message.job !== job) {
     // A new body: whatever became of the last one (finished, refused, abandoned), start afresh.
     job = message.job
-    scanner = new StateScanner()
+    scanner = new StateScanner({ index: message.index })
     failed = false
   }
   try {

@@ -41,13 +41,13 @@ export class WorkerScanners {
   }
 
   /** The `ScannerSource` to give `createCore`. */
-  readonly source: ScannerSource = (sizeHint) => {
+  readonly source: ScannerSource = (sizeHint, options = {}) => {
     if (this.#closed || sizeHint === undefined || sizeHint < WORKER_THRESHOLD) {
-      return new StateScanner()
+      return new StateScanner(options)
     }
     const thread = this.#take()
-    if (thread === undefined) return new StateScanner()
-    return new WorkerScanner(thread, (done) => {
+    if (thread === undefined) return new StateScanner(options)
+    return new WorkerScanner(thread, options.index === true, (done) => {
       this.#give(done)
     })
   }
@@ -98,6 +98,7 @@ class WorkerScanner implements ChunkScanner {
   readonly #thread: ScanThread
   readonly #release: (thread: ScanThread | undefined) => void
   readonly #job: number
+  readonly #index: boolean
   #head = 0
   #inFlight = 0
   #error: Error | undefined
@@ -105,8 +106,13 @@ class WorkerScanner implements ChunkScanner {
   #done: { resolve: (scan: ScannedState) => void; reject: (error: Error) => void } | undefined
   #released = false
 
-  constructor(thread: ScanThread, release: (thread: ScanThread | undefined) => void) {
+  constructor(
+    thread: ScanThread,
+    index: boolean,
+    release: (thread: ScanThread | undefined) => void,
+  ) {
     this.#thread = thread
+    this.#index = index
     this.#release = release
     thread.jobs += 1
     this.#job = thread.jobs
@@ -130,7 +136,7 @@ class WorkerScanner implements ChunkScanner {
     const done = new Promise<ScannedState>((resolve, reject) => {
       this.#done = { resolve, reject }
     })
-    this.#send({ type: 'end', job: this.#job })
+    this.#send({ type: 'end', job: this.#job, index: this.#index })
     return done
   }
 
@@ -157,7 +163,7 @@ class WorkerScanner implements ChunkScanner {
     for (let at = 0; at < bytes.byteLength;) {
       const length = Math.min(RING_SIZE - this.#head, bytes.byteLength - at)
       this.#thread.ring.set(bytes.subarray(at, at + length), this.#head)
-      this.#send({ type: 'chunk', job: this.#job, offset: this.#head, length })
+      this.#send({ type: 'chunk', job: this.#job, offset: this.#head, length, index: this.#index })
       this.#head = (this.#head + length) % RING_SIZE
       this.#inFlight += length
       at += length

@@ -1,4 +1,4 @@
-import { StateScanner, type ScannedState } from './state-scanner'
+import { StateScanner, type ScannedState, type ScanOptions } from './state-scanner'
 
 /**
  * Checks a state body chunk by chunk, where the checking may happen elsewhere (another thread).
@@ -17,9 +17,9 @@ export interface ChunkScanner {
 }
 
 /**
- * Chooses a scanner for a body; `sizeHint` is its declared length, when the client sent one.
- * The default scans inline.
+ * Chooses a scanner for a body; `sizeHint` is its declared length, when the client sent one, and
+ * `options` what the scan should learn besides (the resource index). The default scans inline.
  */
-export type ScannerSource = (sizeHint: number | undefined) => ChunkScanner
+export type ScannerSource = (sizeHint: number | undefined, options?: ScanOptions) => ChunkScanner
 
-export const inlineScanners: ScannerSource = () => new StateScanner()
+export const inlineScanners: ScannerSource = (_sizeHint, options) => new StateScanner(options)

@@ -1,4 +1,14 @@
+import { createHash, type Hash } from 'node:crypto'
 import { InvalidStateError } from '../errors'
+import {
+  IDENTITY_FIELDS,
+  INSTANCE_FIELDS,
+  InstanceCollector,
+  RESOURCE_FIELDS,
+  type CollectedResources,
+  type InstanceDetail,
+} from '../resources/instance-collector'
+import { shortDigest } from './canonical-json'
 
 /**
  * What one pass over a state body learns: that it is JSON at all, and the Terraform header fields
@@ -13,6 +23,22 @@ export interface ScannedState {
   outputsTooLarge: boolean
   /** Byte offsets of the top-level `serial` value, so a restore can rewrite it while streaming. */
   serialSpan?: { start: number; end: number }
+  /**
+   * The resources, when the scanner was asked to index and the body is a readable Terraform state
+   * (format 4); otherwise why there is no index.
+   */
+  resources?: CollectedResources | { none: string }
+}
+
+/** What a scanner is asked to do besides checking the JSON. */
+export interface ScanOptions {
+  /** Index the state's resources (`ScannedState.resources`). */
+  index?: boolean
+  /**
+   * Hand the raw attributes of the instances `wanted` accepts to `onDetail` (an attribute-level
+   * diff), keeping no index.
+   */
+  detail?: { wanted: (address: string) => boolean; onDetail: (detail: InstanceDetail) => void }
 }
 
 export interface TerraformHeader {
@@ -26,6 +52,12 @@ export interface TerraformHeader {
 export const MAX_OUTPUTS_BYTES = 16 * 1024 * 1024
 /** The largest scalar header value kept (a serial, lineage or version string). */
 const MAX_SCALAR_BYTES = 1024
+/** The largest resource field (a module address, a provider) or identity value read. */
+const MAX_FIELD_BYTES = 4096
+/** The largest `sensitive_attributes` read; a larger one makes every identity value sensitive. */
+const MAX_SENSITIVE_BYTES = 64 * 1024
+/** The largest `attributes` kept for a detailed diff. */
+export const MAX_DETAIL_ATTRIBUTES_BYTES = 1024 * 1024
 
 const enum S {
   Value,
@@ -73,6 +105,48 @@ interface Capture {
   from: number
 }
 
+/**
+ * A value being watched, from where it starts to where it ends at the same depth: a value kept
+ * (`keep`: a top-level header value, a resource or instance field, an identity attribute), or a
+ * region of the `resources` tree whose insides are watched in turn.
+ */
+type WatchKind =
+  | 'top'
+  | 'resourceField'
+  | 'instanceField'
+  | 'identity'
+  | 'resources'
+  | 'resource'
+  | 'instances'
+  | 'instance'
+  | 'attributes'
+
+interface Watch {
+  kind: WatchKind
+  depth: number
+  capture?: Capture
+}
+
+/** The digest of an instance's attributes, hashed as they stream past. */
+interface Hashing {
+  hash: Hash
+  from: number
+  /** The attributes' bytes too, for a detailed diff. */
+  keep?: Capture
+}
+
+/**
+ * The depths of the `resources` tree: keys of the top-level object at 1, elements of `resources`
+ * at 2, each resource's keys at 3, elements of its `instances` at 4, each instance's keys at 5,
+ * and the keys of its `attributes` at 6.
+ */
+const TOP_KEYS = 1
+const RESOURCE_ELEMENTS = 2
+const RESOURCE_KEYS = 3
+const INSTANCE_ELEMENTS = 4
+const INSTANCE_KEYS = 5
+const ATTRIBUTE_KEYS = 6
+
 /** JSON nesting deeper than this is refused, as Go's encoding/json refuses it. */
 const MAX_DEPTH = 10_000
 
@@ -90,9 +164,10 @@ export class StateScanner {
   #depth = 0
   #offset = 0
   #isKey = false
-  #keyBytes: number[] = []
+  /** The key being read (its first 32 bytes), at a watched depth. */
+  readonly #keyBytes = new Uint8Array(32)
+  #keyLength = 0
   #keyOverflow = false
-  #topKey: string | undefined
   #hexLeft = 0
   #num: N = N.Sign
   #literal: Uint8Array = new Uint8Array(0)
@@ -100,10 +175,32 @@ export class StateScanner {
   #capture: Capture | undefined
   #captured = new Map<string, { bytes: Uint8Array | undefined; start: number; end: number }>()
   #topIsObject = false
+  /** Depths (bits) whose object keys are read, and whose value starts are watched. */
+  #keyMask = 1 << TOP_KEYS
+  #startMask = 0
+  /** The watch a value starting at a key's depth begins, set when that key ends. */
+  #pending: WatchKind | undefined
+  #pendingKey = ''
+  readonly #watches: Watch[] = []
+  /** The depth at which the innermost watch ends; -1 when none is open. */
+  #endDepth = -1
+  #hashing: Hashing | undefined
+  readonly #collector: InstanceCollector | undefined
+  #encrypted = false
+
+  constructor(options: ScanOptions = {}) {
+    if (options.index === true || options.detail !== undefined) {
+      this.#collector = new InstanceCollector(options.detail)
+    }
+  }
 
   /** Feeds the next chunk. @throws InvalidStateError at the first byte that is not JSON. */
   write(chunk: Uint8Array): void {
     if (this.#capture !== undefined) this.#capture.from = 0
+    if (this.#hashing !== undefined) {
+      this.#hashing.from = 0
+      if (this.#hashing.keep !== undefined) this.#hashing.keep.from = 0
+    }
     const stack = this.#stack
     const length = chunk.length
     let state = this.#state
@@ -147,18 +244,20 @@ export class StateScanner {
             if (c === QUOTE || c === BACKSLASH || c < 0x20) break
             j += 1
           }
-          if (this.#isKey && depth === 1) this.#keepKey(chunk, i, j)
+          if (this.#isKey && depth < 8 && ((this.#keyMask >>> depth) & 1) !== 0) {
+            this.#keepKey(chunk, i, j)
+          }
           i = j
           if (j === length) break
           i += 1
           if (c === QUOTE) {
             if (this.#isKey) {
               state = S.Colon
-              if (depth === 1) this.#endTopKey()
+              if (depth < 8 && ((this.#keyMask >>> depth) & 1) !== 0) this.#endKey(depth)
             } else {
               {
                 state = depth === 0 ? S.Done : S.AfterValue
-                if (depth === 1 && this.#capture !== undefined) this.#finishCapture(chunk, i)
+                if (depth === this.#endDepth) this.#endWatch(chunk, i)
               }
             }
           } else if (c === BACKSLASH) {
@@ -230,7 +329,7 @@ export class StateScanner {
               }
               {
                 state = depth === 0 ? S.Done : S.AfterValue
-                if (depth === 1 && this.#capture !== undefined) this.#finishCapture(chunk, i)
+                if (depth === this.#endDepth) this.#endWatch(chunk, i)
               }
               break
             }
@@ -245,7 +344,7 @@ export class StateScanner {
           i += 1
           if (this.#literalAt === this.#literal.length) {
             state = depth === 0 ? S.Done : S.AfterValue
-            if (depth === 1 && this.#capture !== undefined) this.#finishCapture(chunk, i)
+            if (depth === this.#endDepth) this.#endWatch(chunk, i)
           }
           break
         default:
@@ -267,11 +366,13 @@ export class StateScanner {
                 i += 1
                 {
                   state = depth === 0 ? S.Done : S.AfterValue
-                  if (depth === 1 && this.#capture !== undefined) this.#finishCapture(chunk, i)
+                  if (depth === this.#endDepth) this.#endWatch(chunk, i)
                 }
                 break
               }
-              if (depth === 1 && this.#topKey !== undefined) this.#startCapture(i)
+              if (depth < 8 && ((this.#startMask >>> depth) & 1) !== 0) {
+                this.#startWatch(i, depth, c)
+              }
               if (c === QUOTE) {
                 state = S.String
                 this.#isKey = false
@@ -298,8 +399,8 @@ export class StateScanner {
               if (c === QUOTE) {
                 state = S.String
                 this.#isKey = true
-                if (depth === 1) {
-                  this.#keyBytes = []
+                if (depth < 8 && ((this.#keyMask >>> depth) & 1) !== 0) {
+                  this.#keyLength = 0
                   this.#keyOverflow = false
                 }
               } else if (c === 0x7d && state === S.ObjectFirst) {
@@ -307,7 +408,7 @@ export class StateScanner {
                 i += 1
                 {
                   state = depth === 0 ? S.Done : S.AfterValue
-                  if (depth === 1 && this.#capture !== undefined) this.#finishCapture(chunk, i)
+                  if (depth === this.#endDepth) this.#endWatch(chunk, i)
                 }
                 break
               } else {
@@ -330,7 +431,7 @@ export class StateScanner {
                 i += 1
                 {
                   state = depth === 0 ? S.Done : S.AfterValue
-                  if (depth === 1 && this.#capture !== undefined) this.#finishCapture(chunk, i)
+                  if (depth === this.#endDepth) this.#endWatch(chunk, i)
                 }
               } else {
                 this.#fail(i, 'expected , or a closing bracket')
@@ -345,6 +446,7 @@ export class StateScanner {
     this.#state = state
     this.#depth = depth
     if (this.#capture !== undefined) this.#keepCaptured(chunk, this.#capture.from, length)
+    if (this.#hashing !== undefined) this.#hashTo(chunk, length)
     this.#offset += length
   }
 
@@ -363,35 +465,168 @@ export class StateScanner {
     return this.#result()
   }
 
-  #endTopKey(): void {
-    if (!this.#topIsObject) return
-    const key = this.#keyOverflow ? undefined : String.fromCharCode(...this.#keyBytes)
-    this.#topKey = key !== undefined && INTERESTING.has(key) ? key : undefined
+  /** A key of a watched depth has ended: choose what watches the value that follows it. */
+  #endKey(depth: number): void {
+    const key = this.#keyOverflow
+      ? undefined
+      : String.fromCharCode.apply(null, this.#keyBytes.subarray(0, this.#keyLength) as never)
+    let kind: WatchKind | undefined
+    if (key !== undefined) {
+      if (depth === TOP_KEYS) {
+        if (!this.#topIsObject) return
+        if (INTERESTING.has(key)) kind = 'top'
+        else if (key === 'resources' && this.#collector !== undefined) kind = 'resources'
+        else if (key === 'encrypted_data') this.#encrypted = true
+      } else if (depth === RESOURCE_KEYS) {
+        if (RESOURCE_FIELDS.has(key)) kind = 'resourceField'
+        else if (key === 'instances') kind = 'instances'
+      } else if (depth === INSTANCE_KEYS) {
+        if (INSTANCE_FIELDS.has(key)) kind = 'instanceField'
+        else if (key === 'attributes') kind = 'attributes'
+      } else if (depth === ATTRIBUTE_KEYS && IDENTITY_FIELDS.has(key)) {
+        kind = 'identity'
+      }
+    }
+    this.#pending = kind
+    this.#pendingKey = key ?? ''
+    if (kind === undefined) this.#startMask &= ~(1 << depth)
+    else this.#startMask |= 1 << depth
   }
 
-  #startCapture(i: number): void {
-    const key = this.#topKey as string
-    this.#capture = {
-      key,
-      start: this.#offset + i,
-      limit: key === 'outputs' ? MAX_OUTPUTS_BYTES : MAX_SCALAR_BYTES,
-      chunks: [],
-      size: 0,
-      overflow: false,
-      from: i,
+  /** A value starts at a watched depth (`c` is its first byte, at `i`). */
+  #startWatch(i: number, depth: number, c: number): void {
+    if (depth === RESOURCE_ELEMENTS || depth === INSTANCE_ELEMENTS) {
+      // An element of `resources` or of a resource's `instances`.
+      if (c !== 0x7b) return
+      const collector = this.#collector as InstanceCollector
+      if (depth === RESOURCE_ELEMENTS) {
+        collector.beginResource()
+        this.#keyMask |= 1 << RESOURCE_KEYS
+        this.#open('resource', depth)
+      } else {
+        collector.beginInstance()
+        this.#keyMask |= 1 << INSTANCE_KEYS
+        this.#open('instance', depth)
+      }
+      return
+    }
+    const kind = this.#pending
+    if (kind === undefined) return
+    this.#pending = undefined
+    this.#startMask &= ~(1 << depth)
+    switch (kind) {
+      case 'resources':
+      case 'instances':
+        if (c !== 0x5b) return
+        this.#startMask |= 1 << (depth + 1)
+        this.#open(kind, depth)
+        return
+      case 'attributes':
+        if (c !== 0x7b) return
+        this.#keyMask |= 1 << ATTRIBUTE_KEYS
+        this.#hashing = { hash: createHash('sha256'), from: i }
+        if (this.#collector?.keepsAttributes === true) {
+          this.#hashing.keep = newCapture('', this.#offset + i, MAX_DETAIL_ATTRIBUTES_BYTES, i)
+        }
+        this.#open(kind, depth)
+        return
+      default: {
+        const limit =
+          kind === 'top'
+            ? this.#pendingKey === 'outputs'
+              ? MAX_OUTPUTS_BYTES
+              : MAX_SCALAR_BYTES
+            : kind === 'instanceField' && this.#pendingKey === 'sensitive_attributes'
+              ? MAX_SENSITIVE_BYTES
+              : MAX_FIELD_BYTES
+        this.#capture = newCapture(this.#pendingKey, this.#offset + i, limit, i)
+        this.#open(kind, depth, this.#capture)
+      }
     }
   }
 
-  #finishCapture(chunk: Uint8Array, i: number): void {
-    const capture = this.#capture as Capture
+  #open(kind: WatchKind, depth: number, capture?: Capture): void {
+    this.#watches.push(capture === undefined ? { kind, depth } : { kind, depth, capture })
+    this.#endDepth = depth
+  }
+
+  /** The innermost watched value has ended, before byte `i` of `chunk`. */
+  #endWatch(chunk: Uint8Array, i: number): void {
+    const watch = this.#watches.pop() as Watch
+    const top = this.#watches[this.#watches.length - 1]
+    this.#endDepth = top === undefined ? -1 : top.depth
+    const collector = this.#collector
+    switch (watch.kind) {
+      case 'resources':
+        this.#startMask &= ~(1 << RESOURCE_ELEMENTS)
+        return
+      case 'instances':
+        this.#startMask &= ~(1 << INSTANCE_ELEMENTS)
+        return
+      case 'resource':
+        this.#keyMask &= ~(1 << RESOURCE_KEYS)
+        this.#startMask &= ~(1 << RESOURCE_KEYS)
+        collector?.endResource()
+        return
+      case 'instance':
+        this.#keyMask &= ~(1 << INSTANCE_KEYS)
+        this.#startMask &= ~(1 << INSTANCE_KEYS)
+        collector?.endInstance()
+        return
+      case 'attributes': {
+        this.#keyMask &= ~(1 << ATTRIBUTE_KEYS)
+        this.#startMask &= ~(1 << ATTRIBUTE_KEYS)
+        const hashing = this.#hashing as Hashing
+        this.#hashTo(chunk, i)
+        this.#hashing = undefined
+        const keep = hashing.keep
+        collector?.attributes(
+          shortDigest(hashing.hash.digest()),
+          keep === undefined || keep.overflow ? undefined : Buffer.concat(keep.chunks, keep.size),
+          keep?.overflow === true,
+        )
+        return
+      }
+      default:
+        break
+    }
+    const capture = watch.capture as Capture
     this.#keepCaptured(chunk, capture.from, i)
-    if (this.#captured.has(capture.key)) {
-      this.#fail(i, `duplicate top-level key "${capture.key}"`)
-    }
-    const bytes = capture.overflow ? undefined : Buffer.concat(capture.chunks, capture.size)
-    this.#captured.set(capture.key, { bytes, start: capture.start, end: this.#offset + i })
     this.#capture = undefined
-    this.#topKey = undefined
+    const bytes = capture.overflow ? undefined : Buffer.concat(capture.chunks, capture.size)
+    switch (watch.kind) {
+      case 'top':
+        if (this.#captured.has(capture.key)) {
+          this.#fail(i, `duplicate top-level key "${capture.key}"`)
+        }
+        this.#captured.set(capture.key, { bytes, start: capture.start, end: this.#offset + i })
+        return
+      case 'resourceField':
+        collector?.resourceField(capture.key, bytes)
+        return
+      case 'instanceField':
+        collector?.instanceField(capture.key, bytes)
+        return
+      default:
+        collector?.identity(capture.key, bytes)
+    }
+  }
+
+  /** Hashes the attributes' bytes up to `to` in the current chunk. */
+  #hashTo(chunk: Uint8Array, to: number): void {
+    const hashing = this.#hashing as Hashing
+    if (to > hashing.from) hashing.hash.update(chunk.subarray(hashing.from, to))
+    hashing.from = to
+    const keep = hashing.keep
+    if (keep === undefined || keep.overflow || to <= keep.from) return
+    keep.size += to - keep.from
+    if (keep.size > keep.limit) {
+      keep.overflow = true
+      keep.chunks = []
+      return
+    }
+    keep.chunks.push(chunk.slice(keep.from, to))
+    keep.from = to
   }
 
   #keepCaptured(chunk: Uint8Array, from: number, to: number): void {
@@ -409,11 +644,12 @@ export class StateScanner {
 
   #keepKey(chunk: Uint8Array, from: number, to: number): void {
     if (this.#keyOverflow) return
-    if (this.#keyBytes.length + (to - from) > 32) {
+    if (this.#keyLength + (to - from) > 32) {
       this.#keyOverflow = true
       return
     }
-    for (let k = from; k < to; k += 1) this.#keyBytes.push(chunk[k] as number)
+    this.#keyBytes.set(chunk.subarray(from, to), this.#keyLength)
+    this.#keyLength += to - from
   }
 
   #fail(i: number, reason: string): never {
@@ -429,7 +665,16 @@ export class StateScanner {
     const serial = this.#captured.get('serial')
     const lineage = this.#captured.get('lineage')
     const version = this.#captured.get('version')
-    if (serial === undefined || lineage === undefined || version === undefined) return result
+    if (serial === undefined || lineage === undefined || version === undefined) {
+      if (this.#collector !== undefined) {
+        result.resources = {
+          none: this.#encrypted
+            ? 'the state is encrypted'
+            : 'the body is not a Terraform state (it has no version, serial and lineage)',
+        }
+      }
+      return result
+    }
     result.terraform = {
       version: parseHeaderNumber(version.bytes, 'version'),
       serial: parseSerial(serial.bytes),
@@ -441,7 +686,16 @@ export class StateScanner {
       if (typeof parsed === 'string') result.terraform.terraformVersion = parsed
     }
     result.serialSpan = { start: serial.start, end: serial.end }
+    if (this.#collector !== undefined) result.resources = this.#resourcesOf(result.terraform)
     return result
+  }
+
+  #resourcesOf(header: TerraformHeader): CollectedResources | { none: string } {
+    if (this.#encrypted) return { none: 'the state is encrypted' }
+    if (header.version !== 4) {
+      return { none: `state format ${header.version} is not indexed (format 4 is)` }
+    }
+    return (this.#collector as InstanceCollector).result()
   }
 }
 
@@ -466,6 +720,10 @@ function parseLineage(bytes: Uint8Array | undefined): string {
     throw new InvalidStateError('"lineage" must be a non-empty string')
   }
   return value
+}
+
+function newCapture(key: string, start: number, limit: number, from: number): Capture {
+  return { key, start, limit, chunks: [], size: 0, overflow: false, from }
 }
 
 function isHex(c: number): boolean {

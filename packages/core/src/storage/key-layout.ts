@@ -23,6 +23,7 @@
  * | `webhooks/hooks.json`    | core, webhooks            | webhook subscriptions, with their secrets         |
  * | `webhooks/queue/`        | core, webhooks            | deliveries to make, per subscription and event   |
  * | `webhooks/done/`         | core, webhooks            | deliveries finished, newest first, kept 7 days    |
+ * | `search/changes/`        | core, resources           | units changed, for every instance's search index  |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -46,6 +47,7 @@ export const STORE_KEYS = {
   webhooks: 'webhooks/hooks.json',
   webhookQueue: 'webhooks/queue/',
   webhookDone: 'webhooks/done/',
+  searchChanges: 'search/changes/',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */

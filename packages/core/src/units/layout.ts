@@ -12,6 +12,7 @@ import { STORE_KEYS } from '../storage/key-layout'
  * ```
  * unit-records/<id>!.json                        the unit record: lock, current version, tags, edges
  * units/<id>!/<epoch>/states/<time>-<rand>.tfstate   state bytes, one object per version
+ * units/<id>!/<epoch>/indexes/<time>-<rand>.json      the resource index of the state of that name
  * units/<id>!/<epoch>/versions/<inverted ms>.json    a committed version's record, newest first
  * units/<id>!/<epoch>/history/<inverted ms>-<rand>.json   events such as force-unlocks
  * ```
@@ -53,6 +54,15 @@ export function epochFolder(id: UnitId, epoch: string): string {
 export function stateKey(id: UnitId, epoch: string, ms: number, random: string): string {
   const time = new Date(ms).toISOString().replaceAll(/[-:]/g, '')
   return `${epochFolder(id, epoch)}states/${time}-${random}.tfstate`
+}
+
+/** Where the resource index of the state object `stateObject` is kept: beside it, by its name. */
+export function indexKeyOf(stateObject: string): string {
+  const at = stateObject.lastIndexOf('/states/')
+  if (at === -1 || !stateObject.endsWith('.tfstate')) {
+    throw new Error(`${stateObject} is not the key of a state object`)
+  }
+  return `${stateObject.slice(0, at)}/indexes/${stateObject.slice(at + 8, -'.tfstate'.length)}.json`
 }
 
 export function versionsFolder(id: UnitId, epoch: string): string {

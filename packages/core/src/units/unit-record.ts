@@ -3,6 +3,7 @@ import { isStale, type LockAging } from '../locks/lock-age'
 import { LockInfoSchema } from '../locks/lock-info'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
+import { IndexRefSchema } from '../resources/resource-index'
 import { OutputDigestsSchema } from '../state/outputs'
 
 /** Which surface a write or lock came through. */
@@ -33,7 +34,8 @@ export type Ack = v.InferOutput<typeof AckSchema>
 /**
  * A version as stored: the public fields plus where its bytes are and where its serial sits, the
  * digests of its outputs (null when it is not a Terraform state or its outputs could not be read),
- * and what it acknowledged of its dependencies (absent when the write acknowledged nothing).
+ * what it acknowledged of its dependencies (absent when the write acknowledged nothing), and where
+ * its resource index is.
  */
 export const VersionRecordSchema = v.object({
   ...VersionSchema.entries,
@@ -42,6 +44,8 @@ export const VersionRecordSchema = v.object({
   serial_span: v.nullable(v.tuple([v.number(), v.number()])),
   output_digests: v.optional(v.nullable(OutputDigestsSchema)),
   acks: v.optional(v.array(AckSchema)),
+  /** The version's resource index; absent on versions written before indexes existed. */
+  index: v.optional(IndexRefSchema),
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 

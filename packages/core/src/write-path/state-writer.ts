@@ -14,7 +14,9 @@ import type { ScannerSource } from '../state/chunk-scanner'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
 import { writeRecord } from '../storage/stored-json'
-import { stateKey, versionKey } from '../units/layout'
+import { buildIndex } from '../resources/index-builder'
+import type { IndexRef } from '../resources/resource-index'
+import { indexKeyOf, stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import type { Snapshot } from '../units/unit-record-store'
 import {
@@ -60,6 +62,8 @@ export interface WriteOptions extends LockGuard {
 interface StateWriterOptions {
   kernel: Kernel
   maxStateBytes: number
+  /** Index the resources of each state written (`SVC_RESOURCE_INDEX`). */
+  indexResources: boolean
   scanners: ScannerSource
   extensions: readonly WriteExtension[]
   onExtensionError: ExtensionErrorHandler
@@ -70,6 +74,8 @@ interface Staged {
   object: string
   epoch: string
   inspected: InspectedState
+  /** The state's resource index, stored beside it; absent when indexing is off. */
+  index?: IndexRef
 }
 
 /** The current version changed under a restore that computed its serial from it. */
@@ -89,6 +95,7 @@ const RESTORE_ATTEMPTS = 5
 export class StateWriter {
   readonly #kernel: Kernel
   readonly #maxStateBytes: number
+  readonly #indexResources: boolean
   readonly #scanners: ScannerSource
   readonly #extensions: readonly WriteExtension[]
   readonly #onExtensionError: ExtensionErrorHandler
@@ -96,6 +103,7 @@ export class StateWriter {
   constructor(options: StateWriterOptions) {
     this.#kernel = options.kernel
     this.#maxStateBytes = options.maxStateBytes
+    this.#indexResources = options.indexResources
     this.#scanners = options.scanners
     this.#extensions = options.extensions
     this.#onExtensionError = options.onExtensionError
@@ -122,7 +130,7 @@ export class StateWriter {
     try {
       checkDeclared(staged.inspected, options)
     } catch (error) {
-      await this.#discard([staged.object])
+      await this.#discard(stagedKeys(staged))
       throw error
     }
     return this.#commit(principal, id, staged, options, undefined)
@@ -164,9 +172,28 @@ export class StateWriter {
     sizeHint: number | undefined,
   ): Promise<Staged> {
     const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
-    const inspector = new StateInspector(this.#maxStateBytes, this.#scanners(sizeHint))
+    const inspector = new StateInspector(
+      this.#maxStateBytes,
+      this.#scanners(sizeHint, { index: this.#indexResources }),
+    )
     await this.#kernel.store.put(object, inspector.pass(body), { contentType: 'application/json' })
-    return { object, epoch, inspected: inspector.result() }
+    const inspected = inspector.result()
+    const index = buildIndex(inspected.scan)
+    if (index === undefined) return { object, epoch, inspected }
+    if ('none' in index) return { object, epoch, inspected, index }
+    try {
+      // Before the commit that names it: a version is never current without its index.
+      await writeRecord(this.#kernel.store, indexKeyOf(object), index)
+    } catch (error) {
+      await this.#discard([object, indexKeyOf(object)])
+      throw error
+    }
+    return {
+      object,
+      epoch,
+      inspected,
+      index: { object: indexKeyOf(object), resources: index.resources.length },
+    }
   }
 
   /**
@@ -191,7 +218,7 @@ export class StateWriter {
       { kind: restoring ? 'restore' : 'write', unit: id, principal, source: options.source },
       this.#onExtensionError,
     ).catch(async (error: unknown) => {
-      await this.#discard([staged.object])
+      await this.#discard(stagedKeys(staged))
       throw error
     })
     try {
@@ -235,12 +262,13 @@ export class StateWriter {
         })
         return { put: next, result: toVersion(version) }
       })
-      await this.#discard([staged.object, ...copies].filter((key) => key !== committed))
+      const kept = committed === undefined ? [] : [committed, indexKeyOf(committed)]
+      await this.#discard([...stagedKeys(staged), ...copies].filter((key) => !kept.includes(key)))
       await pending.committed({ version: committed === undefined ? null : version })
       return version
     } catch (error) {
       await pending.aborted(error)
-      await this.#discard([staged.object, ...copies])
+      await this.#discard([...stagedKeys(staged), ...copies])
       throw error
     }
   }
@@ -261,6 +289,14 @@ export class StateWriter {
     const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
     copies.push(object)
     await this.#kernel.store.put(object, source.body, { contentType: 'application/json' })
+    if (staged.index !== undefined && 'object' in staged.index) {
+      const index = await this.#kernel.store.get(staged.index.object)
+      if (index === undefined) throw new UnitNotFoundError(id)
+      copies.push(indexKeyOf(object))
+      await this.#kernel.store.put(indexKeyOf(object), index.body, {
+        contentType: 'application/json',
+      })
+    }
     return object
   }
 
@@ -299,12 +335,25 @@ export class StateWriter {
       object,
       terraform_version: terraform?.terraformVersion ?? null,
       serial_span: span === undefined ? null : [span.start, span.end],
+      ...indexRefAt(staged.index, object),
     }
   }
 
   async #discard(keys: string[]): Promise<void> {
     await Promise.all(keys.map((key) => this.#kernel.store.delete(key).catch(() => undefined)))
   }
+}
+
+/** The keys a staged write may have stored: the state object and its index. */
+function stagedKeys(staged: Staged): string[] {
+  return [staged.object, indexKeyOf(staged.object)]
+}
+
+/** The version's index field: the staged index, at the key beside `object` where it now lies. */
+function indexRefAt(index: IndexRef | undefined, object: string): { index?: IndexRef } {
+  if (index === undefined) return {}
+  if ('none' in index) return { index }
+  return { index: { object: indexKeyOf(object), resources: index.resources } }
 }
 
 /** The digests of a state's outputs, or null when it is not a Terraform state or they are unread. */

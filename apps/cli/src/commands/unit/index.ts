@@ -16,5 +16,7 @@ export default defineCommand({
     status: () => import('./status').then((module) => module.default),
     deps: () => import('./deps').then((module) => module.default),
     outputs: () => import('./outputs').then((module) => module.default),
+    show: () => import('./show').then((module) => module.default),
+    diff: () => import('./diff').then((module) => module.default),
   },
 })

@@ -1,0 +1,62 @@
+import { CairnApiError } from '@cairn/sdk'
+import { defineCommand } from 'citty'
+import { CLIError, NegativeAnswer } from '../../cli-error'
+import { openContext } from '../../context'
+import { colourOn } from '../../output/colour'
+import { anyChange, diffText } from '../../output/unit-diff'
+import { common, unitArg } from '../_shared'
+
+export default defineCommand({
+  meta: {
+    name: 'diff',
+    description:
+      'What changed between two versions of a unit, resource by resource, as terraform plan summarises it',
+  },
+  args: {
+    ...unitArg,
+    ...common,
+    from: {
+      type: 'string',
+      description: 'the earlier version (default: the one before --to)',
+      valueHint: 'timestamp',
+    },
+    to: {
+      type: 'string',
+      description: 'the later version (default: the current one)',
+      valueHint: 'timestamp',
+    },
+    detail: { type: 'boolean', description: 'show each changed attribute and output value' },
+    'exit-code': {
+      type: 'boolean',
+      description: 'exit 1 when anything changed, 0 when nothing did (as git diff --exit-code)',
+    },
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    const diff = await context.client.units
+      .diff(args.id, {
+        ...(args.from === undefined ? {} : { from: args.from }),
+        ...(args.to === undefined ? {} : { to: args.to }),
+        ...(args.detail === true ? { detail: true } : {}),
+      })
+      .catch((error: unknown) => {
+        if (error instanceof CairnApiError && error.code === 'not_indexed') {
+          throw new CLIError(
+            `cannot compare the versions of ${args.id}: ${error.message} (not_indexed); cairn unit show ${args.id} --version <timestamp> says why`,
+          )
+        }
+        throw error
+      })
+    context.out.result(diff, () =>
+      diffText(diff, { colour: colourOn(), detail: args.detail === true }),
+    )
+    if (diff.truncated) {
+      context.out.note(
+        `The index of a version stopped at its limit: instances past it were not compared.`,
+      )
+    }
+    if (args['exit-code'] === true && anyChange(diff)) {
+      throw new NegativeAnswer(`${args.id} changed`)
+    }
+  },
+})

@@ -1,0 +1,69 @@
+import type { VersionResources } from '@cairn/sdk'
+import { defineCommand } from 'citty'
+import { openContext } from '../../context'
+import { table } from '../../output/output'
+import { providerName } from '../../output/provider-name'
+import { common, unitArg } from '../_shared'
+
+type Indexed = Extract<VersionResources, { indexed: true }>
+
+export default defineCommand({
+  meta: {
+    name: 'show',
+    description: "List a version's resources, modules, providers and outputs from its index",
+  },
+  args: {
+    ...unitArg,
+    ...common,
+    version: {
+      type: 'string',
+      description: 'the version written at this timestamp (default: the current one)',
+      valueHint: 'timestamp',
+    },
+  },
+  async run({ args }) {
+    const context = await openContext(args)
+    const answer = await context.client.units.resources(
+      args.id,
+      args.version === undefined ? {} : { version: args.version },
+    )
+    context.out.result(answer, () =>
+      answer.indexed
+        ? indexText(answer)
+        : `${answer.unit} at ${answer.version.timestamp} is not indexed: ${answer.reason}`,
+    )
+    if (answer.indexed && answer.truncated) {
+      context.out.note(
+        `The index stopped at its limit: only the first ${String(answer.resources.length)} instances, by address, are listed.`,
+      )
+    }
+  },
+})
+
+function indexText(index: Indexed): string {
+  const lines = [
+    `${index.unit} at ${index.version.timestamp} (serial ${index.version.serial ?? '-'}, Terraform ${index.terraform_version ?? '-'})`,
+    '',
+    index.resources.length === 0
+      ? 'No resources.'
+      : table(
+          ['ADDRESS', 'TYPE', 'PROVIDER', 'ID'],
+          index.resources.map((resource) => [
+            resource.address,
+            resource.type,
+            providerName(resource.provider),
+            resource.identity['id'] ?? '-',
+          ]),
+        ),
+  ]
+  const section = (heading: string, items: string[]) => {
+    if (items.length > 0) lines.push('', `${heading}:`, ...items.map((item) => `  ${item}`))
+  }
+  section('Modules', index.modules)
+  section('Providers', index.providers.map(providerName))
+  section(
+    'Outputs',
+    index.outputs.map((output) => (output.sensitive ? `${output.name} (sensitive)` : output.name)),
+  )
+  return lines.join('\n')
+}

@@ -1,0 +1,43 @@
+import type { Core } from '@cairn/core'
+import { Hono } from 'hono'
+import type { AppEnv } from '../http/app-env'
+import { HttpError } from '../http/errors'
+import { queryInt, queryText } from '../http/query'
+
+export interface SearchRoutesDeps {
+  core: Core
+}
+
+/**
+ * `GET /v1/search?q=&type=&unit_prefix=&limit=&cursor=`: resource instances in the current
+ * versions of the units the caller may read, by address (exact or prefix), type, or identity
+ * value; and `POST /v1/search/reindex`, an administrator's rebuild of the index it reads.
+ */
+export function searchRoutes(deps: SearchRoutesDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.get('/v1/search', async (c) => {
+    const q = queryText(c, 'q')
+    const type = queryText(c, 'type')
+    const unitPrefix = queryText(c, 'unit_prefix')
+    const cursor = queryText(c, 'cursor')
+    const limit = queryInt(c, 'limit')
+    const page = await deps.core.resources.search(c.var.principal, {
+      ...(q === undefined ? {} : { q }),
+      ...(type === undefined ? {} : { type }),
+      ...(unitPrefix === undefined ? {} : { unitPrefix }),
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(limit === undefined ? {} : { limit }),
+    })
+    return c.json(page)
+  })
+  app.all('/v1/search', (c) => {
+    throw new HttpError('method_not_allowed', `${c.req.path} answers GET`, { Allow: 'GET' })
+  })
+  app.post('/v1/search/reindex', async (c) =>
+    c.json(await deps.core.resources.reindex(c.var.principal)),
+  )
+  app.all('/v1/search/reindex', (c) => {
+    throw new HttpError('method_not_allowed', `${c.req.path} answers POST`, { Allow: 'POST' })
+  })
+  return app
+}

@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest'
+import { StateScanner, type ScanOptions } from '../state/state-scanner'
+import type { InstanceDetail } from './instance-collector'
+import { buildIndex } from './index-builder'
+import type { ResourceIndex } from './resource-index'
+
+function scan(text: string, chunk: number, options: ScanOptions = { index: true }) {
+  const scanner = new StateScanner(options)
+  const bytes = new TextEncoder().encode(text)
+  for (let at = 0; at < bytes.length; at += chunk) scanner.write(bytes.subarray(at, at + chunk))
+  return scanner.end()
+}
+
+function indexOf(text: string, chunk = 7): ResourceIndex {
+  const index = buildIndex(scan(text, chunk))
+  if (index === undefined || 'none' in index) throw new Error(`no index: ${JSON.stringify(index)}`)
+  return index
+}
+
+const NULL = 'provider["registry.terraform.io/hashicorp/null"]'
+const AWS = 'module.net.provider["registry.terraform.io/hashicorp/aws"].eu'
+
+/** A state as Terraform writes it (format 4), pretty-printed, with every kind of instance. */
+const state = JSON.stringify(
+  {
+    version: 4,
+    terraform_version: '1.11.4',
+    serial: 7,
+    lineage: 'c0ffee',
+    outputs: {
+      plain: { value: 'x', type: 'string' },
+      secret: { value: 'hunter2', type: 'string', sensitive: true },
+    },
+    resources: [
+      {
+        mode: 'managed',
+        type: 'null_resource',
+        name: 'one',
+        provider: NULL,
+        instances: [{ schema_version: 0, attributes: { id: '111', triggers: null } }],
+      },
+      {
+        mode: 'managed',
+        type: 'null_resource',
+        name: 'counted',
+        each: 'list',
+        provider: NULL,
+        instances: [
+          { index_key: 0, schema_version: 0, attributes: { id: 'c0' } },
+          { index_key: 1, schema_version: 0, attributes: { id: 'c1' } },
+        ],
+      },
+      {
+        module: 'module.net',
+        mode: 'managed',
+        type: 'aws_subnet',
+        name: 'private',
+        each: 'map',
+        provider: AWS,
+        instances: [
+          {
+            index_key: 'a "quoted" key',
+            schema_version: 1,
+            attributes: {
+              arn: 'arn:aws:ec2:eu-west-1:1:subnet/subnet-1',
+              id: 'subnet-1',
+              tags: { Name: 'a' },
+              name: { nested: 'not a string' },
+            },
+            sensitive_attributes: [],
+          },
+        ],
+      },
+      {
+        module: 'module.net',
+        mode: 'data',
+        type: 'aws_ami',
+        name: 'base',
+        provider: AWS,
+        instances: [{ schema_version: 0, attributes: { id: 'ami-1', name: 'base-image' } }],
+      },
+      {
+        mode: 'managed',
+        type: 'aws_db_instance',
+        name: 'main',
+        provider: AWS,
+        instances: [
+          {
+            schema_version: 2,
+            attributes: { id: 'db-1', name: 'secret-name', password: 'pw' },
+            sensitive_attributes: [
+              [{ type: 'get_attr', value: 'password' }],
+              [{ type: 'get_attr', value: 'name' }],
+            ],
+          },
+          {
+            deposed: 'abcd1234',
+            schema_version: 2,
+            attributes: { id: 'db-0', name: 'old' },
+            sensitive_attributes: 'not paths',
+          },
+        ],
+      },
+    ],
+    check_results: null,
+  },
+  null,
+  2,
+)
+
+describe('the resource index of a scanned state', () => {
+  it('lists every instance by address, with its identity, modules and providers', () => {
+    const index = indexOf(state)
+    expect(index.resources.map((r) => r.address)).toEqual([
+      'aws_db_instance.main',
+      'aws_db_instance.main (deposed abcd1234)',
+      'module.net.aws_subnet.private["a \\"quoted\\" key"]',
+      'module.net.data.aws_ami.base',
+      'null_resource.counted[0]',
+      'null_resource.counted[1]',
+      'null_resource.one',
+    ])
+    const subnet = index.resources[2]
+    expect(subnet).toMatchObject({
+      module: 'module.net',
+      mode: 'managed',
+      type: 'aws_subnet',
+      name: 'private',
+      index_key: 'a "quoted" key',
+      provider: AWS,
+      identity: { arn: 'arn:aws:ec2:eu-west-1:1:subnet/subnet-1', id: 'subnet-1' },
+    })
+    expect(index.resources[3]).toMatchObject({
+      mode: 'data',
+      identity: { id: 'ami-1', name: 'base-image' },
+    })
+    expect(index.resources[4]?.index_key).toBe(0)
+    expect(index.modules).toEqual(['module.net'])
+    expect(index.providers).toEqual([
+      'registry.terraform.io/hashicorp/aws',
+      'registry.terraform.io/hashicorp/null',
+    ])
+    expect(index).toMatchObject({ format: 1, state_version: 4, terraform_version: '1.11.4' })
+    expect(index.truncated).toBe(false)
+  })
+
+  it('keeps no identity value that sensitive_attributes covers, nor any when it is unreadable', () => {
+    const index = indexOf(state)
+    expect(index.resources[0]?.identity).toEqual({ id: 'db-1' })
+    expect(index.resources[1]?.identity).toEqual({})
+    expect(index.resources[1]?.deposed).toBe('abcd1234')
+    expect(JSON.stringify(index)).not.toContain('secret-name')
+    expect(JSON.stringify(index)).not.toContain('hunter2')
+  })
+
+  it('lists the outputs with their sensitivity and digests, never their values', () => {
+    const index = indexOf(state)
+    expect(index.outputs.map(({ name, sensitive }) => ({ name, sensitive }))).toEqual([
+      { name: 'plain', sensitive: false },
+      { name: 'secret', sensitive: true },
+    ])
+  })
+
+  it('is the same whatever the chunks the body arrives in', () => {
+    const whole = indexOf(state, 1 << 20)
+    for (const chunk of [1, 2, 3, 5, 64]) expect(indexOf(state, chunk)).toEqual(whole)
+  })
+
+  it('gives equal digests to equal attributes and different ones to changed attributes', () => {
+    const before = indexOf(state)
+    const after = indexOf(state.replace('"Name": "a"', '"Name": "b"'))
+    const digests = (index: ResourceIndex) => index.resources.map((r) => r.digest)
+    const changed = digests(before).map((digest, at) => digest !== digests(after)[at])
+    expect(changed).toEqual([false, false, true, false, false, false, false])
+  })
+
+  it('says why a body that is no readable Terraform state has no index', () => {
+    const none = (text: string) => buildIndex(scan(text, 5))
+    expect(none('{"a": [1, 2]}')).toEqual({
+      none: 'the body is not a Terraform state (it has no version, serial and lineage)',
+    })
+    expect(
+      none(
+        '{"serial": 1, "lineage": "l", "meta": {}, "encrypted_data": "AAAA", "encryption_version": "v0"}',
+      ),
+    ).toEqual({ none: 'the state is encrypted' })
+    expect(none('{"version": 3, "serial": 1, "lineage": "l", "modules": []}')).toEqual({
+      none: 'state format 3 is not indexed (format 4 is)',
+    })
+    expect(buildIndex(scan(state, 5, {}))).toBeUndefined()
+  })
+
+  it('indexes an instance whose attributes are far larger than any capture', () => {
+    const big = 'x'.repeat(3 * 1024 * 1024)
+    const text = state.replace('"triggers": null', `"triggers": {"blob": "${big}"}`)
+    const index = indexOf(text, 65536)
+    expect(index.resources.find((r) => r.address === 'null_resource.one')?.identity).toEqual({
+      id: '111',
+    })
+  })
+
+  it('hands the raw attributes of the wanted instances to a detailed diff', () => {
+    const details: InstanceDetail[] = []
+    scan(state, 3, {
+      detail: {
+        wanted: (address) => address.startsWith('aws_db_instance.main'),
+        onDetail: (detail) => details.push(detail),
+      },
+    })
+    expect(details.map((d) => d.address)).toEqual([
+      'aws_db_instance.main',
+      'aws_db_instance.main (deposed abcd1234)',
+    ])
+    expect(JSON.parse(details[0]?.attributes as string)).toEqual({
+      id: 'db-1',
+      name: 'secret-name',
+      password: 'pw',
+    })
+    expect(JSON.parse(details[0]?.sensitive as string)).toHaveLength(2)
+  })
+})

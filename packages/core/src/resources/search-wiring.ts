@@ -1,0 +1,72 @@
+import type { WriteExtension } from '../write-path/extensions'
+import type { Kernel } from '../kernel'
+import type { UnitId } from '../units/unit-id'
+import { readIndex } from './index-reader'
+import type { SearchFeed, SearchSource } from './search-feed'
+
+/** Units listed per page when the search index is loaded or reconciled. */
+const LISTING_PAGE = 1000
+/** Why a unit written before indexes existed is not searched yet. */
+export const NOT_YET_INDEXED =
+  'its current version was written before resource indexes existed: `cairn reindex` indexes it'
+
+/**
+ * The units as the search index sees them: each unit's current version from its record, and that
+ * version's stored index. A version written before indexes existed is not scanned here (every
+ * instance would read every old state at its start): it stays unsearched, and says why, until it
+ * is written again or `cairn reindex` indexes it.
+ */
+export function searchSource(kernel: Kernel): SearchSource {
+  return {
+    async *listUnits() {
+      let after: UnitId | undefined
+      do {
+        const page = await kernel.records.page({
+          prefix: '',
+          limit: LISTING_PAGE,
+          ...(after === undefined ? {} : { after }),
+        })
+        for (const { record } of page.items) {
+          yield { unit: record.id, version: indexState(record.current) }
+        }
+        after = page.last ?? undefined
+      } while (after !== undefined)
+    },
+    async load(unit) {
+      const snapshot = await kernel.records.read(unit as UnitId)
+      const current = snapshot?.record.current
+      if (current === undefined || current === null) return undefined
+      const version = indexState(current) as string
+      if (current.index === undefined) return { version, index: { none: NOT_YET_INDEXED } }
+      return { version, index: await readIndex(kernel.store, unit as UnitId, current) }
+    },
+  }
+}
+
+/**
+ * What the search index keys a unit's freshness on: its current version, and whether that version
+ * has an index yet (a reindex adds one to a version without changing its timestamp).
+ */
+function indexState(current: { timestamp: string; index?: unknown } | null): string | null {
+  if (current === null) return null
+  return current.index === undefined ? `${current.timestamp} unindexed` : current.timestamp
+}
+
+/**
+ * The write path's part in search: after each committed write, restore or delete, a change note
+ * that tells every instance's search index to reload the unit, left before the answer is sent.
+ */
+export function searchExtension(feed: SearchFeed): WriteExtension {
+  return {
+    name: 'search index',
+    beforeCommit(change) {
+      return Promise.resolve({
+        async afterCommit(outcome) {
+          // A write of the bytes already current changed nothing.
+          if (change.kind !== 'delete' && outcome.version === null) return
+          await feed.announce(change.unit)
+        },
+      })
+    },
+  }
+}
