@@ -82,7 +82,8 @@ function attributeLine(change: AttributeChange, colour: boolean): string {
   const has = change.after !== undefined
   const action: Action = had && has ? 'change' : has ? 'add' : 'destroy'
   const sign = tint(MARK[action].colour, MARK[action].sign, colour)
-  return `    ${sign} ${change.path}: ${values(change.before, change.after, had, has, false)}`
+  // The server marks a hidden value with the text `(sensitive)`: shown bare, as Terraform does.
+  return `    ${sign} ${change.path}: ${values(change.before, change.after, had, has, true)}`
 }
 
 /** `~ name`, and with `detail` the values when the diff has them (`(sensitive)` unquoted when it is). */
