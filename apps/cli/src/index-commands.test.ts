@@ -1,5 +1,8 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Resource, SearchHit, UnitDiff, Version, VersionResources } from '@cairn/sdk'
 import { CairnApiError } from '@cairn/sdk'
+import { inProcessApp } from '@cairn/server/testing'
 import { describe, expect, it, vi } from 'vitest'
 import { CLIError, NegativeAnswer, UsageError } from './cli-error'
 import { cairn, json, routeTo, run, useCliHome } from './testing/in-process-cli'
@@ -8,12 +11,11 @@ import { wireStub, type StubAnswer, type StubRequest } from './testing/wire-stub
 /**
  * `cairn unit diff`, `cairn unit show`, `cairn search` and `cairn reindex`. Against a stub of the
  * resource index routes that answers by the wire contract (`UnitDiffSchema`,
- * `VersionResourcesSchema`, `SearchPageSchema`, `ReindexResultSchema`): the routes are being built
- * beside these commands. Once the server in this tree has them, these run in process against the
- * real app as well.
+ * `VersionResourcesSchema`, `SearchPageSchema`, `ReindexResultSchema`); and in process against the
+ * real app (a memory store, authentication off), with two Terraform-format states pushed to it.
  */
 
-useCliHome('cairn-index-commands-')
+const homeDir = useCliHome('cairn-index-commands-')
 
 const FROM = '2026-11-23T11:00:00.000Z'
 const TO = '2026-11-23T12:00:00.000Z'
@@ -125,6 +127,76 @@ function stubDiff(diff: UnitDiff) {
   const stub = indexRoutes(diff, () => undefined)
   routeTo(stub, [])
   return stub
+}
+
+const SECRET = 's3cret-in-process'
+
+/** Terraform's built-in provider, which no public registry serves: its host is kept. */
+const BUILTIN = 'terraform.io/builtin/terraform'
+
+/** An instance of `terraform_data` as Terraform 1.11 writes it: `input` and `output` typed values. */
+function dataInstance(id: string, value: unknown, indexKey?: number | string) {
+  const typed = { value, type: typeof value === 'string' ? 'string' : ['object', {}] }
+  return {
+    ...(indexKey === undefined ? {} : { index_key: indexKey }),
+    schema_version: 0,
+    attributes: { id, input: typed, output: typed, triggers_replace: null },
+    sensitive_attributes: [],
+  }
+}
+
+interface StateResource {
+  module?: string
+  name: string
+  instances: ReturnType<typeof dataInstance>[]
+}
+
+/** The first version: a counted instance, one to be removed, and one in a module. */
+const V1: StateResource[] = [
+  { name: 'old', instances: [dataInstance('old-1', 'gone soon')] },
+  { name: 'web', instances: [dataInstance('web-0', 'v1', 0)] },
+  { module: 'module.net', name: 'vpc', instances: [dataInstance('vpc-1', 'net')] },
+]
+
+/** The second: `old` removed, `web[0]`'s input changed, a `for_each` instance added. */
+const V2: StateResource[] = [
+  { name: 'web', instances: [dataInstance('web-0', 'v2', 0)] },
+  { module: 'module.net', name: 'vpc', instances: [dataInstance('vpc-1', 'net')] },
+  { module: 'module.net', name: 'subnet', instances: [dataInstance('subnet-eu', 'eu', 'eu')] },
+]
+
+/** A Terraform state of `resources` at `serial`, written into the test's HOME. */
+async function stateFile(name: string, serial: number, resources: StateResource[]) {
+  const outputs: Record<string, unknown> = {
+    ip: { value: serial === 1 ? '10.0.0.1' : '10.0.0.2', type: 'string' },
+    ...(serial === 1 ? {} : { password: { value: SECRET, type: 'string', sensitive: true } }),
+  }
+  const state = {
+    version: 4,
+    terraform_version: '1.11.4',
+    serial,
+    lineage: 'c0ffee00-0000-4000-8000-000000000001',
+    outputs,
+    resources: resources.map(({ module, name, instances }) => ({
+      ...(module === undefined ? {} : { module }),
+      mode: 'managed',
+      type: 'terraform_data',
+      name,
+      provider: 'provider["terraform.io/builtin/terraform"]',
+      instances,
+    })),
+    check_results: null,
+  }
+  const path = join(homeDir(), name)
+  await writeFile(path, `${JSON.stringify(state, null, 2)}\n`)
+  return { path }
+}
+
+/** Creates team/app and pushes V1 then V2 to it through `cairn unit push`. */
+async function pushBoth(): Promise<void> {
+  await cairn('unit', 'create', 'team/app')
+  await cairn('unit', 'push', 'team/app', (await stateFile('1.tfstate', 1, V1)).path)
+  await cairn('unit', 'push', 'team/app', (await stateFile('2.tfstate', 2, V2)).path)
 }
 
 describe('cairn unit diff (against the wire contract)', () => {
@@ -242,7 +314,77 @@ describe('cairn unit diff (against the wire contract)', () => {
     expect(result.stderr).toMatch(/stopped at its limit/)
   })
 
-  it.todo('compares two versions pushed to the real app in process, once it has the routes')
+  it('compares two versions pushed to the real app in process', async () => {
+    const app = await inProcessApp()
+    try {
+      routeTo(app, [])
+      await pushBoth()
+      expect(await cairn('unit', 'diff', 'team/app')).toBe(
+        [
+          '+ module.net.terraform_data.subnet["eu"]',
+          '- terraform_data.old',
+          '~ terraform_data.web[0]',
+          '',
+          'Outputs:',
+          '~ ip',
+          '+ password',
+          '',
+          'Changes: 1 to add, 1 to change, 1 to destroy; outputs: 2 changed.',
+          '',
+        ].join('\n'),
+      )
+      const detail = (await cairn('unit', 'diff', 'team/app', '--detail')).split('\n')
+      expect(detail.slice(2, 5)).toEqual([
+        '~ terraform_data.web[0]',
+        '    ~ input.value: "v1" -> "v2"',
+        '    ~ output.value: "v1" -> "v2"',
+      ])
+      expect(detail).toContain('~ ip: "10.0.0.1" -> "10.0.0.2"')
+      expect(detail).toContain('+ password: (sensitive)')
+      expect(detail.join('\n')).not.toContain(SECRET)
+
+      const changed = await run('unit', 'diff', 'team/app', '--exit-code')
+      expect(changed.error).toBeInstanceOf(NegativeAnswer)
+      expect(exitStatus(changed.error)).toBe(1)
+      const { versions } = await json<{ versions: Version[] }>('unit', 'versions', 'team/app')
+      const [second, first] = versions.map((item) => item.timestamp) as [string, string]
+      const same = await run(
+        'unit',
+        'diff',
+        'team/app',
+        '--from',
+        second,
+        '--to',
+        second,
+        '--exit-code',
+      )
+      expect(exitStatus(same.error)).toBe(0)
+      expect(same.stdout).toBe(`No changes between ${second} and ${second}.\n`)
+      const whole = await json<UnitDiff>('unit', 'diff', 'team/app', '--to', first)
+      expect(whole.from).toBeNull()
+      expect(whole.resources.added.map((item) => item.address)).toEqual([
+        'module.net.terraform_data.vpc',
+        'terraform_data.old',
+        'terraform_data.web[0]',
+      ])
+
+      await cairn('unit', 'create', 'team/raw')
+      const raw = join(homeDir(), 'raw.json')
+      await writeFile(raw, '{"hello": "world"}')
+      await cairn('unit', 'push', 'team/raw', raw)
+      const refused = await run('unit', 'diff', 'team/raw', '--exit-code')
+      expect(refused.error).toBeInstanceOf(CLIError)
+      expect(refused.error).not.toBeInstanceOf(NegativeAnswer)
+      expect(refused.error?.message).toMatch(
+        /^cannot compare the versions of team\/raw: .*\(not_indexed\)/,
+      )
+      expect(await cairn('unit', 'show', 'team/raw')).toMatch(
+        /^team\/raw at \S+ is not indexed: .+\n$/,
+      )
+    } finally {
+      await app.close()
+    }
+  })
 })
 
 const INDEXED: VersionResources = {
@@ -441,7 +583,87 @@ describe('cairn search (against the wire contract)', () => {
     expect(await cairn('search', 'nothing')).toBe('No resources found.\n')
   })
 
-  it.todo('finds resources pushed to the real app in process, once it has the routes')
+  it('finds resources pushed to the real app in process', async () => {
+    const app = await inProcessApp()
+    try {
+      routeTo(app, [])
+      await pushBoth()
+      const shown = (await cairn('unit', 'show', 'team/app')).trimEnd().split('\n')
+      expect(shown[0]).toMatch(/^team\/app at \S+ \(serial 2, Terraform 1\.11\.4\)$/)
+      expect(shown.slice(2, 6).map((line) => line.split(/\s+/))).toEqual([
+        ['ADDRESS', 'TYPE', 'PROVIDER', 'ID'],
+        ['module.net.terraform_data.subnet["eu"]', 'terraform_data', BUILTIN, 'subnet-eu'],
+        ['module.net.terraform_data.vpc', 'terraform_data', BUILTIN, 'vpc-1'],
+        ['terraform_data.web[0]', 'terraform_data', BUILTIN, 'web-0'],
+      ])
+      expect(shown.slice(6)).toEqual([
+        '',
+        'Modules:',
+        '  module.net',
+        '',
+        'Providers:',
+        `  ${BUILTIN}`,
+        '',
+        'Outputs:',
+        '  ip',
+        '  password (sensitive)',
+      ])
+      const { versions } = await json<{ versions: Version[] }>('unit', 'versions', 'team/app')
+      const old = await json<VersionResources>(
+        'unit',
+        'show',
+        'team/app',
+        '--version',
+        versions[1]?.timestamp ?? '',
+      )
+      expect(old.indexed && old.resources.map((item) => item.address)).toEqual([
+        'module.net.terraform_data.vpc',
+        'terraform_data.old',
+        'terraform_data.web[0]',
+      ])
+
+      const byId = (await cairn('search', 'vpc-1')).trimEnd().split('\n')
+      expect(byId).toHaveLength(2)
+      expect(byId[1]).toMatch(
+        /^team\/app\s+module\.net\.terraform_data\.vpc\s+terraform_data\s+id = vpc-1$/,
+      )
+      // The removed instance is gone from the current version, so from search.
+      expect(await cairn('search', 'old-1')).toBe('No resources found.\n')
+      const byPrefix = await json<{ results: SearchHit[] }>('search', 'module.net')
+      expect(byPrefix.results.map((hit) => hit.address)).toEqual([
+        'module.net.terraform_data.subnet["eu"]',
+        'module.net.terraform_data.vpc',
+      ])
+      await cairn('unit', 'create', 'other/app')
+      await cairn('unit', 'push', 'other/app', (await stateFile('other.tfstate', 1, V1)).path)
+      const byType = await json<{ results: SearchHit[]; next_cursor: string | null }>(
+        'search',
+        '--type',
+        'terraform_data',
+        '--prefix',
+        'team/',
+        '--limit',
+        '2',
+      )
+      expect(byType.results.map((hit) => `${hit.unit} ${hit.address}`)).toEqual([
+        'team/app module.net.terraform_data.subnet["eu"]',
+        'team/app module.net.terraform_data.vpc',
+      ])
+      expect(byType.next_cursor).not.toBeNull()
+      const everywhere = await json<{ results: SearchHit[] }>('search', '--type', 'terraform_data')
+      expect(everywhere.results.map((hit) => hit.unit)).toEqual([
+        'other/app',
+        'other/app',
+        'other/app',
+        'team/app',
+        'team/app',
+        'team/app',
+      ])
+      expect(await cairn('search', SECRET)).toBe('No resources found.\n')
+    } finally {
+      await app.close()
+    }
+  })
 })
 
 describe('cairn reindex (against the wire contract)', () => {

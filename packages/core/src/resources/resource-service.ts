@@ -200,7 +200,7 @@ export class ResourceService {
       await writeRecord(this.#kernel.store, indexKeyOf(current.object), index)
       ref = { object: indexKeyOf(current.object), resources: index.resources.length }
     }
-    return this.#kernel.records.update(id, (latest) => {
+    const stored = await this.#kernel.records.update(id, (latest) => {
       const now = latest?.record.current
       // Written again meanwhile: the new version has its own index.
       if (latest === undefined || now?.timestamp !== current.timestamp || now.index !== undefined) {
@@ -211,6 +211,9 @@ export class ResourceService {
         result: true,
       })
     })
+    // Every other instance's search index reads the unit again.
+    if (stored) await this.#feed.announce(id)
+    return stored
   }
 
   /** The version at `timestamp`, or the current one. @throws StateNotFoundError */
