@@ -221,6 +221,10 @@ async function main(): Promise<void> {
     },
   })
   deliveries.start()
+  // Searches answer from memory: load the index now rather than on the first one.
+  core.resources.warm((error) => {
+    log.warn('the search index could not be loaded; the first search tries again', { error })
+  })
   stopOnSignals(server, config, log, async () => {
     await deliveries.stop()
     if (metricsServer !== undefined) await closeServer(metricsServer)

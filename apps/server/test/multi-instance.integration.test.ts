@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { createServer, request } from 'node:http'
@@ -833,6 +833,136 @@ describe('three instances over one S3 bucket', () => {
       }
     })
 
+    it('finds on another instance, right after each write, the IDs it wrote, and diffs it alike on a third', async () => {
+      const token = await readAdminToken((makers()[0] as RunningServer).dataDir)
+      const units = ['local/found/a', 'local/found/b', 'local/found/c']
+      const search = async (server: RunningServer, q: string) => {
+        const found = await call(server, token, 'GET', `/v1/search?q=${encodeURIComponent(q)}`)
+        expect(found.status, found.text).toBe(200)
+        return found.body['results'] as { unit: string; address: string; match: string }[]
+      }
+      const previous = new Map<string, string>()
+      let step = 0
+      for (const serial of [1, 2, 3]) {
+        for (const unit of units) {
+          const writer = at(servers, step)
+          const id = `i-${randomUUID()}`
+          const wrote = await call(
+            writer,
+            token,
+            'POST',
+            `/v1/backend/${unit}`,
+            resourceState(serial, id),
+          )
+          expect(wrote.status, wrote.text).toBe(200)
+          // No waiting: the next search on another instance catches up with the write first.
+          expect(await search(at(servers, step + 1), id)).toEqual([
+            {
+              unit,
+              address: 'terraform_data.main',
+              type: 'terraform_data',
+              version: expect.any(String) as string,
+              match: 'id',
+              value: id,
+            },
+          ])
+          const before = previous.get(unit)
+          if (before !== undefined) expect(await search(at(servers, step + 1), before)).toEqual([])
+          const diff = await call(
+            at(servers, step + 2),
+            token,
+            'GET',
+            `/v1/units/${unit}/diff?detail=true`,
+          )
+          expect(diff.status, diff.text).toBe(200)
+          if (before === undefined) {
+            expect(diff.body).toMatchObject({
+              unit,
+              from: null,
+              resources: { added: [{ address: 'terraform_data.main', identity: { id } }] },
+            })
+          } else {
+            expect(diff.body).toMatchObject({
+              unit,
+              resources: {
+                added: [],
+                removed: [],
+                changed: [
+                  {
+                    address: 'terraform_data.main',
+                    identity: { id },
+                    attributes: [{ path: 'id', before, after: id }],
+                  },
+                ],
+              },
+            })
+          }
+          previous.set(unit, id)
+          step += 1
+        }
+      }
+      // Every instance finds all three units by type, each at its last ID.
+      for (const server of servers) {
+        const page = await call(
+          server,
+          token,
+          'GET',
+          '/v1/search?type=terraform_data&unit_prefix=local/found/',
+        )
+        expect(page.status, page.text).toBe(200)
+        expect(page.body['results']).toMatchObject(
+          units.map((unit) => ({ unit, address: 'terraform_data.main' })),
+        )
+      }
+    })
+
+    it('finds on every instance, at once, a unit that a reindex on one of them backfilled', async () => {
+      const token = await readAdminToken((makers()[0] as RunningServer).dataDir)
+      const unit = 'local/unindexed/net'
+      const id = `vpc-${randomUUID()}`
+      // An instance with indexing off writes the version as a server from before indexes did.
+      const options = localOptions(1)
+      const old = await startServer({
+        ...options,
+        env: { ...options.env, SVC_RESOURCE_INDEX: 'false' },
+      })
+      try {
+        const wrote = await call(old, token, 'POST', `/v1/backend/${unit}`, resourceState(1, id))
+        expect(wrote.status, wrote.text).toBe(200)
+      } finally {
+        await old.dispose()
+      }
+      const search = async (server: RunningServer) => {
+        const found = await call(
+          server,
+          token,
+          'GET',
+          `/v1/search?q=${id}&unit_prefix=local/unindexed/`,
+        )
+        expect(found.status, found.text).toBe(200)
+        return found.body
+      }
+      for (const server of servers) {
+        expect(await search(server)).toMatchObject({
+          results: [],
+          not_indexed: [{ unit, reason: expect.stringContaining('cairn reindex') as string }],
+          not_indexed_count: 1,
+        })
+      }
+      const reindexed = await call(at(servers, 0), token, 'POST', '/v1/search/reindex')
+      expect(reindexed.status, reindexed.text).toBe(200)
+      expect(reindexed.body['backfilled']).toBeGreaterThanOrEqual(1)
+      expect(reindexed.body['not_indexed']).toBe(0)
+      // No waiting on the other instances either: the backfill is announced like a write.
+      for (const server of servers) {
+        expect(await search(server)).toMatchObject({
+          results: [{ unit, address: 'terraform_data.main', match: 'id', value: id }],
+          not_indexed: [],
+          not_indexed_count: 0,
+        })
+      }
+    })
+
     it('makes no second admin token when an instance starts on a new data directory', async () => {
       const maker = makers()[0] as RunningServer
       const token = await readAdminToken(maker.dataDir)
@@ -861,6 +991,28 @@ interface Urls {
 }
 
 const MIB = 1024 * 1024
+
+/** A Terraform state of `serial` holding one resource instance whose `id` is `id`. */
+function resourceState(serial: number, id: string): string {
+  return `${JSON.stringify({
+    version: 4,
+    terraform_version: '1.11.4',
+    serial,
+    lineage: 'multi-instance-search',
+    outputs: {},
+    resources: [
+      {
+        mode: 'managed',
+        type: 'terraform_data',
+        name: 'main',
+        provider: 'provider["terraform.io/builtin/terraform"]',
+        instances: [
+          { schema_version: 0, attributes: { id, input: null }, sensitive_attributes: [] },
+        ],
+      },
+    ],
+  })}\n`
+}
 
 /** A PUT of `body` to a URL without credentials, as Terraform sends an upload URL. */
 function put(url: string, body: string): Promise<Response> {

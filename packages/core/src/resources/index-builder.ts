@@ -4,27 +4,42 @@ import type { ScannedState } from '../state/state-scanner'
 import { compare } from './instance-collector'
 import type { IndexedOutput, ResourceIndex } from './resource-index'
 
+/** An index as stored: its JSON text, and how many instances it lists. */
+export interface IndexText {
+  text: string
+  count: number
+}
+
 /**
- * The index of a scanned state: its resources as the scan collected them, and its outputs with
- * the digests of their values and their sensitivity. `{ none }` when the state is not a readable
- * Terraform state; undefined when the scan did not index.
+ * The stored form of a scanned state's index: its resources as the scan collected them (already
+ * JSON), and its outputs with the digests of their values and their sensitivity. `{ none }` when
+ * the state is not a readable Terraform state; undefined when the scan did not index.
  */
-export function buildIndex(scan: ScannedState): ResourceIndex | { none: string } | undefined {
+export function buildIndexText(scan: ScannedState): IndexText | { none: string } | undefined {
   const resources = scan.resources
   if (resources === undefined) return undefined
   if ('none' in resources) return resources
   const header = scan.terraform
   if (header === undefined) return { none: 'the body is not a Terraform state' }
-  return {
+  // The fields of `ResourceIndex`, `resources` last: it is the one large part, spliced in whole.
+  const head = {
     format: 1,
     state_version: header.version,
     terraform_version: header.terraformVersion ?? null,
     modules: resources.modules,
     providers: resources.providers,
-    resources: resources.resources,
     outputs: indexedOutputs(scan.outputs),
     truncated: resources.truncated,
   }
+  const text = `${JSON.stringify(head).slice(0, -1)},"resources":[${resources.resources}]}`
+  return { text, count: resources.count }
+}
+
+/** The index of a scanned state, as objects (see `buildIndexText`). */
+export function buildIndex(scan: ScannedState): ResourceIndex | { none: string } | undefined {
+  const built = buildIndexText(scan)
+  if (built === undefined || 'none' in built) return built
+  return JSON.parse(built.text) as ResourceIndex
 }
 
 /** Each output's digest and sensitivity; none when the outputs are absent or unreadable. */

@@ -1,9 +1,4 @@
-import {
-  IDENTITY_ATTRIBUTES,
-  MAX_IDENTITY_CHARS,
-  MAX_INDEXED_INSTANCES,
-  type IndexedInstance,
-} from './resource-index'
+import { IDENTITY_ATTRIBUTES, MAX_IDENTITY_CHARS, MAX_INDEXED_INSTANCES } from './resource-index'
 
 /** An instance's raw attributes and sensitivity, for an attribute-level diff. */
 export interface InstanceDetail {
@@ -14,10 +9,17 @@ export interface InstanceDetail {
   sensitive: string | undefined
 }
 
-/** What one scan learned of a state's resources. */
+/**
+ * What one scan learned of a state's resources. The instances come as the JSON text of their
+ * entries (`IndexedInstance`), sorted by address and joined by commas, ready to be stored: a
+ * large state's index crosses from the scan's thread as one string, and is never held as
+ * objects on the way to storage.
+ */
 export interface CollectedResources {
-  /** Every instance, sorted by address. */
-  resources: IndexedInstance[]
+  /** The JSON of every instance's entry, sorted by address, joined by commas (no brackets). */
+  resources: string
+  /** How many instances `resources` holds. */
+  count: number
   modules: string[]
   providers: string[]
   truncated: boolean
@@ -50,7 +52,7 @@ const PROVIDER_SOURCE = /provider\["([^"]+)"\]/
  * address (not a format 4 resource) is skipped.
  */
 export class InstanceCollector {
-  readonly #resources: IndexedInstance[] = []
+  readonly #resources: { address: string; json: string }[] = []
   readonly #modules = new Set<string>()
   readonly #providers = new Set<string>()
   readonly #wanted: ((address: string) => boolean) | undefined
@@ -146,6 +148,7 @@ export class InstanceCollector {
     if ((mode !== 'managed' && mode !== 'data') || type === undefined || name === undefined) return
     const module = fields.get('module') ?? ''
     const provider = fields.get('provider') ?? ''
+    let shared: string | undefined
     for (const instance of this.#instances) {
       const address = this.#address(instance) as string
       if (this.#onDetail !== undefined) {
@@ -163,19 +166,14 @@ export class InstanceCollector {
         this.#truncated = true
         return
       }
-      const entry: IndexedInstance = {
-        address,
-        module,
-        mode,
-        type,
-        name,
-        provider,
-        digest: instance.digest as string,
-        identity: identityOf(instance),
-      }
-      if (instance.indexKey !== undefined) entry.index_key = instance.indexKey
-      if (instance.deposed !== undefined) entry.deposed = instance.deposed
-      this.#resources.push(entry)
+      // An `IndexedInstance`, written out: the resource's fields are the same for each instance.
+      shared ??= JSON.stringify({ module, mode, type, name, provider }).slice(1, -1)
+      let json = `{"address":${JSON.stringify(address)},${shared},"digest":"${instance.digest as string}"`
+      if (instance.indexKey !== undefined)
+        json += `,"index_key":${JSON.stringify(instance.indexKey)}`
+      if (instance.deposed !== undefined) json += `,"deposed":${JSON.stringify(instance.deposed)}`
+      json += `,"identity":${JSON.stringify(identityOf(instance))}}`
+      this.#resources.push({ address, json })
     }
     if (module !== '') this.#modules.add(module)
     const source = PROVIDER_SOURCE.exec(provider)?.[1]
@@ -183,8 +181,10 @@ export class InstanceCollector {
   }
 
   result(): CollectedResources {
+    const sorted = this.#resources.sort((a, b) => compare(a.address, b.address))
     return {
-      resources: this.#resources.sort((a, b) => compare(a.address, b.address)),
+      resources: sorted.map((entry) => entry.json).join(','),
+      count: sorted.length,
       modules: [...this.#modules].sort(compare),
       providers: [...this.#providers].sort(compare),
       truncated: this.#truncated,
@@ -267,7 +267,12 @@ function sensitiveTopNames(raw: Uint8Array | null | undefined): Set<string> | 'a
   return names
 }
 
+/** The JSON value of `raw`; a plain string without escapes is read without the JSON parser. */
 function parse(raw: Uint8Array): unknown {
+  const last = raw.length - 1
+  if (last > 0 && raw[0] === 0x22 && raw[last] === 0x22 && !raw.includes(0x5c)) {
+    return decoder.decode(raw.subarray(1, last))
+  }
   try {
     return JSON.parse(decoder.decode(raw))
   } catch {

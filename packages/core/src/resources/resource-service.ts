@@ -4,7 +4,7 @@ import { InvalidRequestError, NotIndexedError, StateNotFoundError } from '../err
 import { mapLimit } from '../concurrency/map-limit'
 import { parseOutputs, type StateOutput } from '../state/outputs'
 import { collectBytes } from '../storage/object-store'
-import { parseStored, writeRecord } from '../storage/stored-json'
+import { parseStored } from '../storage/stored-json'
 import { indexKeyOf, versionKey, versionsFolder } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import { readUnit } from '../units/unit-listing'
@@ -15,7 +15,7 @@ import type { ReindexResult, ResourceChange, SearchPage, UnitDiff, VersionResour
 import type { Kernel } from '../kernel'
 import { attributeChanges, outputChanges } from './attribute-diff'
 import { diffIndexes, toResource } from './index-diff'
-import { buildIndex } from './index-builder'
+import { buildIndexText } from './index-builder'
 import type { InstanceDetail } from './instance-collector'
 import { readIndex, scanVersion, type IndexOrNone } from './index-reader'
 import type { ScannedState } from '../state/state-scanner'
@@ -53,6 +53,14 @@ export class ResourceService {
     this.#kernel = kernel
     this.#index = search.index
     this.#feed = search.feed
+  }
+
+  /**
+   * Starts loading the search index now, in the background, so that the first search after a
+   * start does not wait for it. A failure is only reported: the first search tries again.
+   */
+  warm(onError: (error: unknown) => void): void {
+    this.#feed.ready().catch(onError)
   }
 
   /**
@@ -191,14 +199,17 @@ export class ResourceService {
     const current = snapshot.record.current
     if (current === null || current.index !== undefined) return false
     const id = snapshot.record.id as UnitId
-    const index = buildIndex(await scanVersion(this.#kernel.store, id, current, { index: true }))
+    const scanned = await scanVersion(this.#kernel.store, id, current, { index: true })
+    const index = buildIndexText(scanned)
     if (index === undefined) return false
     let ref: VersionRecord['index']
     if ('none' in index) {
       ref = index
     } else {
-      await writeRecord(this.#kernel.store, indexKeyOf(current.object), index)
-      ref = { object: indexKeyOf(current.object), resources: index.resources.length }
+      await this.#kernel.store.put(indexKeyOf(current.object), Buffer.from(index.text), {
+        contentType: 'application/json',
+      })
+      ref = { object: indexKeyOf(current.object), resources: index.count }
     }
     const stored = await this.#kernel.records.update(id, (latest) => {
       const now = latest?.record.current

@@ -9,7 +9,7 @@ import { listAllKeys, type ListOptions, type ObjectStore } from '../storage/obje
 import { ManualClock } from '../testing/manual-clock'
 import type { ResourceIndex } from './resource-index'
 import { announceSearchChange } from './search-changes'
-import { SearchFeed, type SearchSource } from './search-feed'
+import { SEARCH_CHANGE_LOOKBACK_MS, SearchFeed, type SearchSource } from './search-feed'
 import { SearchIndex } from './search-index'
 import { indexOf, instance } from './search-test-fixtures'
 
@@ -142,7 +142,11 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
     await reader.feed.ready()
     reader.clock.advance(MINUTE)
     const ahead = instanceOver(store, source, reader.clock.now())
-    const behind = instanceOver(store, source, reader.clock.now() - 20 * 1000)
+    const behind = instanceOver(
+      store,
+      source,
+      reader.clock.now() - SEARCH_CHANGE_LOOKBACK_MS + 2000,
+    )
 
     source.set('a', 'v2', 'i-a2')
     await ahead.feed.announce('a')

@@ -40,7 +40,7 @@ export const DEFAULT_SEARCH_RECONCILE_MS = 5 * 60 * 1000
  * How far before the last change seen each read of the log starts: another instance may stamp an
  * entry with a clock slightly behind, or finish writing it a little after its stamp.
  */
-export const SEARCH_CHANGE_LOOKBACK_MS = 30 * 1000
+export const SEARCH_CHANGE_LOOKBACK_MS = 10 * 1000
 /** How often an instance looks for change entries past their retention, to delete them. */
 const SWEEP_EVERY_MS = 10 * 60 * 1000
 /** Units loaded at once. */

@@ -1,7 +1,7 @@
 import type { IndexedInstance, ResourceIndex } from './resource-index'
 
 /**
- * Resource indexes for the search tests and the search benchmark.
+ * Resource indexes for the search tests; bench/resource-index.mjs stores states of this shape.
  *
  * @internal
  */

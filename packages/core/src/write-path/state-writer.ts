@@ -14,7 +14,7 @@ import type { ScannerSource } from '../state/chunk-scanner'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
 import { writeRecord } from '../storage/stored-json'
-import { buildIndex } from '../resources/index-builder'
+import { buildIndexText } from '../resources/index-builder'
 import type { IndexRef } from '../resources/resource-index'
 import { indexKeyOf, stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
@@ -176,24 +176,41 @@ export class StateWriter {
       this.#maxStateBytes,
       this.#scanners(sizeHint, { index: this.#indexResources }),
     )
-    await this.#kernel.store.put(object, inspector.pass(body), { contentType: 'application/json' })
-    const inspected = inspector.result()
-    const index = buildIndex(inspected.scan)
-    if (index === undefined) return { object, epoch, inspected }
-    if ('none' in index) return { object, epoch, inspected, index }
+    let indexing: Promise<IndexRef | undefined> | undefined
+    const storeIndex = () => this.#storeIndex(object, inspector.result())
+    async function* passed(): AsyncGenerator<Uint8Array> {
+      yield* inspector.pass(body)
+      // The body is whole and checked: its index is stored while the store makes the body durable.
+      indexing = storeIndex()
+      indexing.catch(() => undefined)
+    }
     try {
-      // Before the commit that names it: a version is never current without its index.
-      await writeRecord(this.#kernel.store, indexKeyOf(object), index)
+      await this.#kernel.store.put(object, passed(), { contentType: 'application/json' })
+      const index = await (indexing ?? storeIndex())
+      return {
+        object,
+        epoch,
+        inspected: inspector.result(),
+        ...(index === undefined ? {} : { index }),
+      }
     } catch (error) {
+      await indexing?.catch(() => undefined)
       await this.#discard([object, indexKeyOf(object)])
       throw error
     }
-    return {
-      object,
-      epoch,
-      inspected,
-      index: { object: indexKeyOf(object), resources: index.resources.length },
-    }
+  }
+
+  /**
+   * Stores the index of the state at `object` beside it, before the commit that names both: a
+   * version is never current without its index. Returns what its version record says of it.
+   */
+  async #storeIndex(object: string, inspected: InspectedState): Promise<IndexRef | undefined> {
+    const index = buildIndexText(inspected.scan)
+    if (index === undefined || 'none' in index) return index
+    await this.#kernel.store.put(indexKeyOf(object), Buffer.from(index.text), {
+      contentType: 'application/json',
+    })
+    return { object: indexKeyOf(object), resources: index.count }
   }
 
   /**
