@@ -5,7 +5,8 @@ import type { UnitId } from '../units/unit-id'
 import type { VersionRecord } from '../units/unit-record'
 import { openVersion } from '../versions/version-lookup'
 import { buildIndex } from './index-builder'
-import type { ResourceIndex } from './resource-index'
+import { compareInstances } from './index-diff'
+import type { IndexedInstance, ResourceIndex } from './resource-index'
 
 /** A version's index, or why it has none. */
 export type IndexOrNone = ResourceIndex | { none: string }
@@ -25,7 +26,8 @@ export async function readIndex(
   if (ref !== undefined && 'none' in ref) return ref
   if (ref === undefined) {
     const scanned = await scanVersion(store, id, version, { index: true })
-    return buildIndex(scanned) ?? { none: 'the state could not be indexed' }
+    const built = buildIndex(scanned) ?? { none: 'the state could not be indexed' }
+    return 'none' in built ? built : sortedByAddress(built)
   }
   const object = await store.get(ref.object)
   if (object === undefined) {
@@ -38,6 +40,22 @@ export async function readIndex(
     throw new StorageUnavailableError(
       `the resource index of version ${version.timestamp} of unit ${id} is not one this server reads`,
     )
+  }
+  return sortedByAddress(index)
+}
+
+/**
+ * The index with its instances by address. They are stored in the state's order (sorting them
+ * would cost the upload), which Terraform keeps nearly sorted already.
+ */
+export function sortedByAddress(index: ResourceIndex): ResourceIndex {
+  const { resources } = index
+  for (let at = 1; at < resources.length; at += 1) {
+    if (
+      compareInstances(resources[at - 1] as IndexedInstance, resources[at] as IndexedInstance) > 0
+    ) {
+      return { ...index, resources: [...resources].sort(compareInstances) }
+    }
   }
   return index
 }

@@ -11,12 +11,12 @@ export interface InstanceDetail {
 
 /**
  * What one scan learned of a state's resources. The instances come as the JSON text of their
- * entries (`IndexedInstance`), sorted by address and joined by commas, ready to be stored: a
+ * entries (`IndexedInstance`), in the state's order and joined by commas, ready to be stored: a
  * large state's index crosses from the scan's thread as one string, and is never held as
  * objects on the way to storage.
  */
 export interface CollectedResources {
-  /** The JSON of every instance's entry, sorted by address, joined by commas (no brackets). */
+  /** The JSON of every instance's entry, in the state's order, joined by commas (no brackets). */
   resources: string
   /** How many instances `resources` holds. */
   count: number
@@ -36,7 +36,7 @@ interface PartialInstance {
   indexKey?: number | string
   deposed?: string
   digest?: string
-  identity: Map<string, string>
+  identity: Map<string, string> | undefined
   sensitive?: Uint8Array | null
   attributes?: Uint8Array
   attributesTooLarge: boolean
@@ -91,7 +91,7 @@ export class InstanceCollector {
   }
 
   beginInstance(): void {
-    this.#instance = { identity: new Map(), attributesTooLarge: false }
+    this.#instance = { identity: undefined, attributesTooLarge: false }
   }
 
   instanceField(key: string, raw: Uint8Array | undefined): void {
@@ -115,7 +115,7 @@ export class InstanceCollector {
     if (raw === undefined || this.#instance === undefined) return
     const value = parse(raw)
     if (typeof value === 'string' && value !== '' && value.length <= MAX_IDENTITY_CHARS) {
-      this.#instance.identity.set(key, value)
+      ;(this.#instance.identity ??= new Map()).set(key, value)
     }
   }
 
@@ -181,10 +181,11 @@ export class InstanceCollector {
   }
 
   result(): CollectedResources {
-    const sorted = this.#resources.sort((a, b) => compare(a.address, b.address))
+    // In the state's order: sorting is left to the readers, off the upload's path.
+    const entries = this.#resources
     return {
-      resources: sorted.map((entry) => entry.json).join(','),
-      count: sorted.length,
+      resources: entries.map((entry) => entry.json).join(','),
+      count: entries.length,
       modules: [...this.#modules].sort(compare),
       providers: [...this.#providers].sort(compare),
       truncated: this.#truncated,
@@ -238,11 +239,11 @@ export function compare(a: string, b: string): number {
 /** The identity values that no sensitive path covers. */
 function identityOf(instance: PartialInstance): Record<string, string> {
   const identity: Record<string, string> = {}
-  if (instance.identity.size === 0) return identity
+  if (instance.identity === undefined) return identity
   const sensitive = sensitiveTopNames(instance.sensitive)
   if (sensitive === 'all') return identity
-  for (const key of [...instance.identity.keys()].sort(compare)) {
-    if (!sensitive.has(key)) identity[key] = instance.identity.get(key) as string
+  for (const [key, value] of [...instance.identity].sort(([a], [b]) => compare(a, b))) {
+    if (!sensitive.has(key)) identity[key] = value
   }
   return identity
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { StateScanner, type ScanOptions } from '../state/state-scanner'
 import type { InstanceDetail } from './instance-collector'
 import { buildIndex } from './index-builder'
+import { sortedByAddress } from './index-reader'
 import type { ResourceIndex } from './resource-index'
 
 function scan(text: string, chunk: number, options: ScanOptions = { index: true }) {
@@ -14,7 +15,7 @@ function scan(text: string, chunk: number, options: ScanOptions = { index: true 
 function indexOf(text: string, chunk = 7): ResourceIndex {
   const index = buildIndex(scan(text, chunk))
   if (index === undefined || 'none' in index) throw new Error(`no index: ${JSON.stringify(index)}`)
-  return index
+  return sortedByAddress(index)
 }
 
 const NULL = 'provider["registry.terraform.io/hashicorp/null"]'
@@ -164,6 +165,22 @@ describe('the resource index of a scanned state', () => {
   it('is the same whatever the chunks the body arrives in', () => {
     const whole = indexOf(state, 1 << 20)
     for (const chunk of [1, 2, 3, 5, 64]) expect(indexOf(state, chunk)).toEqual(whole)
+  })
+
+  it('keeps what it read when the caller reuses one buffer for every chunk', () => {
+    const bytes = Buffer.from(state)
+    for (const size of [5, 64, 4096]) {
+      const scanner = new StateScanner({ index: true })
+      const reused = Buffer.alloc(size)
+      for (let at = 0; at < bytes.length; at += size) {
+        const length = bytes.copy(reused, 0, at, at + size)
+        scanner.write(reused.subarray(0, length))
+      }
+      const index = buildIndex(scanner.end())
+      expect(index !== undefined && !('none' in index) && sortedByAddress(index)).toEqual(
+        indexOf(state),
+      )
+    }
   })
 
   it('gives equal digests to equal attributes and different ones to changed attributes', () => {

@@ -504,7 +504,15 @@ export class StateScanner {
 
   /** A key of a watched depth has ended: choose what watches the value that follows it. */
   #endKey(depth: number): void {
-    const known = this.#keyOverflow ? undefined : knownKey(depth, this.#keyBytes, this.#keyLength)
+    const length = this.#keyLength
+    // Most keys are attributes' names, and most are no identity name: tell by length and first
+    // byte, before any hashing.
+    const known =
+      this.#keyOverflow || length > 31 || (KEY_SHAPES[depth]?.[length] ?? 0) === 0
+        ? undefined
+        : (KEY_SHAPES[depth]?.[length] ?? 0) & firstByteBit(this.#keyBytes[0] as number)
+          ? knownKey(depth, this.#keyBytes, length)
+          : undefined
     let kind: WatchKind | undefined
     if (known !== undefined) {
       if (known.kind === 'encrypted') this.#encrypted = true
@@ -607,7 +615,7 @@ export class StateScanner {
         const keep = hashing.keep
         collector?.attributes(
           `${hashing.length.toString(36)}-${hashing.crc.toString(36)}`,
-          keep === undefined || keep.overflow ? undefined : Buffer.concat(keep.chunks, keep.size),
+          keep === undefined || keep.overflow ? undefined : joined(keep),
           keep?.overflow === true,
         )
         return
@@ -618,7 +626,7 @@ export class StateScanner {
     const capture = watch.capture as Capture
     this.#keepCaptured(chunk, capture.from, i)
     this.#capture = undefined
-    const bytes = capture.overflow ? undefined : Buffer.concat(capture.chunks, capture.size)
+    const bytes = capture.overflow ? undefined : joined(capture)
     switch (watch.kind) {
       case 'top':
         if (this.#captured.has(capture.key)) {
@@ -653,7 +661,7 @@ export class StateScanner {
       keep.chunks = []
       return
     }
-    keep.chunks.push(chunk.slice(keep.from, to))
+    keep.chunks.push(copyOf(chunk, keep.from, to))
     keep.from = to
   }
 
@@ -666,7 +674,7 @@ export class StateScanner {
       capture.chunks = []
       return
     }
-    capture.chunks.push(chunk.slice(from, to))
+    capture.chunks.push(copyOf(chunk, from, to))
     capture.from = to
   }
 
@@ -784,6 +792,25 @@ const KNOWN_KEYS: Map<number, KnownKey[]>[] = (() => {
   return tables
 })()
 
+/** One of 32 buckets of a key's first byte (letters fold onto their case). */
+function firstByteBit(byte: number): number {
+  return 1 << (byte & 31)
+}
+
+/**
+ * For each depth and key length, the first-byte buckets (`firstByteBit`) of the watched keys of
+ * that length: a key whose shape matches none is passed over without a lookup.
+ */
+const KEY_SHAPES: number[][] = KNOWN_KEYS.map((table) => {
+  const shapes: number[] = Array.from({ length: 32 }, () => 0)
+  for (const candidates of table.values()) {
+    for (const { bytes } of candidates) {
+      shapes[bytes.length] = (shapes[bytes.length] ?? 0) | firstByteBit(bytes[0] as number)
+    }
+  }
+  return shapes
+})
+
 function keyHash(bytes: Uint8Array, length: number): number {
   let hash = length
   for (let at = 0; at < length; at += 1) hash = (Math.imul(hash, 31) + (bytes[at] as number)) | 0
@@ -802,6 +829,20 @@ function knownKey(depth: number, bytes: Uint8Array, length: number): KnownKey | 
     return candidate
   }
   return undefined
+}
+
+/**
+ * A copy of `chunk[from, to)`. Not `chunk.slice`: on a Buffer that is a view, and the caller may
+ * fill the same memory with its next chunk (a stream's pooled buffer, the scan thread's ring).
+ */
+function copyOf(chunk: Uint8Array, from: number, to: number): Uint8Array {
+  return Uint8Array.prototype.slice.call(chunk, from, to)
+}
+
+/** A capture's bytes in one piece: most values are in one chunk, which is then used as it is. */
+function joined(capture: Capture): Uint8Array {
+  const { chunks } = capture
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, capture.size)
 }
 
 function newCapture(key: string, start: number, limit: number, from: number): Capture {
