@@ -41,9 +41,10 @@ export const IndexedInstanceSchema = v.object({
   /** The provider configuration: `provider["registry.terraform.io/hashicorp/aws"].eu`. */
   provider: v.string(),
   /**
-   * The digest of the instance's `attributes` as written (a short SHA-256, base64url): equal
-   * digests mean the same attributes. Never shown by the API, since it is a digest of values that
-   * may be sensitive.
+   * The digest of the instance's `attributes` as written: their length and CRC-32, in base 36
+   * (`<length>-<crc>`). Different digests mean changed attributes; equal ones, unchanged (a change
+   * of up to 32 bits in a row is always seen, any other missed with odds of one in four billion).
+   * Never shown by the API.
    */
   digest: v.string(),
   /** The identity attributes (`IDENTITY_ATTRIBUTES`) that are strings and not sensitive. */
@@ -69,7 +70,7 @@ export const ResourceIndexSchema = v.object({
   modules: v.array(v.string()),
   /** Every provider source address the state's resources use, sorted. */
   providers: v.array(v.string()),
-  /** Every instance, sorted by address. */
+  /** Every instance, in the state's order (`readIndex` sorts them by address). */
   resources: v.array(IndexedInstanceSchema),
   /** Every top-level output, sorted by name. */
   outputs: v.array(IndexedOutputSchema),
