@@ -8,6 +8,7 @@ import * as v from 'valibot'
 import { parseRoleName } from './access/rbac/roles'
 import { parseScope } from './access/rbac/scope'
 import { AuditRecordSchema } from './audit/audit-record'
+import { IndexedInstanceSchema } from './resources/resource-index'
 import { VersionRefSchema } from './graph/graph-node'
 import { HeldLockViewSchema } from './locks/held-lock-view'
 import { FreezeSchema } from './freezes/freeze-store'
@@ -537,17 +538,7 @@ export const WebhookEventSchema = v.object({
 export type WebhookEvent = v.InferOutput<typeof WebhookEventSchema>
 
 /** A resource instance as every answer shows it: its index entry without the attributes' digest. */
-export const ResourceSchema = v.object({
-  address: v.string(),
-  module: v.string(),
-  mode: v.picklist(['managed', 'data']),
-  type: v.string(),
-  name: v.string(),
-  index_key: v.optional(v.union([v.number(), v.string()])),
-  deposed: v.optional(v.string()),
-  provider: v.string(),
-  identity: v.record(v.string(), v.string()),
-})
+export const ResourceSchema = v.omit(IndexedInstanceSchema, ['digest'])
 export type Resource = v.InferOutput<typeof ResourceSchema>
 
 /**
