@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { WEBHOOK_LEASE_MS } from '@cairn/core'
 import { terraformState } from '@cairn/core/testing'
 import { WEBHOOK_EVENTS, type Delivery, type Webhook } from '@cairn/core/wire'
 import {
@@ -323,8 +324,12 @@ describe('webhooks, delivered to a real receiver', () => {
     expect(await server.stop('SIGKILL')).toBeNull()
     server = await startServer({ dataDir: first.dataDir })
     receiver.refusing = false
-    const arrived = await until('the event after the restart', () =>
-      Promise.resolve(events('crash/app').find((event) => event.id === id)),
+    // A kill that lands while an attempt is in flight leaves that attempt's lease (30 s) to run
+    // out before the restarted server may try again: wait past it.
+    const arrived = await until(
+      'the event after the restart',
+      () => Promise.resolve(events('crash/app').find((event) => event.id === id)),
+      WEBHOOK_LEASE_MS + 15_000,
     )
     expect(arrived).toMatchObject({ type: 'unit.written', version: { serial: 1 } })
     const listed = await until('the delivery listed as delivered', async () => {
@@ -335,7 +340,7 @@ describe('webhooks, delivered to a real receiver', () => {
       expect.objectContaining({ id, state: 'delivered', last_status: 204 }),
     ])
     expect(listed.json.deliveries[0]?.attempts).toBeGreaterThan(1)
-  }, 30_000)
+  }, 75_000)
 })
 
 describe('webhooks with RBAC on', () => {

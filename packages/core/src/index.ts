@@ -214,5 +214,5 @@ export type {
   SendResult,
   WebhookSender,
 } from './webhooks/delivery-worker'
-export { DELIVERY_TIMEOUT_MS } from './webhooks/delivery-worker'
+export { DELIVERY_TIMEOUT_MS, LEASE_MS as WEBHOOK_LEASE_MS } from './webhooks/delivery-worker'
 export { signDelivery } from './webhooks/signature'
