@@ -45,8 +45,8 @@ export async function readIndex(
 }
 
 /**
- * The index with its instances by address. They are stored in the state's order (sorting them
- * would cost the upload), which Terraform keeps nearly sorted already.
+ * The index with its instances by address. They are stored in the state's order, since sorting
+ * them would cost the upload; a reader sorts them, once, when they are out of order.
  */
 export function sortedByAddress(index: ResourceIndex): ResourceIndex {
   const { resources } = index
