@@ -11,12 +11,11 @@
 // other than the expected one, a diff or a search that does not find what the bench changed or
 // stored, a server that dies), 2 on bad flags.
 import { Buffer } from 'node:buffer'
-import { createReadStream, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { arch, availableParallelism, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
-import { pipeline } from 'node:stream/promises'
 import { BASE_SERIAL } from './generate-state.mjs'
 import {
   BenchError,
@@ -31,11 +30,10 @@ import {
   runBench,
   startServer,
 } from './processes.mjs'
-import { headWithSerial, memoryOf, MiB, send, stateFile } from './transfer.mjs'
+import { memoryOf, MiB, send, stateFile, uploadState } from './transfer.mjs'
 
 const baselineMain = join(root, 'bench', 'baseline-server.mjs')
 const UNIT = 'bench/index'
-const CLIENT_CHUNK = MiB
 
 const USAGE = `usage: npm run bench:index [-- options]   (or node bench/resource-index.mjs [options])
 
@@ -118,21 +116,7 @@ const resetPeak = (server) => writeFileSync(`/proc/${server.pid}/clear_refs`, '5
 
 /** Uploads `state` (a stateFile, possibly with another path) to `unit` with `serial`, streamed. */
 async function upload(server, state, serial, unit = UNIT) {
-  const result = await send(server, {
-    method: 'POST',
-    path: `/v1/units/${unit}/upload`,
-    headers: { 'Content-Type': 'application/json', 'Content-Length': String(state.bytes) },
-    expect: 200,
-    keep: true,
-    body: async (req) => {
-      req.write(headWithSerial(state, serial))
-      const rest = createReadStream(state.path, {
-        start: state.head.length,
-        highWaterMark: CLIENT_CHUNK,
-      })
-      await pipeline(rest, req)
-    },
-  })
+  const result = await uploadState(server, state, serial, unit)
   if (server.label !== 'baseline') {
     const version = JSON.parse(result.text)
     if (version.size !== state.bytes || version.serial !== serial) {

@@ -8,11 +8,10 @@
 //
 // It measures and does not judge: exit 0 whatever the figures, 1 when a transfer fails (a status
 // other than the expected one, wrong bytes back, a server that dies), 2 on bad flags.
-import { createReadStream, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { arch, availableParallelism, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import process from 'node:process'
-import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
 import { BASE_SERIAL } from './generate-state.mjs'
 import {
@@ -27,18 +26,17 @@ import {
 } from './processes.mjs'
 import {
   cacheDir,
-  headWithSerial,
   memoryOf,
   MiB,
   readProfile,
   send,
   stateFile,
   stateSha256,
+  uploadState,
 } from './transfer.mjs'
 
 const baselineMain = join(root, 'bench', 'baseline-server.mjs')
 const UNIT = 'bench/state'
-const CLIENT_CHUNK = MiB // the client reads the file in large chunks to stay cheap
 
 const USAGE = `usage: npm run bench [-- options]   (or node bench/state-transfer.mjs [options])
 
@@ -114,21 +112,7 @@ function parseFlags() {
 
 /** Uploads the state with `serial`, streamed from disk; returns the time and the answer. */
 function upload(server, state, serial) {
-  return send(server, {
-    method: 'POST',
-    path: `/v1/units/${UNIT}/upload`,
-    headers: { 'Content-Type': 'application/json', 'Content-Length': String(state.bytes) },
-    expect: 200,
-    keep: true,
-    body: async (request) => {
-      request.write(headWithSerial(state, serial))
-      const rest = createReadStream(state.path, {
-        start: state.head.length,
-        highWaterMark: CLIENT_CHUNK,
-      })
-      await pipeline(rest, request)
-    },
-  })
+  return uploadState(server, state, serial, UNIT)
 }
 
 /** Downloads the current state, dropping (or hashing) the bytes; checks how many came. */

@@ -20,6 +20,7 @@ import { dirname, join, relative } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { pipeline } from 'node:stream/promises'
 import { fileURLToPath } from 'node:url'
 import { BASE_SERIAL, GENERATOR_VERSION, generateState } from './generate-state.mjs'
 import { BenchError, root } from './processes.mjs'
@@ -109,6 +110,28 @@ export function memoryOf(server) {
  * one expected, or hashed when `hash`. Resolves with the wall time from before the request to
  * the answer's last byte.
  */
+/**
+ * POSTs the state to `/v1/units/{unit}/upload` (any path on the baseline) with `serial` patched
+ * into its first bytes, streamed from disk in large reads; returns `send`'s time and answer.
+ */
+export function uploadState(server, state, serial, unit) {
+  return send(server, {
+    method: 'POST',
+    path: `/v1/units/${unit}/upload`,
+    headers: { 'Content-Type': 'application/json', 'Content-Length': String(state.bytes) },
+    expect: 200,
+    keep: true,
+    body: async (request) => {
+      request.write(headWithSerial(state, serial))
+      const rest = createReadStream(state.path, {
+        start: state.head.length,
+        highWaterMark: CLIENT_CHUNK,
+      })
+      await pipeline(rest, request)
+    },
+  })
+}
+
 export function send(
   server,
   { method, path, headers = {}, body, expect, keep = false, hash = false },

@@ -18,6 +18,15 @@ export const unitArg = {
   id: { type: 'positional', description: 'the unit ID, such as team/app/prod', required: true },
 } as const satisfies Record<string, ArgDef>
 
+/** `--version` for commands that read one version of a unit, the current one by default. */
+export const versionArg = {
+  version: {
+    type: 'string',
+    description: 'the version written at this timestamp (default: the current one)',
+    valueHint: 'timestamp',
+  },
+} as const satisfies Record<string, ArgDef>
+
 /** `--lock-id` for commands that write under a lock; `cairn unit lock` remembers it otherwise. */
 export const lockIdArg = {
   'lock-id': {

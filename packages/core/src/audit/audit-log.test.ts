@@ -1,14 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createCore } from '../core'
 import { InvalidRequestError } from '../errors'
 import { randomIds, type IdSource } from '../runtime/id-source'
-import { openFsStore } from '../storage/fs-store'
-import { createMemoryStore } from '../storage/memory-store'
 import { collectBytes, listAllKeys, type ObjectStore } from '../storage/object-store'
+import { createMemoryStore } from '../storage/memory-store'
 import { ManualClock } from '../testing/manual-clock'
+import { useStoreDrivers } from '../testing/store-drivers'
 import { AuditLog, type AuditLogOptions } from './audit-log'
 import type { AuditEntry, AuditRecord } from './audit-record'
 
@@ -16,26 +13,7 @@ const HOUR = 3600 * 1000
 const DAY = 24 * HOUR
 const START = Date.parse('2026-01-01T00:00:00.000Z')
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-const drivers: [string, () => Promise<ObjectStore>][] = [
-  ['memory', () => Promise.resolve(createMemoryStore())],
-  [
-    'fs',
-    async () => {
-      const root = await mkdtemp(join(tmpdir(), 'cairn-audit-'))
-      const store = await openFsStore(root)
-      cleanups.push(async () => {
-        await store.close()
-        await rm(root, { recursive: true, force: true })
-      })
-      return store
-    },
-  ],
-]
+const { drivers } = useStoreDrivers('audit')
 
 /** Every key of the audit folder, in byte order. */
 async function keysOf(store: ObjectStore): Promise<string[]> {

@@ -143,7 +143,7 @@ export class ResourceService {
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
       throw new InvalidRequestError(`limit must be a whole number from 1 to ${MAX_SEARCH_LIMIT}`)
     }
-    await this.#feed.ready()
+    // The first load, then the changes since: `fresh` waits for the one and reads the other.
     await this.#feed.fresh()
     const { authorizer } = this.#kernel
     const found = await this.#index.search({

@@ -1,12 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterEach, describe, expect, it, vi } from 'vitest'
-import { openFsStore } from '../storage/fs-store'
+import { describe, expect, it, vi } from 'vitest'
 import { STORE_KEYS } from '../storage/key-layout'
-import { createMemoryStore } from '../storage/memory-store'
 import { listAllKeys, type ListOptions, type ObjectStore } from '../storage/object-store'
 import { ManualClock } from '../testing/manual-clock'
+import { useStoreDrivers } from '../testing/store-drivers'
 import type { ResourceIndex } from './resource-index'
 import { announceSearchChange } from './search-changes'
 import { SEARCH_CHANGE_LOOKBACK_MS, SearchFeed, type SearchSource } from './search-feed'
@@ -15,26 +11,7 @@ import { indexOf, instance } from './search-test-fixtures'
 
 const MINUTE = 60 * 1000
 
-const cleanups: (() => Promise<void> | void)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-const drivers: [string, () => Promise<ObjectStore>][] = [
-  ['memory', () => Promise.resolve(createMemoryStore())],
-  [
-    'fs',
-    async () => {
-      const root = await mkdtemp(join(tmpdir(), 'cairn-search-'))
-      const store = await openFsStore(root)
-      cleanups.push(async () => {
-        await store.close()
-        await rm(root, { recursive: true, force: true })
-      })
-      return store
-    },
-  ],
-]
+const { drivers, onCleanup } = useStoreDrivers('search')
 
 interface Held {
   version: string
@@ -71,7 +48,7 @@ function instanceOver(store: ObjectStore, source: SearchSource, start?: number) 
   const clock = new ManualClock(start)
   const index = new SearchIndex()
   const feed = new SearchFeed({ store, index, source, clock })
-  cleanups.push(() => {
+  onCleanup(() => {
     feed.close()
   })
   const ids = async (q: string) => {
@@ -179,7 +156,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
     source.set('a', 'v1', 'i-a')
     const index = new SearchIndex()
     const feed = new SearchFeed({ store, index, source, reconcileEveryMs: 10 })
-    cleanups.push(() => {
+    onCleanup(() => {
       feed.close()
     })
     await feed.ready()

@@ -56,7 +56,7 @@ const MAX_FIELD_BYTES = 4096
 /** The largest `sensitive_attributes` read; a larger one makes every identity value sensitive. */
 const MAX_SENSITIVE_BYTES = 64 * 1024
 /** The largest `attributes` kept for a detailed diff. */
-export const MAX_DETAIL_ATTRIBUTES_BYTES = 1024 * 1024
+const MAX_DETAIL_ATTRIBUTES_BYTES = 1024 * 1024
 
 const enum S {
   Value,

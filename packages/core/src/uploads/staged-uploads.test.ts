@@ -1,13 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import * as v from 'valibot'
-import { afterEach, describe, expect, it } from 'vitest'
-import { openFsStore } from '../storage/fs-store'
+import { describe, expect, it } from 'vitest'
 import { STORE_KEYS } from '../storage/key-layout'
-import { createMemoryStore } from '../storage/memory-store'
 import { listAllKeys, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { createMemoryStore } from '../storage/memory-store'
 import { ManualClock } from '../testing/manual-clock'
+import { useStoreDrivers } from '../testing/store-drivers'
 import { StagedUploads, type StagedUploadsOptions } from './staged-uploads'
 import { fromStoredPrincipal, StoredPrincipalSchema, toStoredPrincipal } from './stored-principal'
 
@@ -25,26 +22,7 @@ type Upload = v.InferOutput<typeof UploadSchema>
 
 const alice = { subject: 'alice', issuer: 'https://id.example.test', groups: ['ops'], roles: [] }
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-
-const drivers: [string, () => Promise<ObjectStore>][] = [
-  ['memory', () => Promise.resolve(createMemoryStore())],
-  [
-    'fs',
-    async () => {
-      const root = await mkdtemp(join(tmpdir(), 'cairn-uploads-'))
-      const store = await openFsStore(root)
-      cleanups.push(async () => {
-        await store.close()
-        await rm(root, { recursive: true, force: true })
-      })
-      return store
-    },
-  ],
-]
+const { drivers } = useStoreDrivers('uploads')
 
 function uploads(
   store: ObjectStore,

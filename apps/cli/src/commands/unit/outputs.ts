@@ -1,7 +1,7 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { terraformValue } from '../../output/terraform-value'
-import { common, unitArg } from '../_shared'
+import { common, unitArg, versionArg } from '../_shared'
 
 export default defineCommand({
   meta: {
@@ -11,11 +11,7 @@ export default defineCommand({
   args: {
     ...unitArg,
     ...common,
-    version: {
-      type: 'string',
-      description: 'the version written at this timestamp (default: the current one)',
-      valueHint: 'timestamp',
-    },
+    ...versionArg,
     'show-sensitive': {
       type: 'boolean',
       description: 'show the values of sensitive outputs instead of <sensitive>',

@@ -3,7 +3,7 @@ import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { table } from '../../output/output'
 import { providerName } from '../../output/provider-name'
-import { common, unitArg } from '../_shared'
+import { common, unitArg, versionArg } from '../_shared'
 
 type Indexed = Extract<VersionResources, { indexed: true }>
 
@@ -15,11 +15,7 @@ export default defineCommand({
   args: {
     ...unitArg,
     ...common,
-    version: {
-      type: 'string',
-      description: 'the version written at this timestamp (default: the current one)',
-      valueHint: 'timestamp',
-    },
+    ...versionArg,
   },
   async run({ args }) {
     const context = await openContext(args)
