@@ -111,6 +111,13 @@ const fmtInt = (n) => n.toLocaleString('en-US')
 const pad = (text, width) => String(text).padStart(width)
 const padEnd = (text, width) => String(text).padEnd(width)
 
+/** The CPU time a process has used, all its threads, user and system (ms; Linux /proc). */
+const cpuMsOf = (server) => {
+  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  // utime and stime, fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 /** Resets VmHWM to the current RSS (Linux: 5 in clear_refs). */
 const resetPeak = (server) => writeFileSync(`/proc/${server.pid}/clear_refs`, '5')
 
@@ -169,13 +176,19 @@ async function uploadSize(state, flags) {
     // A B A B, and which Cairn goes first alternates too; the baseline comes last.
     const order = round % 2 === 1 ? [on, off] : [off, on]
     const ms = new Map()
-    for (const server of [...order, baseline])
+    const cpu = new Map()
+    for (const server of [...order, baseline]) {
+      const before = cpuMsOf(server)
       ms.set(server, (await upload(server, state, serial)).ms)
+      cpu.set(server, cpuMsOf(server) - before)
+    }
     const figures = {
       warmup: round <= flags.warmup,
       on: ms.get(on),
       off: ms.get(off),
       baseline: ms.get(baseline),
+      onCpu: cpu.get(on),
+      offCpu: cpu.get(off),
     }
     rounds.push(figures)
     process.stderr.write(
@@ -218,6 +231,12 @@ function reportUpload(results, say) {
     say(
       `    time on/off: min ${Math.min(...ratios).toFixed(3)}, median ${median(ratios).toFixed(3)}, max ${Math.max(...ratios).toFixed(3)}` +
         ` (indexing costs ${((median(ratios) - 1) * 100).toFixed(1)} % of the upload time)`,
+    )
+    const onCpu = median(rounds.map((r) => r.onCpu))
+    const offCpu = median(rounds.map((r) => r.offCpu))
+    say(
+      `    server CPU per upload (all threads, median): on ${fmtInt(onCpu)} ms, off ${fmtInt(offCpu)} ms` +
+        ` (indexing costs ${((onCpu / offCpu - 1) * 100).toFixed(1)} % of the upload's CPU)`,
     )
   }
   say()

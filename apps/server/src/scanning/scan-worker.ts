@@ -28,7 +28,15 @@ port.on('message', (message: ToWorker) => {
       if (!failed) scanner.write(ring.subarray(message.offset, message.offset + message.length))
       reply({ type: 'ack', job, size: message.length })
     } else if (!failed) {
-      reply({ type: 'done', job, scan: scanner.end() })
+      const scan = scanner.end()
+      // The index's entries (megabytes for a large state) move to the server instead of a copy:
+      // they are the scanner's own buffer, which nothing here uses again.
+      const resources = scan.resources
+      const moved =
+        resources !== undefined && 'resources' in resources
+          ? resources.resources.map((block) => block.buffer as ArrayBuffer)
+          : []
+      port.postMessage({ type: 'done', job, scan } satisfies FromWorker, moved)
     }
   } catch (error) {
     if (!(error instanceof InvalidStateError)) throw error

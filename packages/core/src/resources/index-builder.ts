@@ -4,9 +4,9 @@ import type { ScannedState } from '../state/state-scanner'
 import { compare } from './instance-collector'
 import type { IndexedOutput, ResourceIndex } from './resource-index'
 
-/** An index as stored: its JSON text, and how many instances it lists. */
-export interface IndexText {
-  text: string
+/** An index as stored: its JSON, and how many instances it lists. */
+export interface IndexBytes {
+  bytes: Buffer
   count: number
 }
 
@@ -15,7 +15,7 @@ export interface IndexText {
  * JSON), and its outputs with the digests of their values and their sensitivity. `{ none }` when
  * the state is not a readable Terraform state; undefined when the scan did not index.
  */
-export function buildIndexText(scan: ScannedState): IndexText | { none: string } | undefined {
+export function buildIndexBytes(scan: ScannedState): IndexBytes | { none: string } | undefined {
   const resources = scan.resources
   if (resources === undefined) return undefined
   if ('none' in resources) return resources
@@ -31,15 +31,19 @@ export function buildIndexText(scan: ScannedState): IndexText | { none: string }
     outputs: indexedOutputs(scan.outputs),
     truncated: resources.truncated,
   }
-  const text = `${JSON.stringify(head).slice(0, -1)},"resources":[${resources.resources}]}`
-  return { text, count: resources.count }
+  const bytes = Buffer.concat([
+    Buffer.from(`${JSON.stringify(head).slice(0, -1)},"resources":[`),
+    ...resources.resources,
+    Buffer.from(']}'),
+  ])
+  return { bytes, count: resources.count }
 }
 
-/** The index of a scanned state, as objects (see `buildIndexText`). */
+/** The index of a scanned state, as objects (see `buildIndexBytes`). */
 export function buildIndex(scan: ScannedState): ResourceIndex | { none: string } | undefined {
-  const built = buildIndexText(scan)
+  const built = buildIndexBytes(scan)
   if (built === undefined || 'none' in built) return built
-  return JSON.parse(built.text) as ResourceIndex
+  return JSON.parse(built.bytes.toString('utf8')) as ResourceIndex
 }
 
 /** Each output's digest and sensitivity; none when the outputs are absent or unreadable. */

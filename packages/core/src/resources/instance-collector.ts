@@ -10,14 +10,17 @@ export interface InstanceDetail {
 }
 
 /**
- * What one scan learned of a state's resources. The instances come as the JSON text of their
- * entries (`IndexedInstance`), in the state's order and joined by commas, ready to be stored: a
- * large state's index crosses from the scan's thread as one string, and is never held as
- * objects on the way to storage.
+ * What one scan learned of a state's resources. The instances come as the JSON of their entries
+ * (`IndexedInstance`), in the state's order and joined by commas, ready to be stored: a large
+ * state's index crosses from the scan's thread as one run of bytes, and is never held as objects
+ * or strings on the way to storage.
  */
 export interface CollectedResources {
-  /** The JSON of every instance's entry, in the state's order, joined by commas (no brackets). */
-  resources: string
+  /**
+   * The JSON of every instance's entry, in the state's order, joined by commas (no brackets), in
+   * blocks to be concatenated.
+   */
+  resources: Uint8Array[]
   /** How many instances `resources` holds. */
   count: number
   modules: string[]
@@ -36,10 +39,21 @@ interface PartialInstance {
   indexKey?: number | string
   deposed?: string
   digest?: string
-  identity: Map<string, string> | undefined
-  sensitive?: Uint8Array | null
+  /** The identity attributes read, as name and value one after the other. */
+  identity: string[] | undefined
+  /** The JSON of `sensitive_attributes`; null when too large to read. */
+  sensitive?: string | null
   attributes?: Uint8Array
   attributesTooLarge: boolean
+}
+
+/** The fields of a resource that make its instances' addresses. */
+interface ResourceFields {
+  module: string
+  mode: string | undefined
+  type: string | undefined
+  name: string | undefined
+  provider: string
 }
 
 const decoder = new TextDecoder()
@@ -49,16 +63,18 @@ const PROVIDER_SOURCE = /provider\["([^"]+)"\]/
  * Builds index entries from the pieces the state scanner hands it as it streams through the
  * top-level `resources` array: each resource's fields, then each of its instances' fields,
  * identity attributes and the digest of its attributes. A resource whose fields do not make an
- * address (not a format 4 resource) is skipped.
+ * address (not a format 4 resource) is skipped. The pieces come as the JSON text of their values:
+ * a state of 100 MiB hands over some hundred thousand, and this runs inline with its upload.
  */
 export class InstanceCollector {
-  readonly #resources: { address: string; json: string }[] = []
+  /** Each instance's entry (`IndexedInstance`) as JSON, in the state's order. */
+  readonly #entries = new EntryWriter()
   readonly #modules = new Set<string>()
   readonly #providers = new Set<string>()
   readonly #wanted: ((address: string) => boolean) | undefined
   readonly #onDetail: ((detail: InstanceDetail) => void) | undefined
   #truncated = false
-  #fields = new Map<string, string>()
+  #fields: ResourceFields = newFields()
   #instances: PartialInstance[] = []
   #instance: PartialInstance | undefined
 
@@ -80,30 +96,50 @@ export class InstanceCollector {
   }
 
   beginResource(): void {
-    this.#fields = new Map()
+    this.#fields = newFields()
     this.#instances = []
   }
 
-  resourceField(key: string, raw: Uint8Array | undefined): void {
-    if (raw === undefined) return
-    const value = parse(raw)
-    if (typeof value === 'string') this.#fields.set(key, value)
+  /** A resource field's JSON (undefined when too large to read). */
+  resourceField(key: string, json: string | undefined): void {
+    if (json === undefined) return
+    const value = parse(json)
+    if (typeof value !== 'string') return
+    const fields = this.#fields
+    switch (key) {
+      case 'module':
+        fields.module = value
+        break
+      case 'mode':
+        fields.mode = value
+        break
+      case 'type':
+        fields.type = value
+        break
+      case 'name':
+        fields.name = value
+        break
+      case 'provider':
+        fields.provider = value
+        break
+    }
   }
 
   beginInstance(): void {
     this.#instance = { identity: undefined, attributesTooLarge: false }
   }
 
-  instanceField(key: string, raw: Uint8Array | undefined): void {
+  /** An instance field's JSON (undefined when too large to read). */
+  instanceField(key: string, json: string | undefined): void {
     const instance = this.#instance
     if (instance === undefined) return
     if (key === 'sensitive_attributes') {
       // Too large to read: every identity value counts as sensitive.
-      instance.sensitive = raw ?? null
+      instance.sensitive = json ?? null
       return
     }
-    if (raw === undefined) return
-    const value = parse(raw)
+    if (json === undefined) return
+    const value = parse(json)
     if (key === 'index_key' && (typeof value === 'number' || typeof value === 'string')) {
       instance.indexKey = value
     } else if (key === 'deposed' && typeof value === 'string') {
@@ -111,11 +147,12 @@ export class InstanceCollector {
     }
   }
 
-  identity(key: string, raw: Uint8Array | undefined): void {
-    if (raw === undefined || this.#instance === undefined) return
-    const value = parse(raw)
+  /** An identity attribute's JSON (undefined when too large to read). */
+  identity(key: string, json: string | undefined): void {
+    if (json === undefined || this.#instance === undefined) return
+    const value = parse(json)
     if (typeof value === 'string' && value !== '' && value.length <= MAX_IDENTITY_CHARS) {
-      ;(this.#instance.identity ??= new Map()).set(key, value)
+      ;(this.#instance.identity ??= []).push(key, value)
     }
   }
 
@@ -141,13 +178,8 @@ export class InstanceCollector {
   }
 
   endResource(): void {
-    const fields = this.#fields
-    const mode = fields.get('mode')
-    const type = fields.get('type')
-    const name = fields.get('name')
+    const { module, mode, type, name, provider } = this.#fields
     if ((mode !== 'managed' && mode !== 'data') || type === undefined || name === undefined) return
-    const module = fields.get('module') ?? ''
-    const provider = fields.get('provider') ?? ''
     let shared: string | undefined
     for (const instance of this.#instances) {
       const address = this.#address(instance) as string
@@ -157,12 +189,12 @@ export class InstanceCollector {
             address,
             attributes: instance.attributesTooLarge ? undefined : text(instance.attributes),
             // Too large to read: not JSON, so every attribute counts as sensitive.
-            sensitive: instance.sensitive === null ? 'unreadable' : text(instance.sensitive),
+            sensitive: instance.sensitive === null ? 'unreadable' : instance.sensitive,
           })
         }
         continue
       }
-      if (this.#resources.length >= MAX_INDEXED_INSTANCES) {
+      if (this.#entries.count >= MAX_INDEXED_INSTANCES) {
         this.#truncated = true
         return
       }
@@ -172,8 +204,8 @@ export class InstanceCollector {
       if (instance.indexKey !== undefined)
         json += `,"index_key":${JSON.stringify(instance.indexKey)}`
       if (instance.deposed !== undefined) json += `,"deposed":${JSON.stringify(instance.deposed)}`
-      json += `,"identity":${JSON.stringify(identityOf(instance))}}`
-      this.#resources.push({ address, json })
+      json += `,"identity":${identityJson(instance)}}`
+      this.#entries.add(json)
     }
     if (module !== '') this.#modules.add(module)
     const source = PROVIDER_SOURCE.exec(provider)?.[1]
@@ -182,10 +214,10 @@ export class InstanceCollector {
 
   result(): CollectedResources {
     // In the state's order: sorting is left to the readers, off the upload's path.
-    const entries = this.#resources
+    const entries = this.#entries
     return {
-      resources: entries.map((entry) => entry.json).join(','),
-      count: entries.length,
+      resources: entries.blocks(),
+      count: entries.count,
       modules: [...this.#modules].sort(compare),
       providers: [...this.#providers].sort(compare),
       truncated: this.#truncated,
@@ -193,13 +225,10 @@ export class InstanceCollector {
   }
 
   #address(instance: PartialInstance): string | undefined {
-    const fields = this.#fields
-    const mode = fields.get('mode')
-    const type = fields.get('type')
-    const name = fields.get('name')
-    if (typeof type !== 'string' || typeof name !== 'string') return undefined
+    const { module, mode, type, name } = this.#fields
+    if (type === undefined || name === undefined) return undefined
     return instanceAddress({
-      module: fields.get('module') ?? '',
+      module,
       mode: mode === 'data' ? 'data' : 'managed',
       type,
       name,
@@ -207,6 +236,48 @@ export class InstanceCollector {
       deposed: instance.deposed,
     })
   }
+}
+
+/**
+ * Entries written out as UTF-8 as they are made, joined by commas: a hundred thousand short-lived
+ * strings would each outlive a garbage collection or two before being joined and encoded anyway.
+ * The buffer is its own memory (never a pooled slab), so the scan thread can hand it over whole.
+ */
+class EntryWriter {
+  readonly #blocks: Buffer[] = []
+  #block = Buffer.allocUnsafeSlow(0)
+  #used = 0
+  count = 0
+
+  add(json: string): void {
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    const most = 1 + json.length * 3
+    if (this.#used + most > this.#block.length) this.#next(most)
+    if (this.count !== 0) this.#block[this.#used++] = 0x2c
+    this.#used += this.#block.write(json, this.#used)
+    this.count += 1
+  }
+
+  /** The entries, in blocks that are each their own memory (none shared with a pool). */
+  blocks(): Uint8Array[] {
+    const blocks = [...this.#blocks]
+    if (this.#used !== 0) blocks.push(this.#block.subarray(0, this.#used))
+    return blocks
+  }
+
+  /** Starts a block with room for at least `most` bytes: small at first, a MiB once large. */
+  #next(most: number): void {
+    if (this.#used !== 0) this.#blocks.push(this.#block.subarray(0, this.#used))
+    const size = this.#blocks.length === 0 ? 16 * 1024 : this.#blocks.length < 4 ? 256 * 1024 : MiB
+    this.#block = Buffer.allocUnsafeSlow(Math.max(size, most))
+    this.#used = 0
+  }
+}
+
+const MiB = 1024 * 1024
+
+function newFields(): ResourceFields {
+  return { module: '', mode: undefined, type: undefined, name: undefined, provider: '' }
 }
 
 /**
@@ -236,26 +307,36 @@ export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
-/** The identity values that no sensitive path covers. */
-function identityOf(instance: PartialInstance): Record<string, string> {
-  const identity: Record<string, string> = {}
-  if (instance.identity === undefined) return identity
+/** The JSON of the identity values that no sensitive path covers, ordered by name. */
+function identityJson(instance: PartialInstance): string {
+  const pairs = instance.identity
+  if (pairs === undefined) return '{}'
   const sensitive = sensitiveTopNames(instance.sensitive)
-  if (sensitive === 'all') return identity
-  for (const [key, value] of [...instance.identity].sort(([a], [b]) => compare(a, b))) {
-    if (!sensitive.has(key)) identity[key] = value
+  if (sensitive === 'all') return '{}'
+  if (pairs.length === 2) {
+    // Most instances have one identity attribute (an `id`): no sorting, no object.
+    const key = pairs[0] as string
+    return sensitive.has(key) ? '{}' : `{"${key}":${JSON.stringify(pairs[1])}}`
   }
-  return identity
+  const kept: [string, string][] = []
+  for (let at = 0; at < pairs.length; at += 2) {
+    const key = pairs[at] as string
+    if (!sensitive.has(key)) kept.push([key, pairs[at + 1] as string])
+  }
+  kept.sort(([a], [b]) => compare(a, b))
+  return JSON.stringify(Object.fromEntries(kept))
 }
+
+const NONE: ReadonlySet<string> = new Set()
 
 /**
  * The top-level attribute names that `sensitive_attributes` marks (wholly or in part), or `all`
  * when it cannot be read: identity values are kept only when surely not sensitive.
  */
-function sensitiveTopNames(raw: Uint8Array | null | undefined): Set<string> | 'all' {
-  if (raw === undefined) return new Set()
-  if (raw === null) return 'all'
-  const paths = parse(raw)
+function sensitiveTopNames(json: string | null | undefined): ReadonlySet<string> | 'all' {
+  if (json === undefined || json === '[]') return NONE
+  if (json === null) return 'all'
+  const paths = parse(json)
   if (!Array.isArray(paths)) return 'all'
   const names = new Set<string>()
   for (const path of paths) {
@@ -268,14 +349,14 @@ function sensitiveTopNames(raw: Uint8Array | null | undefined): Set<string> | 'a
   return names
 }
 
-/** The JSON value of `raw`; a plain string without escapes is read without the JSON parser. */
-function parse(raw: Uint8Array): unknown {
-  const last = raw.length - 1
-  if (last > 0 && raw[0] === 0x22 && raw[last] === 0x22 && !raw.includes(0x5c)) {
-    return decoder.decode(raw.subarray(1, last))
+/** The value of `json`; a plain string without escapes is read without the JSON parser. */
+function parse(json: string): unknown {
+  const last = json.length - 1
+  if (last > 0 && json.charCodeAt(0) === 0x22 && json.charCodeAt(last) === 0x22) {
+    if (!json.includes('\\')) return json.slice(1, last)
   }
   try {
-    return JSON.parse(decoder.decode(raw))
+    return JSON.parse(json)
   } catch {
     return undefined
   }

@@ -207,6 +207,34 @@ describe('the resource index of a scanned state', () => {
     expect(buildIndex(scan(state, 5, {}))).toBeUndefined()
   })
 
+  it("lists every instance of a state whose index fills many blocks, in the state's order", () => {
+    const count = 20_000
+    const names = Array.from({ length: count }, (_, n) => `item-${n}-${'é'.repeat(n % 7)}`)
+    const large = JSON.stringify({
+      version: 4,
+      serial: 1,
+      lineage: 'l',
+      resources: [
+        {
+          mode: 'managed',
+          type: 'terraform_data',
+          name: 'many',
+          provider: NULL,
+          instances: names.map((name) => ({
+            index_key: name,
+            attributes: { id: `id-${name}`, input: { value: name } },
+            sensitive_attributes: [],
+          })),
+        },
+      ],
+    })
+    const index = buildIndex(scan(large, 65536))
+    if (index === undefined || 'none' in index) throw new Error('no index')
+    expect(index.resources.map((r) => [r.address, r.identity['id']])).toEqual(
+      names.map((name) => [`terraform_data.many[${JSON.stringify(name)}]`, `id-${name}`]),
+    )
+  })
+
   it('indexes an instance whose attributes are far larger than any capture', () => {
     const big = 'x'.repeat(3 * 1024 * 1024)
     const text = state.replace('"triggers": null', `"triggers": {"blob": "${big}"}`)

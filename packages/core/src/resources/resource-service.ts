@@ -15,7 +15,7 @@ import type { ReindexResult, ResourceChange, SearchPage, UnitDiff, VersionResour
 import type { Kernel } from '../kernel'
 import { attributeChanges, outputChanges } from './attribute-diff'
 import { diffIndexes, toResource } from './index-diff'
-import { buildIndexText } from './index-builder'
+import { buildIndexBytes } from './index-builder'
 import type { InstanceDetail } from './instance-collector'
 import { readIndex, scanVersion, type IndexOrNone } from './index-reader'
 import type { ScannedState } from '../state/state-scanner'
@@ -200,13 +200,13 @@ export class ResourceService {
     if (current === null || current.index !== undefined) return false
     const id = snapshot.record.id as UnitId
     const scanned = await scanVersion(this.#kernel.store, id, current, { index: true })
-    const index = buildIndexText(scanned)
+    const index = buildIndexBytes(scanned)
     if (index === undefined) return false
     let ref: VersionRecord['index']
     if ('none' in index) {
       ref = index
     } else {
-      await this.#kernel.store.put(indexKeyOf(current.object), Buffer.from(index.text), {
+      await this.#kernel.store.put(indexKeyOf(current.object), index.bytes, {
         contentType: 'application/json',
       })
       ref = { object: indexKeyOf(current.object), resources: index.count }

@@ -14,7 +14,7 @@ import type { ScannerSource } from '../state/chunk-scanner'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
 import { writeRecord } from '../storage/stored-json'
-import { buildIndexText } from '../resources/index-builder'
+import { buildIndexBytes } from '../resources/index-builder'
 import type { IndexRef } from '../resources/resource-index'
 import { indexKeyOf, stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
@@ -205,9 +205,9 @@ export class StateWriter {
    * version is never current without its index. Returns what its version record says of it.
    */
   async #storeIndex(object: string, inspected: InspectedState): Promise<IndexRef | undefined> {
-    const index = buildIndexText(inspected.scan)
+    const index = buildIndexBytes(inspected.scan)
     if (index === undefined || 'none' in index) return index
-    await this.#kernel.store.put(indexKeyOf(object), Buffer.from(index.text), {
+    await this.#kernel.store.put(indexKeyOf(object), index.bytes, {
       contentType: 'application/json',
     })
     return { object: indexKeyOf(object), resources: index.count }
