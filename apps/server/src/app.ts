@@ -2,10 +2,13 @@ import type { Clock, Core, ObjectStore } from '@cairn/core'
 import { tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
-import { TokenVerificationError } from '@cairn/auth'
+import { OAuthStateSealer, TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
 import type { AuthSettings } from './config/auth-settings'
 import { auditTrail } from './audit/audit-trail'
+import { dashboardRoutes } from './dashboard/dashboard'
+import { DashboardLogin } from './dashboard/oidc-login'
+import { Sessions } from './dashboard/session'
 import { authenticate } from './http/authenticate'
 import { refuseDotSegments } from './http/dot-segments'
 import { publicBaseUrl } from './http/base-url'
@@ -108,6 +111,29 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   )
   const { auth, keys, mode } = identity
+  // DESIGN section 8: without SVC_OAUTH_STATE_KEY the key follows the signing key.
+  const stateKey =
+    deps.authSettings.oauthStateKey === undefined
+      ? keys.derive('oauth-state')
+      : deriveKey(deps.authSettings.oauthStateKey)
+  const baseUrl = (request: Request) => publicBaseUrl(request, deps.authSettings.publicBaseUrl)
+  const sessions = new Sessions({
+    key: keys.derive('dashboard-session'),
+    auth,
+    clock: deps.clock,
+    refreshTtlMs: deps.authSettings.refreshTtlMs,
+    publicBaseUrl: deps.authSettings.publicBaseUrl,
+  })
+  const dashboardLogin =
+    auth.oidc === undefined
+      ? undefined
+      : new DashboardLogin({
+          auth,
+          sealer: new OAuthStateSealer(stateKey, deps.clock),
+          sessions,
+          scopes: deps.authSettings.scopes,
+          baseUrl,
+        })
   app.route(
     '/',
     oauthRoutes({
@@ -115,11 +141,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       store: deps.store,
       clock: deps.clock,
       config: deps.authSettings,
-      // DESIGN section 8: without SVC_OAUTH_STATE_KEY the key follows the signing key.
-      stateKey:
-        deps.authSettings.oauthStateKey === undefined
-          ? keys.derive('oauth-state')
-          : deriveKey(deps.authSettings.oauthStateKey),
+      stateKey,
+      dashboardLogin,
     }),
   )
   app.route(
@@ -141,6 +164,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       maxStateBytes: deps.maxStateBytes,
       requestBody: (c) => stateStream(c as Context<AppEnv>),
       readBody: (c, limit) => readSmallBody(c as Context<AppEnv>, limit),
+    }),
+  )
+  app.route(
+    '/',
+    dashboardRoutes({
+      core: deps.core,
+      auth,
+      mode,
+      clock: deps.clock,
+      sessions,
+      login: dashboardLogin,
+      baseUrl,
     }),
   )
   return app

@@ -143,6 +143,22 @@ export class AuthService {
   }
 
   /**
+   * Signs out the login a refresh token belongs to: the token, its successors and every access
+   * token of the login stop working. A token that does not verify has nothing to sign out.
+   */
+  async logout(refreshToken: string): Promise<void> {
+    let claims: Awaited<ReturnType<typeof this.jwt.verify>>
+    try {
+      claims = await this.jwt.verify('refresh', refreshToken)
+    } catch (error) {
+      if (error instanceof TokenVerificationError) return
+      throw error
+    }
+    const family = claims['fam']
+    if (typeof family === 'string') await this.#families.revoke(family)
+  }
+
+  /**
    * Who a bearer token speaks for: a Cairn access JWT or an opaque API token, each verified as
    * exactly that kind.
    *

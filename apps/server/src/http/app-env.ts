@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Identity } from '@cairn/auth'
 import type { AuditNote } from '@cairn/core'
+import type { Session } from '../dashboard/session'
 import type { Logger } from '../log/logger'
 import type { RequestMeter } from '../metrics/request-meter'
 
@@ -35,5 +36,7 @@ export interface AppEnv {
     audit: AuditNote | undefined
     /** `/s3` only: the request body as its signing mode says to decode and check it. */
     payload: S3Payload
+    /** `/app` only: the dashboard's session, once its pages have read and refreshed it. */
+    session: Session
   }
 }

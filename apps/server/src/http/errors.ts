@@ -123,7 +123,7 @@ export function errorBody(error: unknown): {
  * cause, and a 503 at warn; a refusal at a limit is logged where it is decided. The headers that
  * go with the status (`Retry-After`) are set.
  */
-function report(error: Error, c: Context<AppEnv>): ReturnType<typeof errorBody> | undefined {
+export function report(error: Error, c: Context<AppEnv>): ReturnType<typeof errorBody> | undefined {
   if (isClientAbort(error)) {
     c.var.log.info('the client closed the connection mid-request', { reason: error.message })
     return undefined

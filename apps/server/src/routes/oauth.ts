@@ -14,6 +14,7 @@ import type { Clock, ObjectStore } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
 import type { AuthSettings } from '../config/auth-settings'
+import type { DashboardLogin } from '../dashboard/oidc-login'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { publicBaseUrl } from '../http/base-url'
@@ -27,6 +28,8 @@ export interface OAuthRoutesDeps {
   config: AuthSettings
   /** The key that seals OAuth state: SVC_OAUTH_STATE_KEY, or one derived from the signing key. */
   stateKey: Buffer
+  /** The dashboard's sign-in, which shares `/oauth/callback`. */
+  dashboardLogin?: DashboardLogin | undefined
 }
 
 /** The service spec's messages for these endpoints, word for word. */
@@ -123,7 +126,12 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
       return oauthError(c, 'invalid_request', 'no OpenID provider is configured')
     let session: v.InferOutput<typeof SessionSchema>
     try {
-      session = v.parse(SessionSchema, sealer.open(c.req.query('state') ?? ''))
+      const opened = sealer.open(c.req.query('state') ?? '')
+      // The dashboard's sign-in comes back here too (one redirect URI at the provider).
+      const login = deps.dashboardLogin
+      const dashboard = login?.parse(opened)
+      if (login !== undefined && dashboard !== undefined) return await login.complete(c, dashboard)
+      session = v.parse(SessionSchema, opened)
     } catch (error) {
       if (error instanceof AuthError || error instanceof v.ValiError)
         return oauthError(c, 'invalid_request', 'Invalid or expired state')

@@ -83,6 +83,27 @@ export class RefreshFamilies {
     return { family, jti }
   }
 
+  /** Ends a login: its refresh token and every access token minted in it stop working. */
+  async revoke(family: string): Promise<void> {
+    for (;;) {
+      const stored = await readRecord(this.#store, keyOf(family), FamilySchema)
+      if (stored === undefined || stored.value.revoked) return
+      try {
+        await writeRecord(
+          this.#store,
+          keyOf(family),
+          { ...stored.value, revoked: true },
+          { ifMatch: stored.etag },
+        )
+        return
+      } catch (error) {
+        // Refreshed meanwhile: revoke what it wrote.
+        if (error instanceof PreconditionFailedError) continue
+        throw error
+      }
+    }
+  }
+
   /**
    * Spends the token `jti` of `family` and names its successor. Any other outcome revokes or
    * refuses: an unknown or revoked family, or a token that was already spent.

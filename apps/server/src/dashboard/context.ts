@@ -1,0 +1,52 @@
+import type { AuthService } from '@cairn/auth'
+import type { Clock, Core, Permission, UnitId } from '@cairn/core'
+import type { Context } from 'hono'
+import type { AuthMode } from '../auth/identity-setup'
+import type { AppEnv } from '../http/app-env'
+import type { DashboardLogin } from './oidc-login'
+import type { Sessions } from './session'
+import type { Viewer } from './view/layout'
+
+/** What every page of the dashboard is built from. */
+export interface DashboardDeps {
+  core: Core
+  auth: AuthService
+  mode: AuthMode
+  clock: Clock
+  sessions: Sessions
+  /** The OpenID login, when a provider is configured. */
+  login: DashboardLogin | undefined
+  /** The server's public base URL for a request. */
+  baseUrl: (request: Request) => string
+}
+
+/** The signed-in person as the page header shows them. */
+export function viewerOf(c: Context<AppEnv>, mode: AuthMode): Viewer {
+  const principal = c.var.principal
+  return {
+    name: principal.email ?? principal.subject,
+    csrf: c.var.session.csrf,
+    canSignOut: mode !== 'disabled',
+  }
+}
+
+/** Whether the signed-in person holds `permission` on `unit`: buttons are shown only then. */
+export async function may(
+  c: Context<AppEnv>,
+  core: Core,
+  permission: Permission,
+  unit: string,
+): Promise<boolean> {
+  return core.authorizer.can(c.var.principal, permission, unit as UnitId)
+}
+
+/** A query parameter, undefined when absent or empty. */
+export function queryOf(c: Context<AppEnv>, name: string): string | undefined {
+  const value = c.req.query(name)
+  return value === undefined || value === '' ? undefined : value
+}
+
+/** Now, by the server's clock, for "how long ago". */
+export function nowOf(deps: { clock: Clock }): number {
+  return deps.clock.now()
+}

@@ -1,0 +1,256 @@
+import { TokenVerificationError } from '@cairn/auth'
+import { Hono, type Context, type MiddlewareHandler } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import type { AppEnv } from '../http/app-env'
+import { readForm, SMALL_BODY_BYTES } from '../http/body'
+import { CLIENT_CLOSED, report } from '../http/errors'
+import { ANONYMOUS } from '../http/principal'
+import { viewerOf, type DashboardDeps } from './context'
+import { sameText } from './oidc-login'
+import { LoginPage } from './pages/login'
+import { unitsRoutes } from './pages/units'
+import { HOME, safeNext } from './safe-next'
+import { Sessions, type Session } from './session'
+import { ASSETS } from './view/assets'
+import { Page } from './view/layout'
+
+/**
+ * The Content Security Policy of every dashboard page: nothing but this server's own style sheet
+ * and script (no inline code, no other origin), forms that post only here, no framing.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
+
+/**
+ * The web dashboard at `/app` (and `/`, which leads there): pages rendered on the server from the
+ * same services as the API, for the signed-in person, so that what they may see and do is what
+ * the API would let them. Sessions are sealed cookies (`session.ts`); every form that changes
+ * something carries the session's CSRF token, and a post from another site is refused.
+ */
+export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.onError((error, c) => errorPage(error, c, deps))
+
+  app.get('/', (c) => c.redirect(HOME, 302))
+  app.get('/app', (c) => c.redirect(HOME, 302))
+  app.use('/app/*', securityHeaders)
+
+  for (const asset of ASSETS) {
+    app.get(asset.path, (c) => {
+      c.header('Content-Type', asset.type)
+      c.header('Cache-Control', 'public, max-age=31536000, immutable')
+      return c.body(asset.body)
+    })
+  }
+
+  app.get('/app/login', (c) => {
+    if (deps.mode === 'disabled') return c.redirect(HOME, 302)
+    const session = deps.sessions.readOrStart(c)
+    return c.html(
+      <LoginPage
+        csrf={session.csrf}
+        next={safeNext(c.req.query('next'))}
+        oidc={deps.login !== undefined}
+        local={deps.mode === 'local'}
+        error={c.req.query('error')}
+      />,
+    )
+  })
+
+  app.post('/app/login', async (c) => {
+    refuseCrossSite(c, deps)
+    const form = await readForm(c, SMALL_BODY_BYTES)
+    const session = deps.sessions.read(c)
+    if (session === undefined || !sameText(form.get('csrf') ?? '', session.csrf)) {
+      return c.redirect(loginHref(form.get('next'), 'the form expired: try again'), 303)
+    }
+    const token = (form.get('token') ?? '').trim()
+    const next = safeNext(form.get('next') ?? undefined)
+    try {
+      c.set('principal', await deps.auth.authenticate(token))
+    } catch (error) {
+      if (!(error instanceof TokenVerificationError)) throw error
+      c.var.log.info('dashboard sign-in with a token refused', { reason: error.reason })
+      return c.redirect(loginHref(next, 'that token is not valid here'), 303)
+    }
+    deps.sessions.write(c, deps.sessions.forToken(token))
+    return c.redirect(next, 303)
+  })
+
+  app.get('/app/login/oidc', async (c) => {
+    if (deps.login === undefined) return c.redirect('/app/login', 302)
+    return deps.login.start(c, safeNext(c.req.query('next')))
+  })
+
+  app.post('/app/logout', async (c) => {
+    refuseCrossSite(c, deps)
+    const form = await readForm(c, SMALL_BODY_BYTES)
+    const session = deps.sessions.read(c)
+    if (session !== undefined && sameText(form.get('csrf') ?? '', session.csrf)) {
+      if (session.kind === 'oidc') await deps.auth.logout(session.refresh)
+      deps.sessions.clear(c)
+    }
+    return c.redirect('/app/login', 303)
+  })
+
+  // Everything below needs someone signed in.
+  app.use('/app/*', signedIn(deps))
+  app.use('/app/*', csrfOnPosts(deps))
+
+  app.route('/', unitsRoutes(deps))
+  app.all('/app/*', (c) =>
+    c.html(
+      <Page title="Not found" viewer={viewerOf(c, deps.mode)}>
+        <h1>Not found</h1>
+        <p>There is no such page.</p>
+        <p>
+          <a href={HOME}>Back to the units</a>
+        </p>
+      </Page>,
+      404,
+    ),
+  )
+  return app
+}
+
+const securityHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next()
+  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+  c.header('X-Content-Type-Options', 'nosniff')
+  c.header('X-Frame-Options', 'DENY')
+  c.header('Referrer-Policy', 'same-origin')
+  c.header('Cross-Origin-Opener-Policy', 'same-origin')
+  if (!c.res.headers.has('Cache-Control')) c.header('Cache-Control', 'no-store')
+}
+
+/**
+ * Sets who is calling from the session: a pasted token or Cairn's access token from an OpenID
+ * login, refreshed as it ages. Without a session that still opens, a page sends the browser to
+ * the sign-in page (and back afterwards); a form post is refused.
+ */
+function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (deps.mode === 'disabled') {
+      c.set('principal', ANONYMOUS)
+      c.set('session', deps.sessions.readOrStart(c))
+      await next()
+      return
+    }
+    const read = deps.sessions.read(c)
+    const session = read === undefined ? undefined : await deps.sessions.fresh(read)
+    const bearer = session === undefined ? undefined : Sessions.bearerOf(session)
+    if (session === undefined || bearer === undefined) return toLogin(c, deps)
+    try {
+      c.set('principal', await deps.auth.authenticate(bearer))
+    } catch (error) {
+      if (!(error instanceof TokenVerificationError)) throw error
+      c.var.log.info('dashboard session refused', { reason: error.reason })
+      return toLogin(c, deps)
+    }
+    if (session !== read) deps.sessions.write(c, session)
+    c.set('session', session)
+    await next()
+    return
+  }
+}
+
+function toLogin(c: Context<AppEnv>, deps: DashboardDeps): Response {
+  if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+    deps.sessions.clear(c)
+    return c.redirect(loginHref(undefined, 'your session has ended: sign in again'), 303)
+  }
+  const url = new URL(c.req.url)
+  return c.redirect(loginHref(`${url.pathname}${url.search}`), 302)
+}
+
+function loginHref(next: string | null | undefined, error?: string): string {
+  const query = new URLSearchParams({ next: safeNext(next ?? undefined) })
+  if (error !== undefined) query.set('error', error)
+  return `/app/login?${query.toString()}`
+}
+
+/**
+ * Every post of a signed-in page must come from this site, with the session's CSRF token in its
+ * form: a form on another site that posts here (with or without the cookie) changes nothing.
+ */
+function csrfOnPosts(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') {
+      await next()
+      return
+    }
+    refuseCrossSite(c, deps)
+    const form = await readForm(c, SMALL_BODY_BYTES)
+    if (!sameText(form.get('csrf') ?? '', c.var.session.csrf)) {
+      throw new CrossSiteError('the form is not this session\u2019s: reload the page and try again')
+    }
+    formOf.set(c.req.raw, form)
+    await next()
+  }
+}
+
+/** Each post's form, read once by the CSRF check and handed to its page. */
+const formOf = new WeakMap<Request, URLSearchParams>()
+
+/** The form of a post that passed the CSRF check. */
+export function postedForm(c: Context<AppEnv>): URLSearchParams {
+  const form = formOf.get(c.req.raw)
+  if (form === undefined) throw new Error('the form was not read by the CSRF check')
+  return form
+}
+
+class CrossSiteError extends Error {}
+
+/** Refuses a post that the browser says came from another site, or from another origin. */
+function refuseCrossSite(c: Context<AppEnv>, deps: DashboardDeps): void {
+  const site = c.req.header('sec-fetch-site')
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw new CrossSiteError('a form of another site cannot post here')
+  }
+  const origin = c.req.header('origin')
+  if (origin !== undefined && origin !== new URL(deps.baseUrl(c.req.raw)).origin) {
+    throw new CrossSiteError('a form of another site cannot post here')
+  }
+}
+
+/** A failure as a page: the API's status and message, without the API's JSON. */
+function errorPage(
+  error: Error,
+  c: Context<AppEnv>,
+  deps: DashboardDeps,
+): Response | Promise<Response> {
+  if (error instanceof CrossSiteError) {
+    return c.html(
+      <Page title="Refused">
+        <h1>Refused</h1>
+        <p>{error.message}</p>
+      </Page>,
+      403,
+    )
+  }
+  const answer = report(error, c)
+  if (answer === undefined) return c.body(null, CLIENT_CLOSED as ContentfulStatusCode)
+  // Set once the person is signed in: a failure before that has no header to show.
+  const session = c.get('session') as Session | undefined
+  const viewer = session === undefined ? undefined : viewerOf(c, deps.mode)
+  const title =
+    answer.status === 404 ? 'Not found' : answer.status === 403 ? 'Not allowed' : 'Failed'
+  return c.html(
+    <Page title={title} viewer={viewer}>
+      <h1>{title}</h1>
+      <p>{String(answer.body['message'])}</p>
+      <p>
+        <a href={HOME}>Back to the units</a>
+      </p>
+    </Page>,
+    answer.status,
+  )
+}

@@ -1,0 +1,137 @@
+import type { Child } from 'hono/jsx'
+import { SCRIPT, STYLE } from './assets'
+
+/** The main sections, in the order of the navigation. */
+export const SECTIONS = [
+  { key: 'units', label: 'Units', href: '/app/units' },
+  { key: 'status', label: 'Status', href: '/app/status' },
+  { key: 'locks', label: 'Locks', href: '/app/locks' },
+  { key: 'search', label: 'Search', href: '/app/search' },
+  { key: 'tokens', label: 'Tokens', href: '/app/settings/tokens' },
+] as const
+export type Section = (typeof SECTIONS)[number]['key']
+
+/** Who is signed in, as the page header shows it; undefined on the sign-in page. */
+export interface Viewer {
+  /** The subject, or the email when the token names one. */
+  name: string
+  /** The form token every state-changing form carries. */
+  csrf: string
+  /** Whether there is a session to end (not when authentication is disabled). */
+  canSignOut: boolean
+}
+
+export interface PageProps {
+  title: string
+  section?: Section | undefined
+  viewer?: Viewer | undefined
+  children?: Child
+}
+
+/** The frame of every page: a skip link, the navigation, who is signed in, the content. */
+export function Page({ title, section, viewer, children }: PageProps) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="same-origin" />
+        <title>{`${title} · Cairn`}</title>
+        <link rel="stylesheet" href={STYLE.path} />
+        <script src={SCRIPT.path} defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#content">
+          Skip to the content
+        </a>
+        <header class="top">
+          <a class="brand" href="/app/units">
+            Cairn
+          </a>
+          {viewer === undefined ? null : (
+            <nav aria-label="Sections">
+              {SECTIONS.map((item) => (
+                <a href={item.href} aria-current={item.key === section ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              ))}
+            </nav>
+          )}
+          {viewer === undefined ? null : (
+            <div class="who">
+              <span>
+                Signed in as <strong>{viewer.name}</strong>
+              </span>
+              {viewer.canSignOut ? (
+                <form class="inline" method="post" action="/app/logout">
+                  <CsrfField csrf={viewer.csrf} />
+                  <button class="secondary" type="submit">
+                    Sign out
+                  </button>
+                </form>
+              ) : null}
+            </div>
+          )}
+        </header>
+        <main id="content">{children}</main>
+      </body>
+    </html>
+  )
+}
+
+/** The hidden field that proves a form was served by this dashboard to this session. */
+export function CsrfField({ csrf }: { csrf: string }) {
+  return <input type="hidden" name="csrf" value={csrf} />
+}
+
+/** A message at the top of a page: what was just done, or what went wrong. */
+export function Notice({ text, error }: { text: string | undefined; error?: boolean }) {
+  if (text === undefined || text === '') return null
+  return (
+    <p
+      class={error === true ? 'notice error' : 'notice'}
+      role={error === true ? 'alert' : 'status'}
+    >
+      {text}
+    </p>
+  )
+}
+
+/** A unit's status, in colour and in words. */
+export function StatusDot({ status }: { status: 'red' | 'yellow' | 'green' | undefined }) {
+  if (status === undefined) return <span class="muted">unknown</span>
+  return <span class={`status ${status}`}>{status}</span>
+}
+
+/** An ISO time, shown as how long ago, with the exact time on hover and for readers. */
+export function Ago({ iso, now }: { iso: string; now: number }) {
+  return (
+    <time datetime={iso} title={iso}>
+      {ago(Date.parse(iso), now)}
+    </time>
+  )
+}
+
+export function ago(then: number, now: number): string {
+  if (Number.isNaN(then)) return 'unknown'
+  const seconds = Math.max(0, Math.round((now - then) / 1000))
+  if (seconds < 60) return `${seconds} s ago`
+  const minutes = Math.round(seconds / 60)
+  if (minutes < 60) return `${minutes} min ago`
+  const hours = Math.round(minutes / 60)
+  if (hours < 48) return `${hours} h ago`
+  return `${Math.round(hours / 24)} days ago`
+}
+
+/** Bytes as people read them. */
+export function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`
+  if (bytes < 1024 * 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`
+  return `${(bytes / 1024 / 1024 / 1024).toFixed(2)} GiB`
+}
+
+/** The dashboard's link to a unit's page (IDs may hold slashes: they travel as a query). */
+export function unitHref(id: string, extra: Record<string, string> = {}): string {
+  return `/app/unit?${new URLSearchParams({ id, ...extra }).toString()}`
+}
