@@ -1,4 +1,6 @@
 export { awsCliBinary } from './aws-cli'
+export type { LaunchBrowserOptions } from './chromium'
+export { chromiumBinary, launchBrowser } from './chromium'
 export { CookieJar } from './cookie-jar'
 export { fetchAs } from './fetch-as'
 export type {
@@ -33,6 +35,8 @@ export type {
   StartOidcProviderOptions,
 } from './oidc-provider'
 export { generateSigningKey, SCOPES, startOidcProvider } from './oidc-provider'
+export type { CspViolation, PageWatch } from './page-watch'
+export { watchPage } from './page-watch'
 export type { RunningRgw, StartRgwOptions } from './rgw'
 export { startRgw } from './rgw'
 export type { RunningServer, ServerOptions } from './server-process'
@@ -49,3 +53,4 @@ export { useRgw } from './use-rgw'
 export { freePort } from './free-port'
 export { isRunning } from './is-running'
 export { waitFor } from './wait-for'
+export type { Browser, BrowserContext, Page } from 'playwright-core'

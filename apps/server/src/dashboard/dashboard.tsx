@@ -8,6 +8,7 @@ import { ANONYMOUS } from '../http/principal'
 import { viewerOf, type DashboardDeps } from './context'
 import { sameText } from './oidc-login'
 import { LoginPage } from './pages/login'
+import { unitRoutes } from './pages/unit'
 import { unitsRoutes } from './pages/units'
 import { HOME, safeNext } from './safe-next'
 import { Sessions, type Session } from './session'
@@ -42,6 +43,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
   app.get('/', (c) => c.redirect(HOME, 302))
   app.get('/app', (c) => c.redirect(HOME, 302))
   app.use('/app/*', securityHeaders)
+  // Before anything reads the session: a post from another site is refused whatever it carries,
+  // and changes nothing (not even the session it may have been sent with).
+  app.use('/app/*', sameSiteOnly(deps))
 
   for (const asset of ASSETS) {
     app.get(asset.path, (c) => {
@@ -66,7 +70,6 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
   })
 
   app.post('/app/login', async (c) => {
-    refuseCrossSite(c, deps)
     const form = await readForm(c, SMALL_BODY_BYTES)
     const session = deps.sessions.read(c)
     if (session === undefined || !sameText(form.get('csrf') ?? '', session.csrf)) {
@@ -91,7 +94,6 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
   })
 
   app.post('/app/logout', async (c) => {
-    refuseCrossSite(c, deps)
     const form = await readForm(c, SMALL_BODY_BYTES)
     const session = deps.sessions.read(c)
     if (session !== undefined && sameText(form.get('csrf') ?? '', session.csrf)) {
@@ -103,9 +105,10 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
 
   // Everything below needs someone signed in.
   app.use('/app/*', signedIn(deps))
-  app.use('/app/*', csrfOnPosts(deps))
+  app.use('/app/*', csrfOnPosts())
 
   app.route('/', unitsRoutes(deps))
+  app.route('/', unitRoutes(deps))
   app.all('/app/*', (c) =>
     c.html(
       <Page title="Not found" viewer={viewerOf(c, deps.mode)}>
@@ -177,17 +180,24 @@ function loginHref(next: string | null | undefined, error?: string): string {
   return `/app/login?${query.toString()}`
 }
 
+/** Refuses every post the browser says came from another site, before the session is read. */
+function sameSiteOnly(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') refuseCrossSite(c, deps)
+    await next()
+  }
+}
+
 /**
- * Every post of a signed-in page must come from this site, with the session's CSRF token in its
- * form: a form on another site that posts here (with or without the cookie) changes nothing.
+ * Every post of a signed-in page must carry the session's CSRF token in its form: a form another
+ * site made (which cannot know the token) changes nothing, even when the browser sends the cookie.
  */
-function csrfOnPosts(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
+function csrfOnPosts(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (c.req.method === 'GET' || c.req.method === 'HEAD') {
       await next()
       return
     }
-    refuseCrossSite(c, deps)
     const form = await readForm(c, SMALL_BODY_BYTES)
     if (!sameText(form.get('csrf') ?? '', c.var.session.csrf)) {
       throw new CrossSiteError('the form is not this session\u2019s: reload the page and try again')

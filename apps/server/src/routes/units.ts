@@ -54,9 +54,13 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
   })
 
   app.get('/v1/units', async (c) => {
+    const tags = queryText(c, 'tags')
+      ?.split(',')
+      .map((tag) => tag.trim())
+      .filter((tag) => tag !== '')
     const page = await core.units.list(
       c.var.principal,
-      pageQuery(c, { prefix: queryText(c, 'prefix') }),
+      pageQuery(c, { prefix: queryText(c, 'prefix'), tags }),
     )
     return c.json({ units: page.items, next_cursor: page.nextCursor })
   })

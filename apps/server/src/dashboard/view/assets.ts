@@ -71,6 +71,10 @@ dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; word-break: break-
 .secret { font-family: ui-monospace, monospace; word-break: break-all; padding: .6rem; border: 1px dashed var(--line); }
 .pager { display: flex; gap: 1rem; margin-top: 1rem; }
 .diff-add { color: var(--green); } .diff-remove { color: var(--red); } .diff-change { color: var(--yellow); }
+ul.diff { list-style: none; padding-left: 0; } ul.diff ul { list-style: none; padding-left: 1.5rem; }
+ul.diff li { margin: .15rem 0; word-break: break-all; }
+.badge.ok { border-color: var(--green); color: var(--green); }
+.badge.pending { border-color: var(--red); color: var(--red); }
 svg.graph { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: .5rem; background: var(--panel); }
 svg.graph text { fill: var(--fg); font: 12px system-ui, sans-serif; }
 svg.graph .edge { stroke: var(--muted); fill: none; stroke-width: 1.5; }

@@ -1,0 +1,206 @@
+import type { StateOutput, Unit, UnitStatus } from '@cairn/core'
+import { Ago, StatusDot, unitHref } from '../view/layout'
+
+/** The longest value or type shown of an output, in characters: the page stays readable. */
+const SHOWN_VALUE_CHARS = 300
+
+/**
+ * A unit's outputs as its page shows them: by name, or why there are none (no state yet, a state
+ * whose outputs cannot be read, a person without `unit:outputs`).
+ */
+export type ShownOutputs = Record<string, StateOutput> | 'no-state' | 'unreadable' | 'forbidden'
+
+/** The unit's lock: who holds it, for what, since when, and the way to force it open. */
+export function LockPanel({
+  unit,
+  now,
+  canManage,
+}: {
+  unit: Unit
+  now: number
+  canManage: boolean
+}) {
+  const lock = unit.locked ? unit.lock : null
+  return (
+    <section class="panel" aria-labelledby="lock">
+      <h2 id="lock">Lock</h2>
+      {lock === null ? (
+        <p class="muted">Not locked.</p>
+      ) : (
+        <>
+          <p>
+            <span class={unit.lock_stale ? 'badge stale' : 'badge locked'}>
+              {unit.lock_stale ? 'stale lock' : 'locked'}
+            </span>
+          </p>
+          <LockFacts lock={lock} now={now} />
+          {canManage ? (
+            <p>
+              <a
+                class="button secondary"
+                href={`/app/unit/unlock?id=${encodeURIComponent(unit.id)}`}
+              >
+                Force unlock
+              </a>
+            </p>
+          ) : null}
+        </>
+      )}
+    </section>
+  )
+}
+
+/** What a lock says of itself. */
+export function LockFacts({ lock, now }: { lock: NonNullable<Unit['lock']>; now: number }) {
+  return (
+    <dl class="facts">
+      <dt>Held by</dt>
+      <dd>{lock.Who === '' ? <span class="muted">unknown</span> : lock.Who}</dd>
+      <dt>Operation</dt>
+      <dd>{lock.Operation === '' ? <span class="muted">none given</span> : lock.Operation}</dd>
+      {lock.Info === '' ? null : (
+        <>
+          <dt>Info</dt>
+          <dd>{lock.Info}</dd>
+        </>
+      )}
+      <dt>Lock ID</dt>
+      <dd class="mono">{lock.ID}</dd>
+      <dt>Taken</dt>
+      <dd>
+        <Ago iso={lock.Created} now={now} />
+      </dd>
+    </dl>
+  )
+}
+
+/** The current version's outputs; a sensitive one shows `(sensitive)`, never its value. */
+export function OutputsPanel({ outputs }: { outputs: ShownOutputs }) {
+  // Nothing to say to someone who may not read them, or about a unit with no state yet.
+  if (outputs === 'forbidden' || outputs === 'no-state') return null
+  const entries = outputs === 'unreadable' ? [] : Object.entries(outputs)
+  return (
+    <section aria-labelledby="outputs">
+      <h2 id="outputs">Outputs</h2>
+      {outputs === 'unreadable' ? (
+        <p class="muted">
+          The current state's outputs cannot be read here (it is not a Terraform state, or they are
+          too large).
+        </p>
+      ) : entries.length === 0 ? (
+        <p class="muted">The current state has no outputs.</p>
+      ) : (
+        <div class="scroll">
+          <table class="stack">
+            <caption class="skip">Outputs of the current version</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Value</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map(([name, output]) => (
+                <tr>
+                  <td data-label="Name" class="mono">
+                    {name}
+                  </td>
+                  <td data-label="Type" class="mono">
+                    {typeof output.type === 'string' ? output.type : compact(output.type)}
+                  </td>
+                  <td data-label="Value" class="mono">
+                    {output.sensitive ? (
+                      <span class="muted">(sensitive)</span>
+                    ) : (
+                      compact(output.value)
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}
+
+/** A value as compact JSON, cut to a length a table cell can hold. */
+export function compact(value: unknown): string {
+  const text = value === undefined ? '' : JSON.stringify(value)
+  return text.length <= SHOWN_VALUE_CHARS ? text : `${text.slice(0, SHOWN_VALUE_CHARS)}…`
+}
+
+/** The unit's own status and each dependency it has, with the state of its edge. */
+export function DependenciesPanel({
+  id,
+  status,
+  now,
+}: {
+  id: string
+  status: UnitStatus
+  now: number
+}) {
+  return (
+    <section aria-labelledby="dependencies">
+      <h2 id="dependencies">Dependencies</h2>
+      <p>
+        Status: <StatusDot status={status.status} />{' '}
+        <a href={`/app/unit/graph?${new URLSearchParams({ id }).toString()}`}>Dependency graph</a>
+      </p>
+      {status.red_upstream.length === 0 ? null : (
+        <p>
+          Red upstream:{' '}
+          {status.red_upstream.map((upstream) => (
+            <>
+              <a href={unitHref(upstream)}>{upstream}</a>{' '}
+            </>
+          ))}
+        </p>
+      )}
+      {status.edges.length === 0 ? (
+        <p class="muted">This unit depends on no other unit.</p>
+      ) : (
+        <div class="scroll">
+          <table class="stack">
+            <caption class="skip">Units this unit depends on</caption>
+            <thead>
+              <tr>
+                <th scope="col">Upstream</th>
+                <th scope="col">Output</th>
+                <th scope="col">Edge</th>
+                <th scope="col">Pending since</th>
+              </tr>
+            </thead>
+            <tbody>
+              {status.edges.map((edge) => (
+                <tr>
+                  <td data-label="Upstream">
+                    <a href={unitHref(edge.from)}>{edge.from}</a>
+                  </td>
+                  <td data-label="Output" class="mono">
+                    {edge.output ?? <span class="muted">the whole state</span>}
+                  </td>
+                  <td data-label="Edge">
+                    <span class={`badge ${edge.state}`}>{edge.state}</span>
+                  </td>
+                  <td data-label="Pending since">
+                    {edge.since === undefined ? (
+                      <span class="muted">—</span>
+                    ) : (
+                      <>
+                        <Ago iso={edge.since.timestamp} now={now} />
+                        {edge.since.serial === null ? '' : ` (serial ${edge.since.serial})`}
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,107 @@
+import type { Page as Listing, Version } from '@cairn/core'
+import { Ago, size, unitHref } from '../view/layout'
+
+export interface VersionsProps {
+  id: string
+  page: Listing<Version>
+  /** The current version's timestamp, when this page lists it. */
+  current: string | undefined
+  vcursor: string | undefined
+  canWrite: boolean
+  now: number
+}
+
+/** A page of the unit's versions, newest first, each restorable, and a pick of two to compare. */
+export function VersionsPanel({ id, page, current, vcursor, canWrite, now }: VersionsProps) {
+  const versions = page.items
+  return (
+    <section aria-labelledby="versions">
+      <h2 id="versions">Versions</h2>
+      {versions.length === 0 ? (
+        <p class="muted">{vcursor === undefined ? 'No state written yet.' : 'No more versions.'}</p>
+      ) : (
+        <div class="scroll">
+          <table class="stack">
+            <caption class="skip">Versions, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Written</th>
+                <th scope="col" class="num">
+                  Serial
+                </th>
+                <th scope="col" class="num">
+                  Size
+                </th>
+                <th scope="col">Author</th>
+                <th scope="col">Source</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.map((version) => (
+                <tr>
+                  <td data-label="Written">
+                    <Ago iso={version.timestamp} now={now} />
+                    {version.timestamp === current ? <span class="badge">current</span> : null}
+                  </td>
+                  <td data-label="Serial" class="num">
+                    {version.serial ?? '—'}
+                  </td>
+                  <td data-label="Size" class="num">
+                    {size(version.size)}
+                  </td>
+                  <td data-label="Author">{version.author}</td>
+                  <td data-label="Source">{version.source}</td>
+                  <td data-label="Actions">
+                    {canWrite && version.timestamp !== current ? (
+                      <a
+                        href={`/app/unit/restore?${new URLSearchParams({ id, version: version.timestamp }).toString()}`}
+                        aria-label={`Restore the version of ${version.timestamp}`}
+                      >
+                        Restore
+                      </a>
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <nav class="pager" aria-label="Pages of versions">
+        {vcursor === undefined ? null : <a href={unitHref(id)}>Newest versions</a>}
+        {page.nextCursor === null ? null : (
+          <a href={unitHref(id, { vcursor: page.nextCursor })} rel="next">
+            Older versions
+          </a>
+        )}
+      </nav>
+      {versions.length < 2 ? null : <CompareForm id={id} versions={versions} />}
+    </section>
+  )
+}
+
+/** Two versions of the page to compare: by default the one before the newest, and the newest. */
+function CompareForm({ id, versions }: { id: string; versions: readonly Version[] }) {
+  const pick = (name: string, label: string, chosen: string | undefined) => (
+    <label>
+      {label}
+      <select name={name}>
+        {versions.map((version) => (
+          <option value={version.timestamp} selected={version.timestamp === chosen}>
+            {version.timestamp}
+            {version.serial === null ? '' : ` (serial ${version.serial})`}
+          </option>
+        ))}
+      </select>
+    </label>
+  )
+  return (
+    <form class="filters" method="get" action="/app/unit/diff">
+      <input type="hidden" name="id" value={id} />
+      {pick('from', 'From version', versions[1]?.timestamp)}
+      {pick('to', 'To version', versions[0]?.timestamp)}
+      <button type="submit">Compare versions</button>
+    </form>
+  )
+}

@@ -1,0 +1,129 @@
+import {
+  ForbiddenError,
+  StateNotFoundError,
+  type Core,
+  type Principal,
+  type UnitId,
+} from '@cairn/core'
+import { Hono } from 'hono'
+import type { AppEnv } from '../../http/app-env'
+import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { Ago, Notice, Page, size, StatusDot } from '../view/layout'
+import { unitActionRoutes } from './unit-actions'
+import { unitDiffRoutes } from './unit-diff'
+import { unitIdOf } from './unit-query'
+import { DependenciesPanel, LockPanel, OutputsPanel, type ShownOutputs } from './unit-sections'
+import { VersionsPanel } from './unit-versions'
+
+/** Versions per page of a unit's history. */
+const VERSIONS_PAGE = 20
+
+/**
+ * A unit's page (metadata, lock, outputs, versions, dependencies) and what can be done from it:
+ * force-unlock and restore, each behind a confirmation page, and the diff of two versions.
+ */
+export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  app.get('/app/unit', async (c) => {
+    const id = unitIdOf(c)
+    const { core } = deps
+    const principal = c.var.principal
+    const vcursor = queryOf(c, 'vcursor')
+    const [unit, versions, status, outputs, canManage, canWrite] = await Promise.all([
+      core.units.get(principal, id),
+      core.versions.list(principal, id, {
+        limit: VERSIONS_PAGE,
+        ...(vcursor === undefined ? {} : { cursor: vcursor }),
+      }),
+      core.dependencies.status(principal, id),
+      outputsOf(core, principal, id),
+      may(c, core, 'unit:manage', id),
+      may(c, core, 'unit:write', id),
+    ])
+    const now = deps.clock.now()
+    // Only the first page of versions starts with the current one.
+    const current = vcursor === undefined ? versions.items[0]?.timestamp : undefined
+    return c.html(
+      <Page title={id} section="units" viewer={viewerOf(c, deps.mode)}>
+        <p class="muted">
+          <a href="/app/units">Units</a> /
+        </p>
+        <h1>{id}</h1>
+        <Notice text={queryOf(c, 'done')} />
+        <Notice text={queryOf(c, 'error')} error />
+        <div class="grid">
+          <section class="panel" aria-labelledby="about">
+            <h2 id="about">About</h2>
+            <dl class="facts">
+              <dt>ID</dt>
+              <dd class="mono">{unit.id}</dd>
+              <dt>Status</dt>
+              <dd>
+                <StatusDot status={status.status} />
+              </dd>
+              <dt>Created</dt>
+              <dd>
+                <Ago iso={unit.created} now={now} />
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <Ago iso={unit.updated} now={now} />
+              </dd>
+              <dt>Size</dt>
+              <dd>{unit.version_count === 0 ? '—' : size(unit.size)}</dd>
+              <dt>Serial</dt>
+              <dd>{unit.serial ?? '—'}</dd>
+              <dt>Lineage</dt>
+              <dd class="mono">{unit.lineage ?? '—'}</dd>
+              <dt>Versions</dt>
+              <dd>{unit.version_count}</dd>
+              <dt>Tags</dt>
+              <dd>
+                {unit.tags.length === 0 ? (
+                  <span class="muted">none</span>
+                ) : (
+                  unit.tags.map((tag) => (
+                    <a
+                      class="badge"
+                      href={`/app/units?${new URLSearchParams({ tags: tag }).toString()}`}
+                    >
+                      {tag}
+                    </a>
+                  ))
+                )}
+              </dd>
+            </dl>
+          </section>
+          <LockPanel unit={unit} now={now} canManage={canManage} />
+        </div>
+        <OutputsPanel outputs={outputs} />
+        <VersionsPanel
+          id={id}
+          page={versions}
+          current={current}
+          vcursor={vcursor}
+          canWrite={canWrite}
+          now={now}
+        />
+        <DependenciesPanel id={id} status={status} now={now} />
+      </Page>,
+    )
+  })
+  app.route('/', unitActionRoutes(deps))
+  app.route('/', unitDiffRoutes(deps))
+  return app
+}
+
+/**
+ * The current version's outputs, or why there are none to show: a unit without state, or a
+ * person who may read the unit's metadata but not its outputs, sees the page without them.
+ */
+async function outputsOf(core: Core, principal: Principal, id: UnitId): Promise<ShownOutputs> {
+  try {
+    return (await core.versions.outputs(principal, id)).outputs ?? 'unreadable'
+  } catch (error) {
+    if (error instanceof StateNotFoundError) return 'no-state'
+    if (error instanceof ForbiddenError) return 'forbidden'
+    throw error
+  }
+}
