@@ -30,7 +30,6 @@ import { webhookRoutes } from './routes/webhooks'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
-import { tokensPageRoutes } from './routes/tokens-page'
 import { unitRoutes } from './routes/units'
 import { onS3Error } from './s3/s3-errors'
 import { S3_PREFIX } from './s3/s3-env'
@@ -77,12 +76,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   if (deps.metricsToken !== undefined) {
     app.route('/', metricsRoutes(metrics.registry, deps.metricsToken))
   }
-  app.route(
-    '/',
-    tokensPageRoutes(deps.identity.mode, (request) =>
-      publicBaseUrl(request, deps.authSettings.publicBaseUrl),
-    ),
-  )
   const { identity } = deps
   app.use('/v1/*', authenticate(identity.mode === 'disabled' ? undefined : identity.auth))
   app.route(

@@ -158,12 +158,21 @@ describe('local mode: no OpenID provider, authentication on', () => {
     expect((await call('/v1/units')).status).toBe(200)
   })
 
-  it('answers the tokens page terraform login names with how to make a token', async () => {
-    const page = await call('/app/settings/tokens?source=terraform-login', {}, null)
-    expect(page.status).toBe(200)
-    expect(page.headers.get('content-type')).toMatch(/^text\/html/)
-    const html = await page.text()
-    expect(html).toContain('cairn tokens create terraform')
+  it('sends the tokens page terraform login names to the sign-in page, which says where the admin token is', async () => {
+    const page = await call(
+      '/app/settings/tokens?source=terraform-login',
+      { redirect: 'manual' },
+      null,
+    )
+    expect(page.status).toBe(302)
+    const login = page.headers.get('location') ?? ''
+    expect(new URL(login, server.url).searchParams.get('next')).toBe(
+      '/app/settings/tokens?source=terraform-login',
+    )
+    const signIn = await call(login, {}, null)
+    expect(signIn.status).toBe(200)
+    expect(signIn.headers.get('content-type')).toMatch(/^text\/html/)
+    const html = await signIn.text()
     expect(html).toContain('admin.token')
     expect(html).not.toContain(token)
   })

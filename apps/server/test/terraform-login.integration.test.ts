@@ -76,11 +76,77 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
     })
   })
 
-  it('answers the tokens page terraform login names, with the CLI steps for a provider', async () => {
+  it('sends the tokens page terraform login names to the sign-in page, with the provider offered', async () => {
     const page = await httpsRequest(`${base}/app/settings/tokens?source=terraform-login`, tls.ca)
-    expect(page.status).toBe(200)
-    expect(page.body).toContain(`cairn login --server ${base}`)
-    expect(page.body).toContain('cairn tokens create terraform')
+    expect(page.status).toBe(302)
+    const login = String(page.headers['location'])
+    expect(new URL(login, base).searchParams.get('next')).toBe(
+      '/app/settings/tokens?source=terraform-login',
+    )
+    const signIn = await httpsRequest(`${base}${login}`, tls.ca)
+    expect(signIn.status).toBe(200)
+    expect(signIn.body).toContain('Sign in with your identity provider')
+  })
+
+  it('signs in to the dashboard through the provider, records the login, and makes a token there', async () => {
+    const cookieOf = (answer: { headers: Record<string, string | string[] | undefined> }) => {
+      const set = answer.headers['set-cookie']
+      return (Array.isArray(set) ? set : [set ?? ''])
+        .map((cookie) => cookie.split(';')[0] ?? '')
+        .find((cookie) => /^cairn_\w+=./.test(cookie))
+    }
+    const start = await httpsRequest(
+      `${base}/app/login/oidc?next=${encodeURIComponent('/app/settings/tokens')}`,
+      tls.ca,
+    )
+    expect(start.status, start.body).toBe(302)
+    const nonce = cookieOf(start) ?? ''
+    const toCairn = await followAuthorization(String(start.headers['location']), {
+      login: 'alice',
+    })
+    expect(toCairn.startsWith(`${base}/oauth/callback?`)).toBe(true)
+    const back = await httpsRequest(toCairn, tls.ca, { headers: { Cookie: nonce } })
+    expect(back.status, back.body).toBe(302)
+    expect(back.headers['location']).toBe('/app/settings/tokens')
+    const session = cookieOf(back) ?? ''
+    expect(session).toMatch(/^cairn_session=/)
+
+    const page = await httpsRequest(`${base}/app/settings/tokens`, tls.ca, {
+      headers: { Cookie: session },
+    })
+    expect(page.status, page.body).toBe(200)
+    expect(page.body).toContain('alice@example.test')
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)?.[1] ?? ''
+    const created = await httpsRequest(`${base}/app/settings/tokens`, tls.ca, {
+      method: 'POST',
+      headers: {
+        Cookie: session,
+        Origin: base,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ csrf, name: 'ci', days: '7' }).toString(),
+    })
+    expect(created.status, created.body).toBe(200)
+    const secret = /<p id="new-token" class="secret">([^<]+)<\/p>/.exec(created.body)?.[1] ?? ''
+    const me = await httpsRequest(`${base}/v1/auth/me`, tls.ca, {
+      headers: { Authorization: `Bearer ${secret}` },
+    })
+    expect(JSON.parse(me.body)).toMatchObject({ subject: 'alice' })
+
+    const audit = await httpsRequest(`${base}/v1/audit?action=login&limit=10`, tls.ca, {
+      headers: { Authorization: `Bearer ${secret}` },
+    })
+    expect(audit.status, audit.body).toBe(200)
+    const { records } = JSON.parse(audit.body) as { records: Record<string, unknown>[] }
+    expect(records).toContainEqual(
+      // The provider sends the browser back to /oauth/callback: the login is recorded there.
+      expect.objectContaining({
+        surface: 'oauth',
+        principal: expect.objectContaining({ subject: 'alice' }) as unknown,
+        outcome: { status: 302 },
+        detail: { via: 'dashboard' },
+      }),
+    )
   })
 
   it('logs Terraform in, and Terraform then applies with the token it stored', async () => {

@@ -160,6 +160,12 @@ export {
   UnlockRequestSchema,
 } from './units/requests'
 export type { DependencyService, DependencySet } from './graph/dependency-service'
+export type {
+  NeighbourEdge,
+  Neighbourhood,
+  NeighbourhoodOptions,
+  NeighbourNode,
+} from './graph/neighbourhood'
 export type { EdgeStatus, StatusList, UnitStatus } from './wire'
 export { canonicalJson } from './state/canonical-json'
 export { validate } from './validation'

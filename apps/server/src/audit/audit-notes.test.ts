@@ -1,8 +1,11 @@
+import { createCore, createMemoryStore } from '@cairn/core'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import type { AppEnv } from '../http/app-env'
 import { surfaceOf } from '../metrics/request-labels'
+import { createServerMetrics } from '../metrics/server-metrics'
 import { auditNoteOf } from './audit-notes'
+import { auditTrail, noteAudit } from './audit-trail'
 
 /** The note a request would start with, from its method, path and headers alone. */
 async function noteOf(method: string, path: string, headers: Record<string, string> = {}) {
@@ -71,6 +74,27 @@ describe('which requests are audited, as what', () => {
       { action: 'state.write', unit: 'team/app' },
     ],
     ['POST', '/oauth/token', { action: 'login', detail: { via: 'terraform login' } }],
+    [
+      'GET',
+      '/oauth/callback?code=c&state=s',
+      { action: 'login', detail: { via: 'dashboard' }, skip: true },
+    ],
+    ['POST', '/app/login', { action: 'login', detail: { via: 'dashboard token' } }],
+    ['POST', '/app/unit/unlock', { action: 'force_unlock' }],
+    ['POST', '/app/unit/restore', { action: 'state.restore' }],
+    [
+      'GET',
+      '/app/unit/diff?id=team%2Fapp&from=1&to=2',
+      { action: 'state.read', unit: 'team/app', detail: { view: 'diff' } },
+    ],
+    ['GET', '/app/unit/diff?id=..%2Fx', { action: 'state.read', detail: { view: 'diff' } }],
+    [
+      'GET',
+      '/app/unit?id=team%2Fapp',
+      { action: 'outputs.read', unit: 'team/app', detail: { view: 'unit page' } },
+    ],
+    ['POST', '/app/settings/tokens', { action: 'token.create' }],
+    ['POST', '/app/settings/tokens/revoke', { action: 'token.revoke' }],
   ])('%s %s', async (method, path, note) => {
     expect(await noteOf(method, path)).toEqual(note)
   })
@@ -91,6 +115,11 @@ describe('which requests are audited, as what', () => {
     ['PUT', '/s3/tfstate/team/app/terraform.tfstate?partNumber=1&uploadId=u1'],
     ['POST', '/s3/tfstate/team/app/terraform.tfstate?uploads'],
     ['GET', '/healthz'],
+    ['GET', '/app/units'],
+    ['GET', '/app/settings/tokens'],
+    ['GET', '/app/settings/tokens/revoke?id=tok_1'],
+    ['POST', '/app/logout'],
+    ['GET', '/app/login'],
     ['GET', '/v1/units/..%2Fx/download'],
   ])('leaves %s %s unrecorded', async (method, path) => {
     expect(await noteOf(method, path)).toBeNull()
@@ -105,5 +134,36 @@ describe('which requests are audited, as what', () => {
         detail: { range },
       })
     }
+  })
+
+  it('records a dashboard force-unlock on the unit its handler read from the form', async () => {
+    // The form is read after the audit note is made: the page's handler adds the unit to it.
+    const core = createCore({ store: createMemoryStore(), rbac: { enabled: false } })
+    const app = new Hono<AppEnv>()
+    app.use(async (c, next) => {
+      c.set('principal', { subject: 'alice', issuer: 'https://id.example', groups: [], roles: [] })
+      await next()
+    })
+    app.use(auditTrail(core.audit, createServerMetrics()))
+    app.post('/app/unit/unlock', async (c) => {
+      const form = new URLSearchParams(await c.req.text())
+      noteAudit(c, { unit: form.get('id') ?? '', detail: { reason: form.get('reason') ?? '' } })
+      return c.redirect('/app/unit?id=team%2Fapp&done=unlocked', 303)
+    })
+    const answer = await app.request('/app/unit/unlock', {
+      method: 'POST',
+      body: new URLSearchParams({ id: 'team/app', reason: 'stuck CI job' }).toString(),
+    })
+    expect(answer.status).toBe(303)
+    const { records } = await core.audit.query({})
+    expect(records).toHaveLength(1)
+    expect(records[0]).toMatchObject({
+      action: 'force_unlock',
+      surface: 'web',
+      unit: 'team/app',
+      principal: { subject: 'alice' },
+      outcome: { status: 303 },
+      detail: { reason: 'stuck CI job' },
+    })
   })
 })

@@ -1,4 +1,4 @@
-import { unitIdFromPath, type AuditNote, type AuditSurface } from '@cairn/core'
+import { parseUnitId, unitIdFromPath, type AuditNote, type AuditSurface } from '@cairn/core'
 import { tfeAuditNote } from '@cairn/tfe-adapter'
 import type { Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
@@ -14,6 +14,7 @@ export const AUDIT_SURFACE: Partial<Record<Surface, AuditSurface>> = {
   tfe: 'cloud',
   s3: 's3',
   oauth: 'oauth',
+  web: 'web',
 }
 
 /**
@@ -34,12 +35,58 @@ export function auditNoteOf(c: Context<AppEnv>, surface: Surface): AuditNote | u
     case 's3':
       return s3Note(c, method)
     case 'oauth':
-      return method === 'POST' && c.req.path === '/oauth/token'
-        ? { action: 'login', detail: { via: 'terraform login' } }
-        : undefined
+      return oauthNote(c, method)
+    case 'web':
+      return webNote(c, method)
     default:
       return undefined
   }
+}
+
+/**
+ * `terraform login` is recorded when it spends its code (`POST /oauth/token`). The callback from
+ * the provider is its half-way step, unrecorded, unless it completes the dashboard's sign-in: that
+ * handler marks the note (`skip: false`) once it knows.
+ */
+function oauthNote(c: Context<AppEnv>, method: string): AuditNote | undefined {
+  if (method === 'POST' && c.req.path === '/oauth/token') {
+    return { action: 'login', detail: { via: 'terraform login' } }
+  }
+  if (method === 'GET' && c.req.path === '/oauth/callback') {
+    return { action: 'login', detail: { via: 'dashboard' }, skip: true }
+  }
+  return undefined
+}
+
+/**
+ * The dashboard's actions, recorded as the API's same actions are. A post's form is read by its
+ * handler, after this: the handler adds the unit (`id`) or the token's ID to the note.
+ */
+const WEB_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> = {
+  '/app/login': { POST: 'login' },
+  '/app/unit/unlock': { POST: 'force_unlock' },
+  '/app/unit/restore': { POST: 'state.restore' },
+  '/app/unit/diff': { GET: 'state.read' },
+  // A unit's page shows its current outputs, as GET /v1/units/{id}/outputs does.
+  '/app/unit': { GET: 'outputs.read' },
+  '/app/settings/tokens': { POST: 'token.create' },
+  '/app/settings/tokens/revoke': { POST: 'token.revoke' },
+}
+
+function webNote(c: Context<AppEnv>, method: string): AuditNote | undefined {
+  const { path } = c.req
+  const action = WEB_ACTIONS[path]?.[method]
+  if (action === undefined) return undefined
+  if (path === '/app/login') return { action, detail: { via: 'dashboard token' } }
+  if (path === '/app/unit/diff' || path === '/app/unit') {
+    // A page's unit travels in its query, known before the handler; not a unit ID: on no unit.
+    return {
+      action,
+      ...unitOf(() => parseUnitId(c.req.query('id') ?? '')),
+      detail: { view: path === '/app/unit' ? 'unit page' : 'diff' },
+    }
+  }
+  return { action }
 }
 
 const UNITS = '/v1/units/'

@@ -1,6 +1,7 @@
 import { TokenVerificationError } from '@cairn/auth'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { readForm, SMALL_BODY_BYTES } from '../http/body'
 import { CLIENT_CLOSED, report } from '../http/errors'
@@ -8,6 +9,11 @@ import { ANONYMOUS } from '../http/principal'
 import { viewerOf, type DashboardDeps } from './context'
 import { sameText } from './oidc-login'
 import { LoginPage } from './pages/login'
+import { graphRoutes } from './pages/graph'
+import { locksRoutes } from './pages/locks'
+import { searchRoutes } from './pages/search'
+import { statusRoutes } from './pages/status'
+import { tokensRoutes } from './pages/tokens'
 import { unitRoutes } from './pages/unit'
 import { unitsRoutes } from './pages/units'
 import { HOME, safeNext } from './safe-next'
@@ -73,6 +79,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const form = await readForm(c, SMALL_BODY_BYTES)
     const session = deps.sessions.read(c)
     if (session === undefined || !sameText(form.get('csrf') ?? '', session.csrf)) {
+      noteAudit(c, { detail: { via: 'dashboard token', refused: 'the form expired' } })
       return c.redirect(loginHref(form.get('next'), 'the form expired: try again'), 303)
     }
     const token = (form.get('token') ?? '').trim()
@@ -82,6 +89,8 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
     } catch (error) {
       if (!(error instanceof TokenVerificationError)) throw error
       c.var.log.info('dashboard sign-in with a token refused', { reason: error.reason })
+      // Answered with a redirect like a success: the record says it was refused.
+      noteAudit(c, { detail: { via: 'dashboard token', refused: 'token not valid' } })
       return c.redirect(loginHref(next, 'that token is not valid here'), 303)
     }
     deps.sessions.write(c, deps.sessions.forToken(token))
@@ -109,6 +118,11 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
 
   app.route('/', unitsRoutes(deps))
   app.route('/', unitRoutes(deps))
+  app.route('/', statusRoutes(deps))
+  app.route('/', graphRoutes(deps))
+  app.route('/', locksRoutes(deps))
+  app.route('/', searchRoutes(deps))
+  app.route('/', tokensRoutes(deps))
   app.all('/app/*', (c) =>
     c.html(
       <Page title="Not found" viewer={viewerOf(c, deps.mode)}>

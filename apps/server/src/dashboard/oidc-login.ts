@@ -109,7 +109,8 @@ export class DashboardLogin {
       const pair = await this.#auth.issueFor(identity)
       await this.#auth.loggedIn(identity)
       c.set('principal', identity)
-      noteAudit(c, { detail: { via: 'dashboard' } })
+      // The callback's note is skipped unless it completes the dashboard's sign-in.
+      noteAudit(c, { skip: false, detail: { via: 'dashboard' } })
       this.#sessions.write(c, this.#sessions.forTokens(pair))
       return c.redirect(state.dashboard.next, 302)
     } catch (error) {
@@ -120,6 +121,8 @@ export class DashboardLogin {
   }
 
   #refused(c: Context<AppEnv>, why: string): Response {
+    // A refused sign-in is answered with a redirect too: the detail says it was refused.
+    noteAudit(c, { skip: false, detail: { via: 'dashboard', refused: why } })
     return c.redirect(`/app/login?${new URLSearchParams({ error: why }).toString()}`, 302)
   }
 

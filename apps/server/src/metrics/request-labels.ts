@@ -9,9 +9,8 @@ export function surfaceOf(path: string): Surface {
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1'
   if (path.startsWith('/tfe/') || path.startsWith('/.well-known/')) return 'tfe'
   if (path === '/s3' || path.startsWith('/s3/')) return 's3'
-  if (path.startsWith('/oauth/') || path.startsWith('/oidc/') || path === '/app/settings/tokens') {
-    return 'oauth'
-  }
+  if (path.startsWith('/oauth/') || path.startsWith('/oidc/')) return 'oauth'
+  if (path === '/app' || path.startsWith('/app/')) return 'web'
   if (path === '/healthz' || path === '/readyz' || path === '/metrics') return 'health'
   return 'other'
 }

@@ -1,7 +1,19 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
 
-/** The surfaces a request is counted under: one per protocol, plus health and the rest. */
-export const SURFACES = ['v1', 'http_backend', 'tfe', 's3', 'oauth', 'health', 'other'] as const
+/**
+ * The surfaces a request is counted under: one per protocol, the dashboard (`web`), plus health
+ * and the rest.
+ */
+export const SURFACES = [
+  'v1',
+  'http_backend',
+  'tfe',
+  's3',
+  'oauth',
+  'web',
+  'health',
+  'other',
+] as const
 export type Surface = (typeof SURFACES)[number]
 
 /**

@@ -28,8 +28,8 @@ export const AUDIT_ACTIONS = [
   'login',
 ] as const
 
-/** Where a request came in. */
-export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth'] as const
+/** Where a request came in: `web` is the dashboard at `/app`. */
+export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth', 'web'] as const
 
 const short = (max = MAX_AUDIT_FIELD) => v.pipe(v.string(), v.minLength(1), v.maxLength(max))
 

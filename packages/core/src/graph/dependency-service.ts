@@ -11,6 +11,7 @@ import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
 import { consumersOf, markConsumer, unmarkConsumer } from './consumer-marks'
 import { GraphNodes, WholeGraph } from './graph-loader'
+import { readNeighbourhood, type Neighbourhood, type NeighbourhoodOptions } from './neighbourhood'
 import { digestOf, edgeKey, nodeOf, type GraphNode } from './graph-node'
 import { StatusReader } from './graph-rules'
 import type { SinceFinder } from './since'
@@ -189,6 +190,26 @@ export class DependencyService {
       ids.map((id) => reader.report(id)),
     )
     return { items, nextCursor: page.nextCursor }
+  }
+
+  /**
+   * The units around `id`, upstream and downstream up to `depth` edges away, with their statuses
+   * and the edges between them, for a drawing of the graph. Needs `unit:read` on `id`; the units
+   * around it that the caller may not read are hidden nodes, without their IDs (`neighbourhood.ts`).
+   *
+   * @throws InvalidRequestError (a bad depth or limit), UnitNotFoundError, ForbiddenError
+   */
+  neighbourhood(
+    principal: Principal,
+    id: UnitId,
+    options: NeighbourhoodOptions = {},
+  ): Promise<Neighbourhood> {
+    return readNeighbourhood(
+      { kernel: this.#kernel, wholeGraph: this.#wholeGraph },
+      principal,
+      id,
+      options,
+    )
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   type UnitId,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
+import { noteAudit } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../dashboard'
 import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
@@ -71,6 +72,7 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
     // The confirmation named one lock: if another has been taken since, it is not forced blindly.
     // (The core is not given that ID, or it would release the lock as its holder's own unlock and
     // leave no forced unlock in the history.)
+    noteAudit(c, { unit: id, ...(reason === '' ? {} : { detail: { reason } }) })
     const unit = await core.units.get(c.var.principal, id)
     if (shown !== '' && unit.lock !== null && unit.lock.ID !== shown) {
       const holder = unit.lock.Who === '' ? '' : `, ${unit.lock.Who}`
@@ -150,13 +152,17 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const form = postedForm(c)
     const id = parseUnitId(form.get('id') ?? '')
     const timestamp = form.get('version') ?? ''
+    noteAudit(c, { unit: id, detail: { from: timestamp } })
     try {
       const version = await core.states.restore(c.var.principal, id, { timestamp })
+      noteAudit(c, { version: version.timestamp })
       const done = `Restored the version of ${timestamp} as version ${version.timestamp}`
       return c.redirect(unitHref(id, { done }), 303)
     } catch (error) {
       // Someone else's lock or a freeze is a state of the unit, told on its page, not a failure.
       if (!(error instanceof LockConflictError || error instanceof UnitFrozenError)) throw error
+      // Answered with a redirect like a success: the record says it was refused, and why.
+      noteAudit(c, { detail: { from: timestamp, refused: error.code } })
       return c.redirect(unitHref(id, { error: `Not restored: ${error.message}` }), 303)
     }
   })

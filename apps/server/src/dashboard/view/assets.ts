@@ -61,7 +61,7 @@ button, .button { font: inherit; border-radius: .35rem; padding: .35rem .8rem; c
   border: 1px solid var(--accent); background: var(--accent); color: var(--accent-fg); text-decoration: none;
   display: inline-block; }
 button.secondary, .button.secondary { background: transparent; color: var(--link); }
-button.danger { background: var(--danger); border-color: var(--danger); color: var(--bg); }
+button.danger, .button.danger { background: var(--danger); border-color: var(--danger); color: var(--bg); }
 .panel { border: 1px solid var(--line); border-radius: .5rem; padding: .8rem 1rem; background: var(--panel); }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(15rem, 1fr)); gap: .8rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
@@ -83,6 +83,14 @@ svg.graph .node rect { fill: var(--bg); stroke-width: 2; }
 svg.graph .node.red rect { stroke: var(--red); } svg.graph .node.yellow rect { stroke: var(--yellow); }
 svg.graph .node.green rect { stroke: var(--green); } svg.graph .node.hidden rect { stroke: var(--line); }
 svg.graph .node.focus rect { stroke-width: 4; }
+svg.graph .node.missing rect { stroke: var(--muted); stroke-dasharray: 4 3; }
+svg.graph .node.red .word { fill: var(--red); } svg.graph .node.yellow .word { fill: var(--yellow); }
+svg.graph .node.green .word { fill: var(--green); }
+svg.graph .node.hidden text, svg.graph .node.missing .word, svg.graph text.heading { fill: var(--muted); }
+svg.graph a:hover rect, svg.graph a:focus rect { fill: var(--panel); }
+svg.graph .arrow { fill: var(--muted); } svg.graph .arrow.pending { fill: var(--yellow); }
+svg.graph .edge.unknown { stroke-dasharray: 2 3; }
+ul.reasons { margin: 0; padding-left: 1.1rem; }
 @media (max-width: 40rem) {
   main { padding: .75rem; }
   header.top .who { margin-left: 0; width: 100%; }
@@ -121,6 +129,15 @@ function asset(name: string, extension: string, type: string, body: string): Ass
   return { path: `/app/assets/${name}.${hash}.${extension}`, type, body }
 }
 
+/** The tab's icon: three stones, one on another. */
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<ellipse cx="16" cy="26" rx="13" ry="5" fill="#57606a"/>
+<ellipse cx="16" cy="17" rx="9" ry="4.5" fill="#8c959f"/>
+<ellipse cx="16" cy="9" rx="5.5" ry="3.5" fill="#0969da"/>
+</svg>
+`
+
 export const STYLE = asset('app', 'css', 'text/css; charset=utf-8', CSS)
+export const ICON_ASSET = asset('icon', 'svg', 'image/svg+xml', ICON)
 export const SCRIPT = asset('app', 'js', 'text/javascript; charset=utf-8', JS)
-export const ASSETS: readonly Asset[] = [STYLE, SCRIPT]
+export const ASSETS: readonly Asset[] = [STYLE, SCRIPT, ICON_ASSET]

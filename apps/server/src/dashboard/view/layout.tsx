@@ -1,5 +1,5 @@
 import type { Child } from 'hono/jsx'
-import { SCRIPT, STYLE } from './assets'
+import { ICON_ASSET, SCRIPT, STYLE } from './assets'
 
 /** The main sections, in the order of the navigation. */
 export const SECTIONS = [
@@ -37,6 +37,7 @@ export function Page({ title, section, viewer, children }: PageProps) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
         <title>{`${title} · Cairn`}</title>
+        <link rel="icon" href={ICON_ASSET.path} type="image/svg+xml" />
         <link rel="stylesheet" href={STYLE.path} />
         <script src={SCRIPT.path} defer></script>
       </head>

@@ -1,0 +1,228 @@
+import { LOCAL_ISSUER } from '@cairn/auth'
+import type { AuditRecord } from '@cairn/core/wire'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { inProcessApp, type InProcessApp } from '../../testing/in-process'
+
+const ORIGIN = 'http://localhost'
+const TOKENS = '/app/settings/tokens'
+
+/** An answer as a browser sees it: its status, its headers and its page. */
+interface Seen {
+  status: number
+  headers: Headers
+  html: string
+}
+
+/** A browser of the in-process app: it keeps the session cookie and the last page's CSRF token. */
+class Browser {
+  cookie = ''
+  csrf = ''
+
+  constructor(private readonly fixture: InProcessApp) {}
+
+  async get(path: string): Promise<Seen> {
+    return this.#keep(await this.fixture.request(path, { headers: { Cookie: this.cookie } }))
+  }
+
+  async post(
+    path: string,
+    fields: Record<string, string>,
+    headers: Record<string, string> = { Origin: ORIGIN },
+  ): Promise<Seen> {
+    const answer = await this.fixture.request(path, {
+      method: 'POST',
+      headers: {
+        Cookie: this.cookie,
+        'Content-Type': 'application/x-www-form-urlencoded',
+        ...headers,
+      },
+      body: new URLSearchParams({ csrf: this.csrf, ...fields }).toString(),
+    })
+    return this.#keep(answer)
+  }
+
+  /** Signs in with a pasted token, then reads a page for the signed-in session's CSRF token. */
+  async signIn(token: string): Promise<void> {
+    await this.get('/app/login')
+    expect((await this.post('/app/login', { token, next: TOKENS })).status).toBe(303)
+    await this.get(TOKENS)
+  }
+
+  async #keep(answer: Response): Promise<Seen> {
+    const set = answer.headers.get('set-cookie')
+    const session = set === null ? undefined : /cairn_session=([^;]*)/.exec(set)?.[1]
+    if (session !== undefined) this.cookie = `cairn_session=${session}`
+    const html = await answer.text()
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1]
+    if (csrf !== undefined) this.csrf = csrf
+    return { status: answer.status, headers: answer.headers, html }
+  }
+}
+
+describe('the tokens page in local mode', () => {
+  let fixture: InProcessApp
+  let browser: Browser
+  let admin: string
+
+  beforeEach(async () => {
+    fixture = await inProcessApp({ auth: 'local' })
+    admin = fixture.adminToken ?? ''
+    browser = new Browser(fixture)
+    await browser.signIn(admin)
+  })
+  afterEach(async () => {
+    await fixture.close()
+  })
+
+  const me = (token: string) =>
+    fixture.request('/v1/auth/me', { headers: { Authorization: `Bearer ${token}` } })
+
+  async function auditOf(action: string): Promise<AuditRecord[]> {
+    const answer = await fixture.request(`/v1/audit?action=${action}`, {
+      headers: { Authorization: `Bearer ${admin}` },
+    })
+    expect(answer.status).toBe(200)
+    return ((await answer.json()) as { records: AuditRecord[] }).records
+  }
+
+  it('sends someone not signed in to the sign-in page, and back to the tokens afterwards', async () => {
+    const answer = await fixture.request(`${TOKENS}?source=terraform-login`)
+    expect(answer.status).toBe(302)
+    const location = new URL(answer.headers.get('location') ?? '', ORIGIN)
+    expect(location.pathname).toBe('/app/login')
+    expect(location.searchParams.get('next')).toBe(`${TOKENS}?source=terraform-login`)
+  })
+
+  it('lists the tokens, with how to use one with Terraform, and says why when Terraform sent you', async () => {
+    const page = await browser.get(`${TOKENS}?source=terraform-login`)
+    expect(page.status).toBe(200)
+    const { html } = page
+    expect(html).toContain('local admin')
+    expect(html).toContain('Terraform asked you for a token')
+    expect(html).toContain('terraform login localhost')
+    expect(html).toContain('TF_TOKEN_localhost')
+    expect(html).not.toContain(admin)
+  })
+
+  it('creates a token and shows its secret once, in the answer, with commands that hold no secret', async () => {
+    const answer = await browser.post(TOKENS, { name: 'terraform', days: '30' })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('cache-control')).toBe('no-store')
+    const html = answer.html
+    const secret = /<p id="new-token" class="secret">([^<]+)<\/p>/.exec(html)?.[1] ?? ''
+    expect(secret).toMatch(/^svc_/)
+    expect(html).toContain('data-copy="new-token"')
+    expect(html.split(secret)).toHaveLength(2)
+    expect(html).toContain('Authorization: Bearer &lt;token&gt;')
+    expect((await me(secret)).status).toBe(200)
+
+    const again = (await browser.get(TOKENS)).html
+    expect(again).toContain('terraform')
+    expect(again).not.toContain(secret)
+
+    const [record] = await auditOf('token.create')
+    expect(record).toMatchObject({
+      surface: 'web',
+      outcome: { status: 200 },
+      principal: { subject: 'local-admin' },
+      detail: { token_name: 'terraform' },
+    })
+  })
+
+  it('refuses a name or a lifetime the API would refuse, and creates nothing', async () => {
+    for (const [fields, message] of [
+      [{ name: 'x'.repeat(101), days: '' }, 'name must be 1 to 100 printable characters'],
+      [{ name: 'ci', days: '4000' }, 'expires_in must be at most ten years'],
+      [{ name: 'ci', days: 'soon' }, 'the lifetime must be a whole number of days'],
+    ] as const) {
+      const answer = await browser.post(TOKENS, fields)
+      expect(answer.status).toBe(400)
+      expect(answer.html).toContain(message)
+    }
+    expect(await fixture.auth.listApiTokens(await fixture.auth.authenticate(admin))).toHaveLength(1)
+  })
+
+  it('refuses a post from another site, and creates nothing', async () => {
+    const answer = await browser.post(TOKENS, { name: 'evil' }, { Origin: 'https://evil.example' })
+    expect(answer.status).toBe(403)
+    expect(answer.html).not.toContain('svc_')
+    const tokens = await fixture.auth.listApiTokens(await fixture.auth.authenticate(admin))
+    expect(tokens.map((token) => token.name)).toEqual(['local admin'])
+  })
+
+  it('revokes a token after a confirmation, and the token is refused from then on', async () => {
+    const created = await fixture.auth.createApiToken(await fixture.auth.authenticate(admin), 'ci')
+    const confirm = await browser.get(`${TOKENS}/revoke?id=${created.id}`)
+    expect(confirm.status).toBe(200)
+    const { html } = confirm
+    expect(html).toContain('Revoke token ci')
+    expect(html).toContain(`value="${created.id}"`)
+    expect((await me(created.token)).status).toBe(200)
+
+    const answer = await browser.post(`${TOKENS}/revoke`, { id: created.id })
+    expect(answer.status).toBe(303)
+    const done = new URL(answer.headers.get('location') ?? '', ORIGIN)
+    expect(done.pathname).toBe(TOKENS)
+    expect((await browser.get(`${done.pathname}${done.search}`)).html).toContain('Revoked token ci')
+    expect((await me(created.token)).status).toBe(401)
+
+    const [record] = await auditOf('token.revoke')
+    expect(record).toMatchObject({
+      surface: 'web',
+      outcome: { status: 303 },
+      detail: { token_id: created.id },
+    })
+  })
+
+  it('shows a person only their own tokens, and no way to revoke another’s', async () => {
+    const alice = { subject: 'alice', issuer: LOCAL_ISSUER, groups: [], roles: [] }
+    const hers = await fixture.auth.createApiToken(alice, 'alice laptop')
+    const adminOwn = await fixture.auth.createApiToken(
+      await fixture.auth.authenticate(admin),
+      'admin ci',
+    )
+    const asAlice = new Browser(fixture)
+    await asAlice.signIn(hers.token)
+    const { html } = await asAlice.get(TOKENS)
+    expect(html).toContain('alice laptop')
+    expect(html).not.toContain('admin ci')
+    expect((await asAlice.get(`${TOKENS}/revoke?id=${adminOwn.id}`)).status).toBe(404)
+    expect((await asAlice.post(`${TOKENS}/revoke`, { id: adminOwn.id })).status).toBe(404)
+    expect((await me(adminOwn.token)).status).toBe(200)
+  })
+
+  it('records a refused sign-in as a refused login of the dashboard', async () => {
+    const visitor = new Browser(fixture)
+    await visitor.get('/app/login')
+    expect((await visitor.post('/app/login', { token: 'svc_tfe_nope', next: TOKENS })).status).toBe(
+      303,
+    )
+    const records = await auditOf('login')
+    expect(records[0]).toMatchObject({
+      surface: 'web',
+      principal: null,
+      detail: { via: 'dashboard token', refused: 'token not valid' },
+    })
+    expect(records[1]).toMatchObject({
+      surface: 'web',
+      principal: { subject: 'local-admin' },
+      detail: { via: 'dashboard token' },
+    })
+    expect(records[1]?.detail).not.toHaveProperty('refused')
+  })
+})
+
+describe('the tokens page with authentication disabled', () => {
+  it('says that no token is needed', async () => {
+    const fixture = await inProcessApp()
+    try {
+      const answer = await fixture.request(`${TOKENS}?source=terraform-login`)
+      expect(answer.status).toBe(200)
+      const html = await answer.text()
+      expect(html).toContain('authentication disabled')
+      expect(html).not.toContain('Create token')
+    } finally {
+      await fixture.close()
+    }
+  })
+})
