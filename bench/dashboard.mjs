@@ -254,15 +254,27 @@ async function measure(server, cookie, flags) {
       `/v1/status?prefix=${team(0)}/&limit=1000`,
     )),
   })
+  const plain = unitName(PREFIXES + 42)
+  figures.push({
+    name: 'a unit, no edges',
+    ...(await timeBoth(
+      server,
+      cookie,
+      rounds,
+      `/app/unit?id=${encodeURIComponent(plain)}`,
+      `/v1/units/${plain}/status`,
+    )),
+  })
+  // The end of the chain: its status reads every unit upstream of it.
   const focus = unitName((chainLength(flags) - 1) * PREFIXES)
   figures.push({
-    name: 'a unit',
+    name: `a unit, ${chainLength(flags) - 1} deep`,
     ...(await timeBoth(
       server,
       cookie,
       rounds,
       `/app/unit?id=${encodeURIComponent(focus)}`,
-      `/v1/units/${focus}`,
+      `/v1/units/${focus}/status`,
     )),
   })
   return figures
@@ -291,7 +303,8 @@ function report(figures, flags, buildMs) {
   }
   say()
   say('  (the API twin of a page: /v1/units with the same limit, cursor and filter; /v1/status;')
-  say('   GET /v1/units/{id} for the unit page, which also reads its versions, outputs and status)')
+  say('   GET /v1/units/{id}/status for the unit page, which also reads the unit, its versions and')
+  say('   outputs)')
 }
 
 await runBench(parseFlags(), async (flags) => {

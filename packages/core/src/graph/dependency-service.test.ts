@@ -99,3 +99,46 @@ describe('units named like Object.prototype members', () => {
     },
   )
 })
+
+describe('the statuses of a list of units, read at once', () => {
+  let core: Core
+  let serial = 0
+  const apply = async (unit: string, outputs: Record<string, unknown>) => {
+    serial += 1
+    return core.states.write(alice, id(unit), bytesOf(terraformState({ serial, outputs })), {
+      source: 'http',
+      create: true,
+    })
+  }
+
+  beforeEach(() => {
+    core = createCore({
+      store: createMemoryStore(),
+      clock: new ManualClock(),
+      sleep: () => Promise.resolve(),
+    })
+    serial = 0
+  })
+
+  it('agrees with each unit read alone, down a chain deeper than a walk reads', async () => {
+    const chain = Array.from({ length: 12 }, (_, k) => `chain/u${String(k).padStart(2, '0')}`)
+    for (const [k, unit] of chain.entries()) {
+      await apply(unit, { value: `v${k}` })
+      if (k > 0) {
+        await core.dependencies.set(alice, id(unit), {
+          dependencies: [{ from: chain[k - 1] as string, output: 'value' }],
+        })
+        await apply(unit, { value: `v${k}` })
+      }
+    }
+    await apply(chain[0] as string, { value: 'changed' })
+    const alone = await Promise.all(chain.map((unit) => core.dependencies.status(alice, id(unit))))
+    const together = await core.dependencies.statusesOf(alice, [...chain.map(id), id('missing')])
+    expect(together).toEqual(alone)
+    expect(together.map((status) => status.status)).toEqual([
+      'green',
+      'red',
+      ...Array.from({ length: 10 }, () => 'yellow'),
+    ])
+  })
+})

@@ -168,6 +168,25 @@ export class DependencyService {
     return report as UnitStatus
   }
 
+  /**
+   * The statuses of the given units that exist and that the caller may read, from one reading of
+   * the graph (a page of units in a list shares its upstream units and its whole-graph read).
+   */
+  async statusesOf(principal: Principal, ids: readonly UnitId[]): Promise<UnitStatus[]> {
+    const allowed = await mapLimit([...new Set(ids)], READ_CONCURRENCY, async (id) =>
+      (await this.#kernel.authorizer.can(principal, 'unit:read', id)) ? id : undefined,
+    )
+    const readable = allowed.filter((id): id is UnitId => id !== undefined)
+    if (readable.length === 0) return []
+    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
+    await nodes.loadUpstream(readable)
+    const reader = new StatusReader(nodes)
+    return this.#withSince(
+      nodes,
+      readable.filter((id) => nodes.get(id) !== undefined).map((id) => reader.report(id)),
+    )
+  }
+
   /** The status of every unit under `prefix` that the caller may read, one page at a time. */
   async statuses(
     principal: Principal,

@@ -1,4 +1,4 @@
-import { UnitNotFoundError, type Core, type Unit, type UnitId } from '@cairn/core'
+import type { Core, Unit, UnitId } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
@@ -6,8 +6,6 @@ import { Ago, Notice, Page, size, StatusDot, unitHref } from '../view/layout'
 
 /** Units per page: the page reads this many records and their statuses, whatever the store. */
 const PAGE = 50
-/** Statuses read at once for a page. */
-const STATUS_READS = 8
 
 type Colour = 'red' | 'yellow' | 'green'
 
@@ -151,26 +149,15 @@ export function LockBadge({ unit, now }: { unit: Unit; now: number }) {
   )
 }
 
-/** The status colour of each unit of a page, read a few at a time. */
+/** The status colour of each unit of a page, from one reading of the graph. */
 async function statusesOf(
   core: Core,
-  principal: Parameters<Core['dependencies']['status']>[0],
+  principal: Parameters<Core['dependencies']['statusesOf']>[0],
   units: readonly Unit[],
 ): Promise<Map<string, Colour>> {
-  const found = new Map<string, Colour>()
-  let next = 0
-  const worker = async () => {
-    while (next < units.length) {
-      const unit = units[next++] as Unit
-      try {
-        const status = await core.dependencies.status(principal, unit.id as UnitId)
-        found.set(unit.id, status.status)
-      } catch (error) {
-        // Deleted since the listing: shown without a status.
-        if (!(error instanceof UnitNotFoundError)) throw error
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: STATUS_READS }, worker))
-  return found
+  const statuses = await core.dependencies.statusesOf(
+    principal,
+    units.map((unit) => unit.id as UnitId),
+  )
+  return new Map(statuses.map((status) => [status.id, status.status]))
 }
