@@ -6,7 +6,9 @@ import { describe, expect, it } from 'vitest'
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 const DOCUMENTS = [
   'README.md',
-  ...readdirSync(join(ROOT, 'docs')).map((name) => join('docs', name)),
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join('docs', name)),
   'packages/core/README.md',
   'packages/auth/README.md',
   'packages/sigv4/README.md',

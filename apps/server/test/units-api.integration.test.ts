@@ -256,7 +256,13 @@ describe('/v1/units against the real server', () => {
       await api.createUnit('routes/x')
     })
 
-    it.each(['/', '/nothing', '/v1', '/v1/nothing', '/v2/units'])(
+    it('sends / to the dashboard, which is not an API route', async () => {
+      const answer = await fetch(`${server.url}/`, { redirect: 'manual' })
+      expect(answer.status).toBe(302)
+      expect(answer.headers.get('location')).toBe('/app/units')
+    })
+
+    it.each(['/nothing', '/v1', '/v1/nothing', '/v2/units'])(
       'answers an unknown route %s with 404 not_found',
       async (path) => {
         expectError(await api.get(path), 404, 'not_found')
