@@ -259,6 +259,32 @@ describe('the dashboard in Chromium, in local mode with real Terraform', () => {
     await api(`/v1/units/${NETWORK}/unlock?force=true`, { method: 'DELETE', body: '{}' })
   })
 
+  it('fits a phone screen, in the dark too, with no page wider than the screen', async () => {
+    const phone = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      colorScheme: 'dark',
+      storageState: await context.storageState(),
+    })
+    const small = await phone.newPage()
+    const phoneWatch = await watchPage(small)
+    for (const path of [
+      '/app/units',
+      `/app/unit?id=${encodeURIComponent(NETWORK)}`,
+      '/app/status?prefix=team/',
+      '/app/settings/tokens',
+    ]) {
+      await small.goto(`${server.url}${path}`)
+      const overflow = await small.evaluate(
+        'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+      )
+      expect(overflow, path).toBeLessThanOrEqual(0)
+      if (path === '/app/units') await shoot(small, 'units-phone')
+    }
+    await phoneWatch.settle()
+    expect(phoneWatch.errors()).toEqual([])
+    await phone.close()
+  })
+
   it('loaded every page above without a CSP violation or a console error', async () => {
     await watch.settle()
     expect(watch.violations()).toEqual([])
