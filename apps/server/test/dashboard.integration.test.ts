@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   freePort,
   httpBackendConfig,
@@ -28,7 +29,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 const NETWORK = 'team/network'
 const APP = 'team/app'
-const SCREENSHOTS = process.env['CAIRN_SCREENSHOTS_DIR']
+/** Relative to the repository, as the README's command gives it, whatever the test's directory. */
+const SCREENSHOTS = ((dir) =>
+  dir === undefined || dir === ''
+    ? undefined
+    : resolve(fileURLToPath(new URL('../../..', import.meta.url)), dir))(
+  process.env['CAIRN_SCREENSHOTS_DIR'],
+)
 
 /** A configuration on the http backend: one resource and the output the app consumes. */
 function networkConfig(url: string, cidr: string): string {

@@ -45,8 +45,3 @@ export function queryOf(c: Context<AppEnv>, name: string): string | undefined {
   const value = c.req.query(name)
   return value === undefined || value === '' ? undefined : value
 }
-
-/** Now, by the server's clock, for "how long ago". */
-export function nowOf(deps: { clock: Clock }): number {
-  return deps.clock.now()
-}

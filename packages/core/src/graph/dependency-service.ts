@@ -7,6 +7,7 @@ import { DependenciesSchema, type Dependency } from '../units/requests'
 import { parseUnitId, type UnitId } from '../units/unit-id'
 import { listUnits, READ_CONCURRENCY, type Page, type PageOptions } from '../units/unit-listing'
 import type { StoredEdge } from '../units/unit-record'
+import type { Snapshot } from '../units/unit-record-store'
 import type { UnitStatus } from '../wire'
 import { validate } from '../validation'
 import { consumersOf, markConsumer, unmarkConsumer } from './consumer-marks'
@@ -173,18 +174,7 @@ export class DependencyService {
    * the graph (a page of units in a list shares its upstream units and its whole-graph read).
    */
   async statusesOf(principal: Principal, ids: readonly UnitId[]): Promise<UnitStatus[]> {
-    const allowed = await mapLimit([...new Set(ids)], READ_CONCURRENCY, async (id) =>
-      (await this.#kernel.authorizer.can(principal, 'unit:read', id)) ? id : undefined,
-    )
-    const readable = allowed.filter((id): id is UnitId => id !== undefined)
-    if (readable.length === 0) return []
-    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
-    await nodes.loadUpstream(readable)
-    const reader = new StatusReader(nodes)
-    return this.#withSince(
-      nodes,
-      readable.filter((id) => nodes.get(id) !== undefined).map((id) => reader.report(id)),
-    )
+    return this.#reportAll(await this.#readable(principal, [...new Set(ids)]))
   }
 
   /** The status of every unit under `prefix` that the caller may read, one page at a time. */
@@ -193,22 +183,33 @@ export class DependencyService {
     options: PageOptions & { prefix?: string } = {},
   ): Promise<Page<UnitStatus>> {
     const page = await listUnits(this.#kernel.records, options)
-    const allowed = await mapLimit(page.items, READ_CONCURRENCY, async (snapshot) =>
-      (await this.#kernel.authorizer.can(principal, 'unit:read', snapshot.record.id as UnitId))
-        ? snapshot.record.id
-        : undefined,
+    const ids = page.items.map((snapshot) => snapshot.record.id as UnitId)
+    const items = await this.#reportAll(await this.#readable(principal, ids), page.items)
+    return { items, nextCursor: page.nextCursor }
+  }
+
+  /** The units of `ids` the caller may read, in their order. */
+  async #readable(principal: Principal, ids: readonly UnitId[]): Promise<UnitId[]> {
+    const allowed = await mapLimit(ids, READ_CONCURRENCY, async (id) =>
+      (await this.#kernel.authorizer.can(principal, 'unit:read', id)) ? id : undefined,
     )
-    const ids = allowed.filter((id): id is string => id !== undefined)
-    if (ids.length === 0) return { items: [], nextCursor: page.nextCursor }
+    return allowed.filter((id): id is UnitId => id !== undefined)
+  }
+
+  /**
+   * The statuses of the units of `ids` that exist, from one reading of the graph that starts from
+   * the records already read (`known`).
+   */
+  async #reportAll(ids: readonly UnitId[], known: readonly Snapshot[] = []): Promise<UnitStatus[]> {
+    if (ids.length === 0) return []
     const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
-    nodes.add(page.items)
+    nodes.add(known)
     await nodes.loadUpstream(ids)
     const reader = new StatusReader(nodes)
-    const items = await this.#withSince(
+    return this.#withSince(
       nodes,
-      ids.map((id) => reader.report(id)),
+      ids.filter((id) => nodes.get(id) !== undefined).map((id) => reader.report(id)),
     )
-    return { items, nextCursor: page.nextCursor }
   }
 
   /**

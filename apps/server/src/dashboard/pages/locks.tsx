@@ -1,7 +1,7 @@
 import type { HeldLockView } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
-import { may, nowOf, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, Notice, Page, unitHref } from '../view/layout'
 
 /** Locks a page: each asks whether the person may force it open. */
@@ -25,7 +25,7 @@ export function locksRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const manages = await Promise.all(
       page.items.map((held) => may(c, deps.core, 'unit:manage', held.unit)),
     )
-    const now = nowOf(deps)
+    const now = deps.clock.now()
     const filter = prefix === undefined ? {} : { prefix }
     return c.html(
       <Page title="Locks" section="locks" viewer={viewerOf(c, deps.mode)}>

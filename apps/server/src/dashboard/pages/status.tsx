@@ -1,7 +1,7 @@
 import type { Core, Principal, UnitStatus } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
-import { nowOf, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, Page, StatusDot, unitHref } from '../view/layout'
 
 /** Units read for one page of status: enough for a plan, few enough to answer at once. */
@@ -32,7 +32,7 @@ export function statusRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const plan = applyOrder(read.units)
     const green = read.units.filter((unit) => unit.status === 'green')
     const filter = prefix === undefined ? {} : { prefix }
-    const now = nowOf(deps)
+    const now = deps.clock.now()
     return c.html(
       <Page title="Status" section="status" viewer={viewerOf(c, deps.mode)}>
         <h1>Status</h1>
