@@ -36,10 +36,18 @@ export const INSTANCE_FIELDS = new Set(['index_key', 'deposed', 'sensitive_attri
 export const IDENTITY_FIELDS: ReadonlySet<string> = new Set(IDENTITY_ATTRIBUTES)
 
 interface PartialInstance {
-  indexKey?: number | string
+  /**
+   * The JSON of the `count` index or `for_each` key, as `JSON.stringify` writes it (which is how
+   * the address shows it), and whether it needs no escaping inside the address's own JSON.
+   */
+  indexKey?: string
+  indexKeyPlain: boolean
   deposed?: string
   digest?: string
-  /** The identity attributes read, as name and value one after the other. */
+  /**
+   * The identity attributes read, as name and JSON string (as `JSON.stringify` writes it) one
+   * after the other.
+   */
   identity: string[] | undefined
   /** The JSON of `sensitive_attributes`; null when too large to read. */
   sensitive?: string | null
@@ -54,6 +62,16 @@ interface ResourceFields {
   type: string | undefined
   name: string | undefined
   provider: string
+}
+
+/**
+ * What every instance of a resource shares in its entry, made once per resource: its address
+ * before the index key (and that as the start of a JSON string), and the resource's fields.
+ */
+interface SharedParts {
+  prefix: string
+  prefixJson: string
+  fields: string
 }
 
 const decoder = new TextDecoder()
@@ -75,6 +93,8 @@ export class InstanceCollector {
   readonly #onDetail: ((detail: InstanceDetail) => void) | undefined
   #truncated = false
   #fields: ResourceFields = newFields()
+  /** `#shared()`'s answer for the current fields, once asked. */
+  #sharedParts: SharedParts | undefined
   #instances: PartialInstance[] = []
   #instance: PartialInstance | undefined
 
@@ -97,6 +117,7 @@ export class InstanceCollector {
 
   beginResource(): void {
     this.#fields = newFields()
+    this.#sharedParts = undefined
     this.#instances = []
   }
 
@@ -106,6 +127,7 @@ export class InstanceCollector {
     const value = parse(json)
     if (typeof value !== 'string') return
     const fields = this.#fields
+    this.#sharedParts = undefined
     switch (key) {
       case 'module':
         fields.module = value
@@ -126,7 +148,7 @@ export class InstanceCollector {
   }
 
   beginInstance(): void {
-    this.#instance = { identity: undefined, attributesTooLarge: false }
+    this.#instance = { identity: undefined, indexKeyPlain: true, attributesTooLarge: false }
   }
 
   /** An instance field's JSON (undefined when too large to read). */
@@ -139,20 +161,37 @@ export class InstanceCollector {
       return
     }
     if (json === undefined) return
-    const value = parse(json)
-    if (key === 'index_key' && (typeof value === 'number' || typeof value === 'string')) {
-      instance.indexKey = value
-    } else if (key === 'deposed' && typeof value === 'string') {
-      instance.deposed = value
+    if (key === 'index_key') {
+      // Most keys are a plain string or a small whole number, whose JSON is used as it came.
+      if (isPlainString(json) || isPlainInteger(json)) {
+        instance.indexKey = json
+        instance.indexKeyPlain = true
+        return
+      }
+      const value = parse(json)
+      if (typeof value === 'number' || typeof value === 'string') {
+        instance.indexKey = JSON.stringify(value)
+        instance.indexKeyPlain = typeof value === 'number' || !instance.indexKey.includes('\\')
+      }
+      return
     }
+    const value = parse(json)
+    if (key === 'deposed' && typeof value === 'string') instance.deposed = value
   }
 
   /** An identity attribute's JSON (undefined when too large to read). */
   identity(key: string, json: string | undefined): void {
     if (json === undefined || this.#instance === undefined) return
-    const value = parse(json)
-    if (typeof value === 'string' && value !== '' && value.length <= MAX_IDENTITY_CHARS) {
-      ;(this.#instance.identity ??= []).push(key, value)
+    let literal = json
+    let length = json.length - 2
+    if (!isPlainString(json)) {
+      const value = parse(json)
+      if (typeof value !== 'string') return
+      literal = JSON.stringify(value)
+      length = value.length
+    }
+    if (length !== 0 && length <= MAX_IDENTITY_CHARS) {
+      ;(this.#instance.identity ??= []).push(key, literal)
     }
   }
 
@@ -180,10 +219,10 @@ export class InstanceCollector {
   endResource(): void {
     const { module, mode, type, name, provider } = this.#fields
     if ((mode !== 'managed' && mode !== 'data') || type === undefined || name === undefined) return
-    let shared: string | undefined
+    const shared = this.#shared() as SharedParts
     for (const instance of this.#instances) {
-      const address = this.#address(instance) as string
       if (this.#onDetail !== undefined) {
+        const address = addressOf(shared, instance)
         if (this.#wanted?.(address) ?? true) {
           this.#onDetail({
             address,
@@ -199,10 +238,8 @@ export class InstanceCollector {
         return
       }
       // An `IndexedInstance`, written out: the resource's fields are the same for each instance.
-      shared ??= JSON.stringify({ module, mode, type, name, provider }).slice(1, -1)
-      let json = `{"address":${JSON.stringify(address)},${shared},"digest":"${instance.digest as string}"`
-      if (instance.indexKey !== undefined)
-        json += `,"index_key":${JSON.stringify(instance.indexKey)}`
+      let json = `{"address":${addressJson(shared, instance)},${shared.fields},"digest":"${instance.digest as string}"`
+      if (instance.indexKey !== undefined) json += `,"index_key":${instance.indexKey}`
       if (instance.deposed !== undefined) json += `,"deposed":${JSON.stringify(instance.deposed)}`
       json += `,"identity":${identityJson(instance)}}`
       this.#entries.add(json)
@@ -225,17 +262,74 @@ export class InstanceCollector {
   }
 
   #address(instance: PartialInstance): string | undefined {
-    const { module, mode, type, name } = this.#fields
+    const shared = this.#shared()
+    return shared === undefined ? undefined : addressOf(shared, instance)
+  }
+
+  /** The parts every instance of the current resource shares (undefined before its type and name). */
+  #shared(): SharedParts | undefined {
+    if (this.#sharedParts !== undefined) return this.#sharedParts
+    const { module, mode, type, name, provider } = this.#fields
     if (type === undefined || name === undefined) return undefined
-    return instanceAddress({
+    const prefix = instanceAddress({
       module,
       mode: mode === 'data' ? 'data' : 'managed',
       type,
       name,
-      index_key: instance.indexKey,
-      deposed: instance.deposed,
+    })
+    return (this.#sharedParts = {
+      prefix,
+      prefixJson: JSON.stringify(prefix).slice(0, -1),
+      fields: JSON.stringify({ module, mode, type, name, provider }).slice(1, -1),
     })
   }
+}
+
+/** An instance's address: its resource's, then its key, then whether it is deposed. */
+function addressOf(shared: SharedParts, instance: PartialInstance): string {
+  let address = shared.prefix
+  if (instance.indexKey !== undefined) address += `[${instance.indexKey}]`
+  if (instance.deposed !== undefined) address += ` (deposed ${instance.deposed})`
+  return address
+}
+
+/**
+ * The JSON of an instance's address. A key that needs no escaping is added to the resource's
+ * part as it is (a string key's quotes escaped), without encoding the whole address again.
+ */
+function addressJson(shared: SharedParts, instance: PartialInstance): string {
+  const key = instance.indexKey
+  if (!instance.indexKeyPlain || instance.deposed !== undefined) {
+    return JSON.stringify(addressOf(shared, instance))
+  }
+  if (key === undefined) return `${shared.prefixJson}"`
+  if (key.charCodeAt(0) !== 0x22) return `${shared.prefixJson}[${key}]"`
+  return `${shared.prefixJson}[\\"${key.slice(1, -1)}\\"]"`
+}
+
+/** Whether `json` is a string literal without escapes: then it is its own `JSON.stringify`. */
+function isPlainString(json: string): boolean {
+  const last = json.length - 1
+  return (
+    last > 0 &&
+    json.charCodeAt(0) === 0x22 &&
+    json.charCodeAt(last) === 0x22 &&
+    !json.includes('\\')
+  )
+}
+
+/** Whether `json` is a whole number written as `JSON.stringify` writes it (no sign, exponent or
+ * leading zero), short enough to be exact. */
+function isPlainInteger(json: string): boolean {
+  const length = json.length
+  if (length === 0 || length > 15) return false
+  const first = json.charCodeAt(0)
+  if (first < 0x30 || first > 0x39 || (first === 0x30 && length > 1)) return false
+  for (let at = 1; at < length; at += 1) {
+    const c = json.charCodeAt(at)
+    if (c < 0x30 || c > 0x39) return false
+  }
+  return true
 }
 
 /**
@@ -314,17 +408,22 @@ function identityJson(instance: PartialInstance): string {
   const sensitive = sensitiveTopNames(instance.sensitive)
   if (sensitive === 'all') return '{}'
   if (pairs.length === 2) {
-    // Most instances have one identity attribute (an `id`): no sorting, no object.
+    // Most instances have one identity attribute (an `id`): no sorting.
     const key = pairs[0] as string
-    return sensitive.has(key) ? '{}' : `{"${key}":${JSON.stringify(pairs[1])}}`
+    return sensitive.has(key) ? '{}' : `{"${key}":${pairs[1] as string}}`
   }
   const kept: [string, string][] = []
   for (let at = 0; at < pairs.length; at += 2) {
     const key = pairs[at] as string
-    if (!sensitive.has(key)) kept.push([key, pairs[at + 1] as string])
+    if (sensitive.has(key)) continue
+    // A name given twice keeps its last value, as JSON.parse does.
+    const earlier = kept.findIndex(([name]) => name === key)
+    if (earlier !== -1) kept.splice(earlier, 1)
+    kept.push([key, pairs[at + 1] as string])
   }
   kept.sort(([a], [b]) => compare(a, b))
-  return JSON.stringify(Object.fromEntries(kept))
+  // The names are the identity attributes' own (plain), and the values already JSON.
+  return `{${kept.map(([key, literal]) => `"${key}":${literal}`).join(',')}}`
 }
 
 const NONE: ReadonlySet<string> = new Set()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { StateScanner, type ScanOptions } from '../state/state-scanner'
 import type { InstanceDetail } from './instance-collector'
-import { buildIndex } from './index-builder'
+import { buildIndex, buildIndexBytes } from './index-builder'
 import { sortedByAddress } from './index-reader'
 import type { ResourceIndex } from './resource-index'
 
@@ -160,6 +160,34 @@ describe('the resource index of a scanned state', () => {
       { name: 'plain', sensitive: false },
       { name: 'secret', sensitive: true },
     ])
+  })
+
+  it('stores keys and identity values as JSON.stringify writes them, however the state wrote them', () => {
+    // Escapes where none are needed, numbers in other forms, a name given twice, quotes in a
+    // module address: what the index stores reads back the same and is written canonically.
+    const text = `{"version": 4, "serial": 1, "lineage": "l", "resources": [
+      {"module": "module.m[\\"k\\"]", "mode": "managed", "type": "t", "name": "n", "provider": ${JSON.stringify(NULL)},
+       "instances": [
+        {"index_key": "\\u0041b", "attributes": {"id": "i\\u002d1", "name": "x", "name": "y"}},
+        {"index_key": 1.0, "attributes": {"id": "plain", "arn": "a\\/b"}},
+        {"index_key": 2e1, "attributes": {"id": "é"}},
+        {"index_key": "q\\"k", "attributes": {"url": ""}},
+        {"index_key": "plain", "deposed": "d1", "attributes": {}}
+      ]}]}`
+    for (const chunk of [1, 3, 1 << 20]) {
+      const built = buildIndexBytes(scan(text, chunk))
+      if (built === undefined || 'none' in built) throw new Error('no index')
+      const stored = built.bytes.toString('utf8')
+      expect(stored).toBe(JSON.stringify(JSON.parse(stored)))
+      const index = JSON.parse(stored) as ResourceIndex
+      expect(index.resources.map((r) => [r.address, r.index_key, r.identity])).toEqual([
+        ['module.m["k"].t.n["Ab"]', 'Ab', { id: 'i-1', name: 'y' }],
+        ['module.m["k"].t.n[1]', 1, { arn: 'a/b', id: 'plain' }],
+        ['module.m["k"].t.n[20]', 20, { id: 'é' }],
+        ['module.m["k"].t.n["q\\"k"]', 'q"k', {}],
+        ['module.m["k"].t.n["plain"] (deposed d1)', 'plain', {}],
+      ])
+    }
   })
 
   it('is the same whatever the chunks the body arrives in', () => {

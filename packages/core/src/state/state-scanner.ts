@@ -175,7 +175,12 @@ export class StateScanner {
   #depth = 0
   #offset = 0
   #isKey = false
-  /** The key being read (its first 32 bytes), at a watched depth. */
+  /**
+   * Where the key being read at a watched depth starts in the current chunk, while it is read in
+   * one piece there (most are); -1 once it has been copied into `#keyBytes` instead.
+   */
+  #keyFrom = -1
+  /** The key being read (its first 32 bytes), when it is not read in place. */
   readonly #keyBytes = new Uint8Array(32)
   #keyLength = 0
   #keyOverflow = false
@@ -216,6 +221,7 @@ export class StateScanner {
   /** Feeds the next chunk. @throws InvalidStateError at the first byte that is not JSON. */
   write(chunk: Uint8Array): void {
     if (this.#collector !== undefined) this.#viewOf(chunk)
+    this.#keyFrom = -1
     if (this.#capture !== undefined) this.#capture.from = 0
     if (this.#hashing !== undefined) {
       this.#hashing.from = 0
@@ -280,15 +286,19 @@ export class StateScanner {
             j += 1
           }
           if (this.#isKey && depth < 8 && ((watched.keys >>> depth) & 1) !== 0) {
-            this.#keepKey(chunk, i, j)
+            // A key that ends in the run it began with is read where it lies, without a copy.
+            if (j === length || c !== QUOTE || i !== this.#keyFrom) this.#keepKey(chunk, i, j)
           }
+          const runEnd = j
           i = j
           if (j === length) break
           i += 1
           if (c === QUOTE) {
             if (this.#isKey) {
               state = S.Colon
-              if (depth < 8 && ((watched.keys >>> depth) & 1) !== 0) this.#endKey(depth)
+              if (depth < 8 && ((watched.keys >>> depth) & 1) !== 0) {
+                this.#endKey(depth, chunk, runEnd)
+              }
             } else {
               {
                 state = depth === 0 ? S.Done : S.AfterValue
@@ -438,6 +448,7 @@ export class StateScanner {
                 state = S.String
                 this.#isKey = true
                 if (depth < 8 && ((watched.keys >>> depth) & 1) !== 0) {
+                  this.#keyFrom = i + 1
                   this.#keyLength = 0
                   this.#keyOverflow = false
                 }
@@ -510,16 +521,22 @@ export class StateScanner {
     return this.#result()
   }
 
-  /** A key of a watched depth has ended: choose what watches the value that follows it. */
-  #endKey(depth: number): void {
-    const length = this.#keyLength
+  /**
+   * A key of a watched depth has ended, at byte `to` of `chunk`: choose what watches the value
+   * that follows it.
+   */
+  #endKey(depth: number, chunk: Uint8Array, to: number): void {
+    const inPlace = this.#keyFrom !== -1
+    const bytes = inPlace ? chunk : this.#keyBytes
+    const from = inPlace ? this.#keyFrom : 0
+    const length = inPlace ? to - from : this.#keyLength
     // Most keys are attributes' names, and most are no identity name: tell by length and first
     // byte, before any hashing.
     const known =
       this.#keyOverflow || length > 31 || (KEY_SHAPES[depth]?.[length] ?? 0) === 0
         ? undefined
-        : (KEY_SHAPES[depth]?.[length] ?? 0) & firstByteBit(this.#keyBytes[0] as number)
-          ? knownKey(depth, this.#keyBytes, length)
+        : (KEY_SHAPES[depth]?.[length] ?? 0) & firstByteBit(bytes[from] as number)
+          ? knownKey(depth, bytes, from, length)
           : undefined
     let kind: WatchKind | undefined
     if (known !== undefined) {
@@ -718,6 +735,7 @@ export class StateScanner {
   }
 
   #keepKey(chunk: Uint8Array, from: number, to: number): void {
+    this.#keyFrom = -1
     if (this.#keyOverflow) return
     if (this.#keyLength + (to - from) > 32) {
       this.#keyOverflow = true
@@ -816,7 +834,7 @@ const KNOWN_KEYS: Map<number, KnownKey[]>[] = (() => {
     const table = (tables[depth] ??= new Map())
     for (const key of keys) {
       const bytes = new TextEncoder().encode(key)
-      const hash = keyHash(bytes, bytes.length)
+      const hash = keyHash(bytes, 0, bytes.length)
       table.set(hash, [...(table.get(hash) ?? []), { key, bytes, kind }])
     }
   }
@@ -850,20 +868,27 @@ const KEY_SHAPES: number[][] = KNOWN_KEYS.map((table) => {
   return shapes
 })
 
-function keyHash(bytes: Uint8Array, length: number): number {
+function keyHash(bytes: Uint8Array, from: number, length: number): number {
   let hash = length
-  for (let at = 0; at < length; at += 1) hash = (Math.imul(hash, 31) + (bytes[at] as number)) | 0
+  for (let at = from; at < from + length; at += 1) {
+    hash = (Math.imul(hash, 31) + (bytes[at] as number)) | 0
+  }
   return hash
 }
 
-/** The watched key the first `length` bytes of `bytes` spell at `depth`, if any. */
-function knownKey(depth: number, bytes: Uint8Array, length: number): KnownKey | undefined {
-  const candidates = KNOWN_KEYS[depth]?.get(keyHash(bytes, length))
+/** The watched key that `length` bytes of `bytes` from `from` spell at `depth`, if any. */
+function knownKey(
+  depth: number,
+  bytes: Uint8Array,
+  from: number,
+  length: number,
+): KnownKey | undefined {
+  const candidates = KNOWN_KEYS[depth]?.get(keyHash(bytes, from, length))
   if (candidates === undefined) return undefined
   search: for (const candidate of candidates) {
     if (candidate.bytes.length !== length) continue
     for (let at = 0; at < length; at += 1) {
-      if (candidate.bytes[at] !== bytes[at]) continue search
+      if (candidate.bytes[at] !== bytes[from + at]) continue search
     }
     return candidate
   }
