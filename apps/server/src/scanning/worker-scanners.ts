@@ -12,11 +12,12 @@ import type { FromWorker, ToWorker } from './messages'
 /** Bodies declared at least this large are scanned on a worker; smaller ones inline. */
 const WORKER_THRESHOLD = 1024 * 1024
 /**
- * Each worker's ring: the most of a body that is copied and not yet scanned. Small enough to stay
- * in the caches the two threads share: when the scan falls behind, a ring of 4 MiB doubled the
- * cost of copying into it (from 70 to 150 ms per 100 MiB), a ring of 1 MiB did not.
+ * Each worker's ring: the most of a body that is copied and not yet scanned. With the index, the
+ * scan is slower than the upload and the ring stays full; a ring of 2 MiB made that upload 9 %
+ * faster than one of 4 MiB (copying into it costs less), and one without the index, which keeps
+ * pace, 5 % slower (bench/README.md).
  */
-const RING_SIZE = 1024 * 1024
+const RING_SIZE = 2 * 1024 * 1024
 
 /** The worker script, built beside this bundle. */
 const WORKER_URL = new URL('./scan-worker.js', import.meta.url)
@@ -152,7 +153,9 @@ class WorkerScanner implements ChunkScanner {
   async #copyWhenRoom(chunk: Uint8Array): Promise<void> {
     for (let at = 0; at < chunk.byteLength;) {
       const piece = chunk.subarray(at, at + RING_SIZE / 2)
-      while (piece.byteLength > RING_SIZE - this.#inFlight) {
+      // Once full, the ring takes more only when half of it is free: fewer stops and starts of
+      // the upload while the scan catches up.
+      while (piece.byteLength > RING_SIZE - this.#inFlight || this.#inFlight > RING_SIZE / 2) {
         await new Promise<void>((resolve, reject) => {
           this.#acked = { resolve, reject }
         })
