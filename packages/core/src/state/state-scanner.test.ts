@@ -3,8 +3,8 @@ import { InvalidStateError } from '../errors'
 import { terraformState } from '../testing/fixtures'
 import { base36, StateScanner } from './state-scanner'
 
-function scan(text: string, chunk = 3) {
-  const scanner = new StateScanner()
+function scan(text: string, chunk = 3, index = false) {
+  const scanner = new StateScanner({ index })
   const bytes = new TextEncoder().encode(text)
   for (let at = 0; at < bytes.length; at += chunk) scanner.write(bytes.subarray(at, at + chunk))
   return scanner.end()
@@ -23,6 +23,7 @@ const valid = [
   '{"a":[1,2,{"b":"c\\n\\u00e9\\"\\\\"}],"c":{}}',
   '[[[]],[{}]]',
   '"\u00e9\u4e2d"',
+  '{"a": "b", "c": ["d", "e"], "f" : "g","h":"i"}',
 ]
 const invalid = [
   '',
@@ -50,6 +51,12 @@ const invalid = [
   "{'a':1}",
   '[1]]',
   '}',
+  '{"a":"b",}',
+  '["a",]',
+  '{"a": }',
+  '{"a":,"b":1}',
+  '{"a": "b",,"c": 1}',
+  '{"a"::1}',
 ]
 
 describe('the state scanner', () => {
@@ -76,6 +83,61 @@ describe('the state scanner', () => {
         scans = false
       }
       expect(scans, text).toBe(parses)
+    }
+  })
+
+  it('agrees with JSON.parse on thousands of small changes to a pretty-printed state', () => {
+    // No Terraform header (whose fields are checked beyond JSON), but the resources the index
+    // watches, which it reads as well.
+    const base = JSON.stringify(
+      {
+        outputs: { o: { value: ['a', 1.5, true, null], type: ['list', 'dynamic'] } },
+        resources: [{ mode: 'managed', type: 't', name: 'n', instances: [{ attributes: {} }] }],
+        note: 'quote " backslash \\ tab \t é',
+      },
+      null,
+      2,
+    )
+    const alphabet = '{}[]":, \n\t\\/0123456789-+.eEtrufalsn\u00e9x'
+    let seed = 42
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0
+      return seed % n
+    }
+    for (let round = 0; round < 3000; round += 1) {
+      let text = base
+      for (let edits = 1 + random(2); edits > 0; edits -= 1) {
+        const at = random(text.length)
+        const byte = alphabet[random(alphabet.length)] as string
+        const kind = random(3)
+        text =
+          kind === 0
+            ? text.slice(0, at) + text.slice(at + 1)
+            : kind === 1
+              ? text.slice(0, at) + byte + text.slice(at)
+              : text.slice(0, at) + byte + text.slice(at + 1)
+      }
+      let parses = true
+      try {
+        JSON.parse(text)
+      } catch {
+        parses = false
+      }
+      for (const [chunk, index] of [
+        [1, false],
+        [7, true],
+        [1 << 20, false],
+        [1 << 20, true],
+      ] as const) {
+        let scans = true
+        try {
+          scan(text, chunk, index)
+        } catch (error) {
+          if (!(error instanceof InvalidStateError)) throw error
+          scans = false
+        }
+        expect(scans, text).toBe(parses)
+      }
     }
   })
 
