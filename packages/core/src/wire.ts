@@ -100,6 +100,8 @@ export const UnitStatusSchema = v.object({
   status: v.picklist(['red', 'yellow', 'green']),
   edges: v.array(EdgeStatusSchema),
   red_upstream: v.array(v.string()),
+  /** How many more red units upstream there are that the caller may not read (absent: none). */
+  red_upstream_hidden: v.optional(v.number()),
 })
 export type UnitStatus = v.InferOutput<typeof UnitStatusSchema>
 

@@ -3,7 +3,7 @@ import { defineCommand } from 'citty'
 import { CLIError, UsageError } from '../cli-error'
 import { openContext } from '../context'
 import { paint } from '../output/colour'
-import { table } from '../output/output'
+import { table, unreadable } from '../output/output'
 import { common } from './_shared'
 
 const RANK = { green: 0, yellow: 1, red: 2 } as const
@@ -40,7 +40,12 @@ export default defineCommand({
               unit.id,
               paint(unit.status),
               String(unit.edges.filter((edge) => edge.state === 'pending').length),
-              unit.red_upstream.join(', '),
+              [
+                ...unit.red_upstream,
+                ...(unit.red_upstream_hidden === undefined
+                  ? []
+                  : [unreadable(unit.red_upstream_hidden)]),
+              ].join(', '),
             ]),
           ),
     )

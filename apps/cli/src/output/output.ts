@@ -68,3 +68,8 @@ export function age(seconds: number): string {
     .map(([value, unit]) => `${value}${unit}`)
     .join(' ')
 }
+
+/** The red units upstream that the caller may not read, which the server counts but never names. */
+export function unreadable(count: number): string {
+  return `${String(count)} ${count === 1 ? 'unit' : 'units'} you may not read`
+}

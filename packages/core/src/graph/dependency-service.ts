@@ -166,7 +166,7 @@ export class DependencyService {
     await nodes.loadUpstream([id])
     if (nodes.get(id) === undefined) throw new UnitNotFoundError(id)
     const [report] = await this.#withSince(nodes, [new StatusReader(nodes).report(id)])
-    return report as UnitStatus
+    return (await this.#hideUnreadable(principal, [report as UnitStatus]))[0] as UnitStatus
   }
 
   /**
@@ -174,7 +174,8 @@ export class DependencyService {
    * the graph (a page of units in a list shares its upstream units and its whole-graph read).
    */
   async statusesOf(principal: Principal, ids: readonly UnitId[]): Promise<UnitStatus[]> {
-    return this.#reportAll(await this.#readable(principal, [...new Set(ids)]))
+    const reports = await this.#reportAll(await this.#readable(principal, [...new Set(ids)]))
+    return this.#hideUnreadable(principal, reports)
   }
 
   /** The status of every unit under `prefix` that the caller may read, one page at a time. */
@@ -185,7 +186,42 @@ export class DependencyService {
     const page = await listUnits(this.#kernel.records, options)
     const ids = page.items.map((snapshot) => snapshot.record.id as UnitId)
     const items = await this.#reportAll(await this.#readable(principal, ids), page.items)
-    return { items, nextCursor: page.nextCursor }
+    return { items: await this.#hideUnreadable(principal, items), nextCursor: page.nextCursor }
+  }
+
+  /**
+   * The reports without what the caller may not read of other units: the red units upstream
+   * that they may not read are counted (`red_upstream_hidden`) instead of named, and an edge from
+   * one keeps its `from` (the caller's unit names it) but not the upstream version it waits on.
+   */
+  async #hideUnreadable(principal: Principal, reports: UnitStatus[]): Promise<UnitStatus[]> {
+    const others = new Set<string>()
+    for (const report of reports) {
+      for (const upstream of report.red_upstream) others.add(upstream)
+      for (const edge of report.edges) if (edge.since !== undefined) others.add(edge.from)
+    }
+    if (others.size === 0) return reports
+    const hidden = new Set<string>()
+    await mapLimit([...others], READ_CONCURRENCY, async (id) => {
+      if (!(await this.#kernel.authorizer.can(principal, 'unit:read', id as UnitId))) {
+        hidden.add(id)
+      }
+    })
+    if (hidden.size === 0) return reports
+    return reports.map((report) => {
+      const named = report.red_upstream.filter((upstream) => !hidden.has(upstream))
+      const count = report.red_upstream.length - named.length
+      return {
+        ...report,
+        edges: report.edges.map((edge) => {
+          if (edge.since === undefined || !hidden.has(edge.from)) return edge
+          const { since: _since, ...rest } = edge
+          return rest
+        }),
+        red_upstream: named,
+        ...(count === 0 ? {} : { red_upstream_hidden: count }),
+      }
+    })
   }
 
   /** The units of `ids` the caller may read, in their order. */

@@ -513,6 +513,49 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         )
       })
 
+      it('names no upstream unit the caller may not read, and shows none of its versions', async () => {
+        // base -> net -> app; bob reads only app and the units under team/.
+        const bob: Principal = { subject: 'bob' }
+        const authorizer: Authorizer = {
+          can: (who, permission, unit) =>
+            who.subject === 'alice' ||
+            (permission === 'unit:read' && (unit === 'app' || unit.startsWith('team/'))),
+          isAdmin: () => false,
+        }
+        core = make({ authorizer })
+        await apply('base', { x: 1 })
+        await apply('net', { y: 1 })
+        await apply('app', {})
+        await apply('team/web', {})
+        await depend('net', 'base:x')
+        await depend('app', 'net:y')
+        await depend('team/web', 'app')
+        await apply('net', { y: 2 })
+        await apply('base', { x: 2 })
+        // app waits on net (red itself, since base changed): alice sees it all.
+        const seen = await core.dependencies.status(alice, id('app'))
+        expect(seen.red_upstream).toEqual(['net'])
+        expect(seen.edges[0]?.since).toBeDefined()
+        // bob sees that app waits, on an edge its own record names, but not net's versions, and
+        // net only as a count among the red units upstream.
+        const hidden = await core.dependencies.status(bob, id('app'))
+        expect(hidden).toEqual({
+          id: 'app',
+          status: 'red',
+          edges: [{ from: 'net', output: 'y', state: 'pending' }],
+          red_upstream: [],
+          red_upstream_hidden: 1,
+        })
+        // app is red and readable: team/web names it.
+        expect((await core.dependencies.status(bob, id('team/web'))).red_upstream).toEqual(['app'])
+        const [listed] = await core.dependencies.statusesOf(bob, [id('app'), id('net')])
+        expect(listed).toEqual(hidden)
+        const page = await core.dependencies.statuses(bob, { prefix: '' })
+        expect(page.items.map((item) => item.id)).toEqual(['app', 'team/web'])
+        expect(page.items.flatMap((item) => item.red_upstream)).toEqual(['app'])
+        expect(JSON.stringify(page.items)).not.toContain('base')
+      })
+
       it('handles unit IDs that are also the names of object members', async () => {
         await apply('constructor', { x: 1 })
         await apply('toString', {})

@@ -2,7 +2,7 @@ import type { UnitStatus } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { paint } from '../../output/colour'
-import { table } from '../../output/output'
+import { table, unreadable } from '../../output/output'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -27,8 +27,10 @@ export function describeStatus(status: UnitStatus): string {
       `  re-apply: ${pending.length === 1 ? 'an input changed' : `${String(pending.length)} inputs changed`} upstream`,
     )
   }
-  if (status.red_upstream.length > 0) {
-    lines.push(`  red upstream: ${status.red_upstream.join(', ')} (apply those first)`)
+  const hidden = status.red_upstream_hidden ?? 0
+  if (status.red_upstream.length > 0 || hidden > 0) {
+    const named = [...status.red_upstream, ...(hidden > 0 ? [unreadable(hidden)] : [])]
+    lines.push(`  red upstream: ${named.join(', ')} (apply those first)`)
   }
   if (status.edges.length > 0) {
     lines.push(

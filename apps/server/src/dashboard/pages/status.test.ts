@@ -66,4 +66,16 @@ describe('the status page', () => {
     expect(html).not.toContain('team/d-net"')
     expect(html).not.toContain('>team/b-web<')
   })
+
+  it('counts the red units upstream that the person may not read, without naming them', async () => {
+    await grant('reader', 'team/b-web')
+    await grant('reader', 'team/a-cdn')
+    await apply('team/d-net', { vpc: 'vpc-2' })
+    const html = await page('/app/status')
+    expect(planOf(html)).toEqual(['team/b-web', 'team/a-cdn'])
+    // Both wait for c-app, which is red and hidden: b-web through its edge, a-cdn through b-web.
+    expect(html).toContain('waits for 1 unit you may not read upstream')
+    expect(html).not.toContain('team/c-app')
+    expect(html).not.toContain('team/d-net')
+  })
 })

@@ -2,7 +2,7 @@ import type { Core, Principal, UnitStatus } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, Page, StatusDot, unitHref } from '../view/layout'
+import { Ago, hiddenUnits, Page, StatusDot, unitHref } from '../view/layout'
 
 /** Units read for one page of status: enough for a plan, few enough to answer at once. */
 const MAX_UNITS = 1000
@@ -167,7 +167,7 @@ function Why({ unit, now }: { unit: UnitStatus; now: number }) {
           )}
         </li>
       ))}
-      {unit.red_upstream.length === 0 ? null : (
+      {unit.red_upstream.length === 0 && unit.red_upstream_hidden === undefined ? null : (
         <li>
           waits for{' '}
           {unit.red_upstream.map((upstream, index) => (
@@ -175,8 +175,8 @@ function Why({ unit, now }: { unit: UnitStatus; now: number }) {
               {index === 0 ? '' : ', '}
               <a href={unitHref(upstream)}>{upstream}</a>
             </>
-          ))}{' '}
-          upstream
+          ))}
+          {hiddenUnits(unit.red_upstream.length, unit.red_upstream_hidden)} upstream
         </li>
       )}
     </ul>

@@ -1,5 +1,5 @@
 import type { StateOutput, Unit, UnitStatus } from '@cairn/core'
-import { Ago, StatusDot, unitHref } from '../view/layout'
+import { Ago, hiddenUnits, StatusDot, unitHref } from '../view/layout'
 
 /** The longest value or type shown of an output, in characters: the page stays readable. */
 const SHOWN_VALUE_CHARS = 300
@@ -149,7 +149,7 @@ export function DependenciesPanel({
         Status: <StatusDot status={status.status} />{' '}
         <a href={`/app/unit/graph?${new URLSearchParams({ id }).toString()}`}>Dependency graph</a>
       </p>
-      {status.red_upstream.length === 0 ? null : (
+      {status.red_upstream.length === 0 && status.red_upstream_hidden === undefined ? null : (
         <p>
           Red upstream:{' '}
           {status.red_upstream.map((upstream) => (
@@ -157,6 +157,7 @@ export function DependenciesPanel({
               <a href={unitHref(upstream)}>{upstream}</a>{' '}
             </>
           ))}
+          {hiddenUnits(status.red_upstream.length, status.red_upstream_hidden).trim()}
         </p>
       )}
       {status.edges.length === 0 ? (

@@ -136,3 +136,13 @@ export function size(bytes: number): string {
 export function unitHref(id: string, extra: Record<string, string> = {}): string {
   return `/app/unit?${new URLSearchParams({ id, ...extra }).toString()}`
 }
+
+/**
+ * The red units upstream that the viewer may not read, counted after those named: ` and 2 units
+ * you may not read` (or, with none named, `2 units you may not read`).
+ */
+export function hiddenUnits(named: number, hidden: number | undefined): string {
+  if (hidden === undefined) return ''
+  const units = `${hidden} ${hidden === 1 ? 'unit' : 'units'} you may not read`
+  return named === 0 ? units : ` and ${units}`
+}
