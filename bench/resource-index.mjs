@@ -1,21 +1,23 @@
 // Measures what the resource index costs and gives: upload throughput of the built Cairn server with
 // indexing on against the same server with -resource-index=false and a bare node:http server, in
-// the same run; the diff of two large versions; and search across many units through the real
-// server, also right after a restart. See bench/README.md.
+// the same run; the server's scan thread alone, with and without the index; the diff of two large
+// versions; and search across many units through the real server, also right after a restart.
+// See bench/README.md.
 //
 //   npm run bench:index [-- --size-mib 100 --small-mib 10 --rounds 5 --warmup 1 --diff-rounds 5
 //                          --units 10000 --instances 200 --queries 50 --concurrency 8
-//                          --parts upload,diff,search --no-build]
+//                          --parts upload,scan,diff,search --no-build]
 //
 // It measures and does not judge: exit 0 whatever the figures, 1 when a request fails (a status
 // other than the expected one, a diff or a search that does not find what the bench changed or
 // stored, a server that dies), 2 on bad flags.
 import { Buffer } from 'node:buffer'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { arch, availableParallelism, tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
+import { Worker } from 'node:worker_threads'
 import { BASE_SERIAL } from './generate-state.mjs'
 import {
   BenchError,
@@ -47,7 +49,7 @@ const USAGE = `usage: npm run bench:index [-- options]   (or node bench/resource
   --instances N     resource instances per unit (default 200)
   --queries N       measured searches of each kind (default 50)
   --concurrency N   uploads in flight while filling the search store (default 8)
-  --parts LIST      which parts to run, of upload,diff,search (default all three)
+  --parts LIST      which parts to run, of upload,scan,diff,search (default all four)
   --no-build        use apps/server/dist as it is instead of building first
   -h, --help        print this
 `
@@ -64,15 +66,15 @@ function parseFlags() {
       instances: { type: 'string', default: '200' },
       queries: { type: 'string', default: '50' },
       concurrency: { type: 'string', default: '8' },
-      parts: { type: 'string', default: 'upload,diff,search' },
+      parts: { type: 'string', default: 'upload,scan,diff,search' },
       'no-build': { type: 'boolean', default: false },
     },
     USAGE,
   )
   const parts = new Set(values.parts.split(',').filter((part) => part !== ''))
   for (const part of parts) {
-    if (!['upload', 'diff', 'search'].includes(part)) {
-      process.stderr.write(`bench: --parts takes upload, diff and search, not ${part}\n`)
+    if (!['upload', 'scan', 'diff', 'search'].includes(part)) {
+      process.stderr.write(`bench: --parts takes upload, scan, diff and search, not ${part}\n`)
       process.exit(2)
     }
   }
@@ -251,7 +253,130 @@ function reportUpload(results, say) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 2. Diff of two large versions that differ in a few instances.
+// 2. The scan thread alone: the server's own scan worker, driven as the server drives it.
+
+const SCAN_WORKER = join(root, 'apps', 'server', 'dist', 'scan-worker.js')
+/** The ring the server gives each scan worker, and the chunks a socket typically delivers. */
+const SCAN_RING = 2 * MiB
+const SCAN_CHUNK = 64 * 1024
+
+/** CPU time (ms) of each thread of this process, by thread ID (Linux /proc). */
+function threadCpu() {
+  const cpu = new Map()
+  for (const tid of readdirSync('/proc/self/task')) {
+    const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')
+    cpu.set(tid, (Number(fields[11]) + Number(fields[12])) * 10)
+  }
+  return cpu
+}
+
+/** A scan worker of the built server, with its ring, and a way to scan one body through it. */
+function scanThread() {
+  const shared = new SharedArrayBuffer(SCAN_RING)
+  const ring = new Uint8Array(shared)
+  const worker = new Worker(SCAN_WORKER, { workerData: shared })
+  let job = 0
+  let waiting
+  let inFlight = 0
+  let head = 0
+  worker.on('message', (message) => {
+    if (message.type === 'ack') inFlight -= message.size
+    waiting?.(message)
+  })
+  const next = () => new Promise((resolve) => (waiting = resolve))
+  /** Scans `body` (indexed or not); answers the time from its first byte to the scan's end. */
+  async function scan(body, index) {
+    job += 1
+    const started = performance.now()
+    for (let at = 0; at < body.length; at += SCAN_CHUNK) {
+      const piece = body.subarray(at, at + SCAN_CHUNK)
+      while (piece.length > SCAN_RING - inFlight) {
+        const message = await next()
+        if (message.type === 'error')
+          throw new BenchError(`the scan refused the state: ${message.reason}`)
+      }
+      for (let from = 0; from < piece.length;) {
+        const length = Math.min(SCAN_RING - head, piece.length - from)
+        ring.set(piece.subarray(from, from + length), head)
+        worker.postMessage({ type: 'chunk', job, offset: head, length, index })
+        head = (head + length) % SCAN_RING
+        inFlight += length
+        from += length
+      }
+    }
+    worker.postMessage({ type: 'end', job, index })
+    for (;;) {
+      const message = await next()
+      if (message.type === 'error')
+        throw new BenchError(`the scan refused the state: ${message.reason}`)
+      if (message.type !== 'done') continue
+      const found = message.scan.resources
+      if (index && found?.count !== undefined && found.count === 0) {
+        throw new BenchError('the indexing scan found no instances')
+      }
+      return performance.now() - started
+    }
+  }
+  return { worker, scan }
+}
+
+async function runScan(state, flags) {
+  const body = readFileSync(state.path)
+  const threads = { on: scanThread(), off: scanThread() }
+  const rounds = { on: [], off: [] }
+  const cpu = { on: [], off: [] }
+  const total = flags.warmup + flags.rounds
+  for (let round = 1; round <= total; round++) {
+    for (const mode of round % 2 === 1 ? ['on', 'off'] : ['off', 'on']) {
+      const before = threadCpu()
+      const ms = await threads[mode].scan(body, mode === 'on')
+      const after = threadCpu()
+      // The scan thread is the one of this process that worked the most meanwhile.
+      const used = Math.max(
+        ...[...after]
+          .filter(([tid]) => tid !== String(process.pid))
+          .map(([tid, v]) => v - (before.get(tid) ?? 0)),
+      )
+      if (round > flags.warmup) {
+        rounds[mode].push(ms)
+        cpu[mode].push(used)
+      }
+    }
+    process.stderr.write(
+      `bench: scan ${state.sizeMiB} MiB ${round <= flags.warmup ? 'warm-up' : 'round'} ${round}: ` +
+        `on ${fmtMs(rounds.on.at(-1) ?? 0)} ms, off ${fmtMs(rounds.off.at(-1) ?? 0)} ms\n`,
+    )
+  }
+  await Promise.all([threads.on.worker.terminate(), threads.off.worker.terminate()])
+  return { state, rounds, cpu }
+}
+
+function reportScan({ state, rounds, cpu }, say) {
+  say()
+  say(
+    `2. scan thread alone: the server's scan worker fed the ${state.sizeMiB} MiB state from memory, ` +
+      `${SCAN_CHUNK / 1024} KiB chunks through a ${SCAN_RING / MiB} MiB ring`,
+  )
+  say('                      median       min   MiB/s (median)   thread CPU (median)')
+  for (const [name, mode] of [
+    ['without the index', 'off'],
+    ['with the index', 'on'],
+  ]) {
+    const ms = median(rounds[mode])
+    say(
+      `    ${padEnd(name, 17)} ${pad(`${fmtMs(ms)} ms`, 10)} ${pad(`${fmtMs(Math.min(...rounds[mode]))} ms`, 9)}` +
+        ` ${pad(fmtRate(mibPerSecond(state.bytes, ms)), 16)} ${pad(`${fmtInt(median(cpu[mode]))} ms`, 21)}`,
+    )
+  }
+  const ratio = median(rounds.on) / median(rounds.off)
+  say(
+    `  (${rounds.on.length} rounds each, alternating; the index adds ${((ratio - 1) * 100).toFixed(1)} % to the scan's time,` +
+      ` ${fmtInt(median(cpu.on) - median(cpu.off))} ms of CPU per state)`,
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Diff of two large versions that differ in a few instances.
 
 /**
  * Writes a copy of the state with a few attribute values changed, spread over the file: four
@@ -341,7 +466,7 @@ function reportDiff(result, say) {
   const { state, memory } = result
   say()
   say(
-    `2. diff: two ${state.sizeMiB} MiB versions (${fmtInt(state.instances)} instances each), ${result.changed} instances changed` +
+    `3. diff: two ${state.sizeMiB} MiB versions (${fmtInt(state.instances)} instances each), ${result.changed} instances changed` +
       ` (${result.attributes} attribute paths in the detail)`,
   )
   say(`  uploads (indexing on): ${fmtMs(result.uploadMs[0])} ms, ${fmtMs(result.uploadMs[1])} ms`)
@@ -370,7 +495,7 @@ function reportDiff(result, say) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 3. Search across many units through the real server.
+// 4. Search across many units through the real server.
 
 const TYPES = [
   'aws_instance',
@@ -533,7 +658,7 @@ async function runSearch(flags) {
 function reportSearch(result, say) {
   say()
   say(
-    `3. search: GET /v1/search over ${fmtInt(result.units)} units x ${fmtInt(result.instances)} instances` +
+    `4. search: GET /v1/search over ${fmtInt(result.units)} units x ${fmtInt(result.instances)} instances` +
       ` (${fmtInt(result.units * result.instances)} instances; ${fmtInt(result.stateBytes)}-byte states)`,
   )
   say(
@@ -581,6 +706,7 @@ await runBench(parseFlags(), async (flags) => {
     for (const size of sizes) results.push(await uploadSize(await stateFile(size), flags))
     reportUpload(results, say)
   }
+  if (flags.parts.has('scan')) reportScan(await runScan(await stateFile(flags.sizeMiB), flags), say)
   if (flags.parts.has('diff')) {
     const state = await stateFile(flags.sizeMiB)
     reportDiff(await runDiff(state, flags), say)
