@@ -318,8 +318,10 @@ function isPlainString(json: string): boolean {
   )
 }
 
-/** Whether `json` is a whole number written as `JSON.stringify` writes it (no sign, exponent or
- * leading zero), short enough to be exact. */
+/**
+ * Whether `json` is a whole number written as `JSON.stringify` writes it (no sign, exponent or
+ * leading zero), short enough to be exact.
+ */
 function isPlainInteger(json: string): boolean {
   const length = json.length
   if (length === 0 || length > 15) return false
