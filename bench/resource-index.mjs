@@ -287,6 +287,13 @@ function scanThread() {
   /** Scans `body` (indexed or not); answers the time from its first byte to the scan's end. */
   async function scan(body, index) {
     job += 1
+    // What the scan is asked goes with the job's first message, as the server sends it.
+    let options = { options: { index } }
+    const first = () => {
+      const sent = options
+      options = {}
+      return sent
+    }
     const started = performance.now()
     for (let at = 0; at < body.length; at += SCAN_CHUNK) {
       const piece = body.subarray(at, at + SCAN_CHUNK)
@@ -298,13 +305,13 @@ function scanThread() {
       for (let from = 0; from < piece.length;) {
         const length = Math.min(SCAN_RING - head, piece.length - from)
         ring.set(piece.subarray(from, from + length), head)
-        worker.postMessage({ type: 'chunk', job, offset: head, length, index })
+        worker.postMessage({ type: 'chunk', job, offset: head, length, ...first() })
         head = (head + length) % SCAN_RING
         inFlight += length
         from += length
       }
     }
-    worker.postMessage({ type: 'end', job, index })
+    worker.postMessage({ type: 'end', job, ...first() })
     for (;;) {
       const message = await next()
       if (message.type === 'error')

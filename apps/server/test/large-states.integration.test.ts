@@ -13,7 +13,7 @@ describe('large states, checked on worker threads', () => {
     fetch(`${server.url}/v1/units/${unit}/upload`, { method: 'POST', body })
 
   beforeAll(async () => {
-    for (const id of ['large/a', 'large/b', 'large/c', 'large/d']) {
+    for (const id of ['large/a', 'large/b', 'large/c', 'large/d', 'large/e']) {
       await fetch(`${server.url}/v1/units`, { method: 'POST', body: JSON.stringify({ id }) })
     }
   })
@@ -55,6 +55,40 @@ describe('large states, checked on worker threads', () => {
       units.map((unit, index) => upload(unit, states[index] as string)),
     )
     expect(answers.map((answer) => answer.status)).toEqual(units.map(() => 200))
+  })
+
+  it('diffs two large versions in detail, one scanned on a worker and one inline at once', async () => {
+    const before = terraformState({ serial: 1, resources: LARGE })
+    const after = terraformState({ serial: 2, resources: LARGE })
+      .replace('"id": "id-1234"', '"id": "id-1234-new"')
+      .replace('"id": "id-3999"', '"id": "id-3999-new"')
+    for (const state of [before, after]) expect((await upload('large/e', state)).status).toBe(200)
+    const response = await fetch(`${server.url}/v1/units/large/e/diff?detail=true`)
+    expect(response.status).toBe(200)
+    const diff = (await response.json()) as {
+      resources: {
+        added: unknown[]
+        removed: unknown[]
+        changed: {
+          address: string
+          attributes?: { path: string; before: unknown; after: unknown }[]
+        }[]
+      }
+    }
+    expect(diff.resources.added).toEqual([])
+    expect(diff.resources.removed).toEqual([])
+    expect(
+      diff.resources.changed.map(({ address, attributes }) => ({ address, attributes })),
+    ).toEqual([
+      {
+        address: 'terraform_data.r1234',
+        attributes: [expect.objectContaining({ before: 'id-1234', after: 'id-1234-new' })],
+      },
+      {
+        address: 'terraform_data.r3999',
+        attributes: [expect.objectContaining({ before: 'id-3999', after: 'id-3999-new' })],
+      },
+    ])
   })
 
   it('keeps the connection of a refused upload open for the next request', async () => {

@@ -225,7 +225,11 @@ export function createCore(options: CoreOptions): Core {
         : { onSweepError: options.onAuditSweepError }),
     }),
     webhooks: new WebhookService({ hooks, queue, recorder, records, authorizer, clock, ids }),
-    resources: new ResourceService(kernel, { index: searchIndex, feed }),
+    resources: new ResourceService(
+      kernel,
+      { index: searchIndex, feed },
+      options.scanners ?? inlineScanners,
+    ),
     stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
   }
 }

@@ -169,8 +169,14 @@ export type {
 export type { EdgeStatus, StatusList, UnitStatus } from './wire'
 export { canonicalJson } from './state/canonical-json'
 export { validate } from './validation'
-export type { ChunkScanner, ScannerSource } from './state/chunk-scanner'
-export { inlineScanners } from './state/chunk-scanner'
+export type {
+  ChunkScanner,
+  InlineScanner,
+  ScannerSource,
+  SourceScan,
+  SourceScanOptions,
+} from './state/chunk-scanner'
+export { inlineScanners, scannerFor } from './state/chunk-scanner'
 export type { ScannedState, ScanOptions, TerraformHeader } from './state/state-scanner'
 export { StateScanner } from './state/state-scanner'
 export type { StateOutput, StateOutputs } from './state/outputs'

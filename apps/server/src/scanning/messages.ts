@@ -1,14 +1,14 @@
-import type { ScannedState } from '@cairn/core'
+import type { SourceScan, SourceScanOptions } from '@cairn/core'
 
 /**
  * From the server to a scan worker. Chunks travel through the shared ring given at start. Each
- * body is a job with its own number; a message of a new job starts a new body, indexed (the
- * resource index) when its `index` says so.
+ * body is a job with its own number; the first message of a new job starts a new body, scanned
+ * for what its `options` ask (the resource index, details for a diff).
  */
 export type ToWorker =
   /** `length` bytes of the body are in the ring at `offset`. */
-  | { type: 'chunk'; job: number; offset: number; length: number; index: boolean }
-  | { type: 'end'; job: number; index: boolean }
+  | { type: 'chunk'; job: number; offset: number; length: number; options?: SourceScanOptions }
+  | { type: 'end'; job: number; options?: SourceScanOptions }
 
 /**
  * From a scan worker to the server, naming the job, so that replies about a body the server has
@@ -19,4 +19,4 @@ export type FromWorker =
   | { type: 'ack'; job: number; size: number }
   /** The body is not JSON (or breaks the Terraform header rules); its further chunks are ignored. */
   | { type: 'error'; job: number; reason: string }
-  | { type: 'done'; job: number; scan: ScannedState }
+  | { type: 'done'; job: number; scan: SourceScan }

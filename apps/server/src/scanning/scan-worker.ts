@@ -1,7 +1,7 @@
 // A worker thread that scans state bodies for the server (see worker-scanners.ts), so that a
 // large upload's JSON check runs beside its hashing and its disk writes instead of after them.
 import { parentPort, workerData } from 'node:worker_threads'
-import { InvalidStateError, StateScanner } from '@cairn/core'
+import { InvalidStateError, scannerFor } from '@cairn/core'
 import type { FromWorker, ToWorker } from './messages'
 
 const port = parentPort
@@ -9,7 +9,7 @@ if (port === null) throw new Error('scan-worker.js runs only as a worker thread'
 const ring = new Uint8Array(workerData as SharedArrayBuffer)
 
 let job = -1
-let scanner = new StateScanner()
+let scanner = scannerFor()
 let failed = false
 
 const reply = (message: FromWorker): void => {
@@ -20,7 +20,7 @@ port.on('message', (message: ToWorker) => {
   if (message.job !== job) {
     // A new body: whatever became of the last one (finished, refused, abandoned), start afresh.
     job = message.job
-    scanner = new StateScanner({ index: message.index })
+    scanner = scannerFor(message.options)
     failed = false
   }
   try {

@@ -2,10 +2,11 @@ import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import {
   InvalidStateError,
-  StateScanner,
+  scannerFor,
   type ChunkScanner,
-  type ScannedState,
   type ScannerSource,
+  type SourceScan,
+  type SourceScanOptions,
 } from '@cairn/core'
 import type { FromWorker, ToWorker } from './messages'
 
@@ -48,11 +49,11 @@ export class WorkerScanners {
   /** The `ScannerSource` to give `createCore`. */
   readonly source: ScannerSource = (sizeHint, options = {}) => {
     if (this.#closed || sizeHint === undefined || sizeHint < WORKER_THRESHOLD) {
-      return new StateScanner(options)
+      return scannerFor(options)
     }
     const thread = this.#take()
-    if (thread === undefined) return new StateScanner(options)
-    return new WorkerScanner(thread, options.index === true, (done) => {
+    if (thread === undefined) return scannerFor(options)
+    return new WorkerScanner(thread, options, (done) => {
       this.#give(done)
     })
   }
@@ -103,21 +104,22 @@ class WorkerScanner implements ChunkScanner {
   readonly #thread: ScanThread
   readonly #release: (thread: ScanThread | undefined) => void
   readonly #job: number
-  readonly #index: boolean
+  /** What the scan is asked besides the JSON check, sent with the job's first message only. */
+  #options: SourceScanOptions | undefined
   #head = 0
   #inFlight = 0
   #error: Error | undefined
   #acked: { resolve: () => void; reject: (error: Error) => void } | undefined
-  #done: { resolve: (scan: ScannedState) => void; reject: (error: Error) => void } | undefined
+  #done: { resolve: (scan: SourceScan) => void; reject: (error: Error) => void } | undefined
   #released = false
 
   constructor(
     thread: ScanThread,
-    index: boolean,
+    options: SourceScanOptions,
     release: (thread: ScanThread | undefined) => void,
   ) {
     this.#thread = thread
-    this.#index = index
+    this.#options = options
     this.#release = release
     thread.jobs += 1
     this.#job = thread.jobs
@@ -136,12 +138,12 @@ class WorkerScanner implements ChunkScanner {
     return this.#copyWhenRoom(chunk)
   }
 
-  end(): Promise<ScannedState> {
+  end(): Promise<SourceScan> {
     if (this.#error !== undefined) return Promise.reject(this.#error)
-    const done = new Promise<ScannedState>((resolve, reject) => {
+    const done = new Promise<SourceScan>((resolve, reject) => {
       this.#done = { resolve, reject }
     })
-    this.#send({ type: 'end', job: this.#job, index: this.#index })
+    this.#send({ type: 'end', job: this.#job, ...this.#firstOptions() })
     return done
   }
 
@@ -170,11 +172,24 @@ class WorkerScanner implements ChunkScanner {
     for (let at = 0; at < bytes.byteLength;) {
       const length = Math.min(RING_SIZE - this.#head, bytes.byteLength - at)
       this.#thread.ring.set(bytes.subarray(at, at + length), this.#head)
-      this.#send({ type: 'chunk', job: this.#job, offset: this.#head, length, index: this.#index })
+      this.#send({
+        type: 'chunk',
+        job: this.#job,
+        offset: this.#head,
+        length,
+        ...this.#firstOptions(),
+      })
       this.#head = (this.#head + length) % RING_SIZE
       this.#inFlight += length
       at += length
     }
+  }
+
+  /** The scan's options, for the job's first message (which starts it in the worker). */
+  #firstOptions(): { options?: SourceScanOptions } {
+    const options = this.#options
+    this.#options = undefined
+    return options === undefined ? {} : { options }
   }
 
   #send(message: ToWorker): void {

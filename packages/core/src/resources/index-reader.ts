@@ -1,6 +1,11 @@
 import { StorageUnavailableError } from '../errors'
 import { collectBytes, type ObjectStore } from '../storage/object-store'
-import { StateScanner, type ScanOptions, type ScannedState } from '../state/state-scanner'
+import {
+  inlineScanners,
+  type ScannerSource,
+  type SourceScan,
+  type SourceScanOptions,
+} from '../state/chunk-scanner'
 import type { UnitId } from '../units/unit-id'
 import type { VersionRecord } from '../units/unit-record'
 import { openVersion } from '../versions/version-lookup'
@@ -60,17 +65,23 @@ export function sortedByAddress(index: ResourceIndex): ResourceIndex {
   return index
 }
 
-/** One pass of the scanner over a version's body. */
+/** One pass over a version's body, of a scanner from `scanners` (inline by default). */
 export async function scanVersion(
   store: ObjectStore,
   id: UnitId,
   version: VersionRecord,
-  options: ScanOptions,
-): Promise<ScannedState> {
+  options: SourceScanOptions,
+  scanners: ScannerSource = inlineScanners,
+): Promise<SourceScan> {
   const { body } = await openVersion(store, id, version)
-  const scanner = new StateScanner(options)
-  for await (const chunk of body) scanner.write(chunk)
-  return scanner.end()
+  const scanner = scanners(version.size, options)
+  try {
+    for await (const chunk of body) await scanner.write(chunk)
+    return await scanner.end()
+  } catch (error) {
+    scanner.abandon?.()
+    throw error
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { demand, demandAdmin } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { InvalidRequestError, NotIndexedError, StateNotFoundError } from '../errors'
 import { mapLimit } from '../concurrency/map-limit'
+import { inlineScanners, type ScannerSource } from '../state/chunk-scanner'
 import { parseOutputs, type StateOutput } from '../state/outputs'
 import { collectBytes } from '../storage/object-store'
 import { parseStored } from '../storage/stored-json'
@@ -23,8 +24,8 @@ import type { ResourceIndex } from './resource-index'
 import type { SearchFeed } from './search-feed'
 import type { SearchIndex } from './search-index'
 
-/** The most attribute bytes a detailed diff holds, both versions together. */
-const DETAIL_BUDGET = 64 * 1024 * 1024
+/** The most attribute bytes a detailed diff holds of each of its two versions. */
+const DETAIL_BUDGET = 32 * 1024 * 1024
 const DEFAULT_SEARCH_LIMIT = 100
 const MAX_SEARCH_LIMIT = 1000
 /** How many units a reindex works on at once. */
@@ -48,11 +49,18 @@ export class ResourceService {
   readonly #kernel: Kernel
   readonly #index: SearchIndex
   readonly #feed: SearchFeed
+  /** Where a detailed diff's two scans run: both at once, on other threads when the server has them. */
+  readonly #scanners: ScannerSource
 
-  constructor(kernel: Kernel, search: { index: SearchIndex; feed: SearchFeed }) {
+  constructor(
+    kernel: Kernel,
+    search: { index: SearchIndex; feed: SearchFeed },
+    scanners: ScannerSource = inlineScanners,
+  ) {
     this.#kernel = kernel
     this.#index = search.index
     this.#feed = search.feed
+    this.#scanners = scanners
   }
 
   /**
@@ -264,7 +272,7 @@ export class ResourceService {
 
   /**
    * The attribute changes of each changed instance and the outputs' values, read from the two
-   * bodies in turn: only the changed instances' attributes are kept, up to `DETAIL_BUDGET`.
+   * bodies at once: only the changed instances' attributes are kept, up to `DETAIL_BUDGET` each.
    */
   async #detail(
     id: UnitId,
@@ -273,27 +281,21 @@ export class ResourceService {
     changed: ResourceChange[],
   ): Promise<{ changed: ResourceChange[]; outputs: { before: Outputs; after: Outputs } }> {
     const wanted = new Set(changed.map((resource) => resource.address))
-    let budget = DETAIL_BUDGET
     const collect = async (version: VersionRecord) => {
-      const details = new Map<string, InstanceDetail>()
-      const scanned = await scanVersion(this.#kernel.store, id, version, {
-        detail: {
-          wanted: (address) => wanted.has(address),
-          onDetail: (detail) => {
-            const size = (detail.attributes?.length ?? 0) + (detail.sensitive?.length ?? 0)
-            if (size > budget) return
-            budget -= size
-            details.set(detail.address, detail)
-          },
-        },
-      })
+      const scanned = await scanVersion(
+        this.#kernel.store,
+        id,
+        version,
+        { detail: { wanted, limit: DETAIL_BUDGET } },
+        this.#scanners,
+      )
+      const details = new Map((scanned.details ?? []).map((detail) => [detail.address, detail]))
       return { details, outputs: outputsOf(scanned) }
     }
-    const before =
-      from === null
-        ? { details: new Map<string, InstanceDetail>(), outputs: null }
-        : await collect(from)
-    const after = await collect(to)
+    const [before, after] = await Promise.all([
+      from === null ? { details: new Map<string, InstanceDetail>(), outputs: null } : collect(from),
+      collect(to),
+    ])
     return {
       outputs: { before: before.outputs, after: after.outputs },
       changed: changed.map((resource) => {
