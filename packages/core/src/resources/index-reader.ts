@@ -26,11 +26,12 @@ export async function readIndex(
   store: ObjectStore,
   id: UnitId,
   version: VersionRecord,
+  scanners: ScannerSource = inlineScanners,
 ): Promise<IndexOrNone> {
   const ref = version.index
   if (ref !== undefined && 'none' in ref) return ref
   if (ref === undefined) {
-    const scanned = await scanVersion(store, id, version, { index: true })
+    const scanned = await scanVersion(store, id, version, { index: true }, scanners)
     const built = buildIndex(scanned) ?? { none: 'the state could not be indexed' }
     return 'none' in built ? built : sortedByAddress(built)
   }

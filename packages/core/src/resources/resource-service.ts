@@ -49,7 +49,10 @@ export class ResourceService {
   readonly #kernel: Kernel
   readonly #index: SearchIndex
   readonly #feed: SearchFeed
-  /** Where a detailed diff's two scans run: both at once, on other threads when the server has them. */
+  /**
+   * Where the scans of stored bodies run (a detailed diff's two at once, a version without an
+   * index), on other threads when the server has them.
+   */
   readonly #scanners: ScannerSource
 
   constructor(
@@ -80,7 +83,7 @@ export class ResourceService {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
     const snapshot = await readUnit(this.#kernel.records, id)
     const version = await this.#version(id, snapshot, timestamp)
-    const index = await readIndex(this.#kernel.store, id, version)
+    const index = await readIndex(this.#kernel.store, id, version, this.#scanners)
     const base = { unit: id, version: toVersion(version) }
     if ('none' in index) return { ...base, indexed: false, reason: index.none }
     return {
@@ -207,7 +210,13 @@ export class ResourceService {
     const current = snapshot.record.current
     if (current === null || current.index !== undefined) return false
     const id = snapshot.record.id as UnitId
-    const scanned = await scanVersion(this.#kernel.store, id, current, { index: true })
+    const scanned = await scanVersion(
+      this.#kernel.store,
+      id,
+      current,
+      { index: true },
+      this.#scanners,
+    )
     const index = buildIndexBytes(scanned)
     if (index === undefined) return false
     let ref: VersionRecord['index']
@@ -265,7 +274,7 @@ export class ResourceService {
   }
 
   async #indexOf(id: UnitId, version: VersionRecord): Promise<ResourceIndex> {
-    const index: IndexOrNone = await readIndex(this.#kernel.store, id, version)
+    const index: IndexOrNone = await readIndex(this.#kernel.store, id, version, this.#scanners)
     if ('none' in index) throw new NotIndexedError(id, version.timestamp, index.none)
     return index
   }
