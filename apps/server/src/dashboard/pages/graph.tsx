@@ -3,7 +3,7 @@ import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { GraphSvg, statusWord } from '../view/graph-svg'
-import { Page, StatusDot, unitHref } from '../view/layout'
+import { DataTable, Page, StatusDot, unitHref } from '../view/layout'
 
 /** How many edges away from the unit the drawing goes, each way. */
 const DEPTH = 2
@@ -54,69 +54,47 @@ export function graphRoutes(deps: DashboardDeps): Hono<AppEnv> {
               <GraphSvg graph={graph} name="graph" />
             </div>
             <h2>Units</h2>
-            <div class="scroll">
-              <table class="stack">
-                <caption class="skip">Units around {id}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Unit</th>
-                    <th scope="col">Where</th>
-                    <th scope="col">Status</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {others.map((node) => (
-                    <tr>
-                      <td data-label="Unit">
-                        <NodeName node={node} />
-                      </td>
-                      <td data-label="Where">{whereOf(node.level)}</td>
-                      <td data-label="Status">
-                        {node.status === null ? (
-                          <span class="muted">{statusWord(node)}</span>
-                        ) : (
-                          <StatusDot status={node.status} />
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable caption={`Units around ${id}`} columns={['Unit', 'Where', 'Status']}>
+              {others.map((node) => (
+                <tr>
+                  <td data-label="Unit">
+                    <NodeName node={node} />
+                  </td>
+                  <td data-label="Where">{whereOf(node.level)}</td>
+                  <td data-label="Status">
+                    {node.status === null ? (
+                      <span class="muted">{statusWord(node)}</span>
+                    ) : (
+                      <StatusDot status={node.status} />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
             <h2>Edges</h2>
-            <div class="scroll">
-              <table class="stack">
-                <caption class="skip">Edges between them</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">From (upstream)</th>
-                    <th scope="col">To (downstream)</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Outputs</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {graph.edges.map((edge) => (
-                    <tr>
-                      <td data-label="From">
-                        <NodeName node={byKey.get(edge.from)} />
-                      </td>
-                      <td data-label="To">
-                        <NodeName node={byKey.get(edge.to)} />
-                      </td>
-                      <td data-label="State">{edge.state}</td>
-                      <td data-label="Outputs">
-                        {edge.outputs.length === 0 ? (
-                          <span class="muted">the whole state</span>
-                        ) : (
-                          <span class="mono">{edge.outputs.join(', ')}</span>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption="Edges between them"
+              columns={['From (upstream)', 'To (downstream)', 'State', 'Outputs']}
+            >
+              {graph.edges.map((edge) => (
+                <tr>
+                  <td data-label="From">
+                    <NodeName node={byKey.get(edge.from)} />
+                  </td>
+                  <td data-label="To">
+                    <NodeName node={byKey.get(edge.to)} />
+                  </td>
+                  <td data-label="State">{edge.state}</td>
+                  <td data-label="Outputs">
+                    {edge.outputs.length === 0 ? (
+                      <span class="muted">the whole state</span>
+                    ) : (
+                      <span class="mono">{edge.outputs.join(', ')}</span>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           </>
         )}
       </Page>,

@@ -2,7 +2,7 @@ import type { HeldLockView } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, Notice, Page, unitHref } from '../view/layout'
+import { Ago, DataTable, Notice, Page, unitHref } from '../view/layout'
 
 /** Locks a page: each asks whether the person may force it open. */
 const PAGE = 50
@@ -50,26 +50,14 @@ export function locksRoutes(deps: DashboardDeps): Hono<AppEnv> {
               : 'No more locks.'}
           </p>
         ) : (
-          <div class="scroll">
-            <table class="stack">
-              <caption class="skip">Locks held</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Unit</th>
-                  <th scope="col">Holder</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Taken</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((held, index) => (
-                  <LockRow held={held} now={now} manages={manages[index] === true} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Locks held"
+            columns={['Unit', 'Holder', 'Operation', 'Taken', 'State', 'Actions']}
+          >
+            {page.items.map((held, index) => (
+              <LockRow held={held} now={now} manages={manages[index] === true} />
+            ))}
+          </DataTable>
         )}
         <nav class="pager" aria-label="Pages">
           {cursor === undefined ? null : <a href={hrefOf(filter)}>First page</a>}

@@ -2,7 +2,7 @@ import type { SearchPage } from '@cairn/core/wire'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Page, unitHref } from '../view/layout'
+import { DataTable, Page, unitHref } from '../view/layout'
 
 /** Hits a page. */
 const PAGE = 100
@@ -95,42 +95,31 @@ function Results({ page, first }: { page: SearchPage; first: boolean }) {
       {page.results.length === 0 ? (
         <p>{first ? 'Nothing found.' : 'No more results.'}</p>
       ) : (
-        <div class="scroll">
-          <table class="stack">
-            <caption class="skip">Resources found</caption>
-            <thead>
-              <tr>
-                <th scope="col">Unit</th>
-                <th scope="col">Address</th>
-                <th scope="col">Type</th>
-                <th scope="col">Matched</th>
-                <th scope="col">Version</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.results.map((hit) => (
-                <tr>
-                  <td data-label="Unit">
-                    <a href={unitHref(hit.unit)}>{hit.unit}</a>
-                  </td>
-                  <td data-label="Address" class="mono">
-                    {hit.address}
-                  </td>
-                  <td data-label="Type" class="mono">
-                    {hit.type}
-                  </td>
-                  <td data-label="Matched">
-                    {hit.match}
-                    {hit.value === undefined ? null : <span class="mono"> {hit.value}</span>}
-                  </td>
-                  <td data-label="Version" class="mono">
-                    {hit.version}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Resources found"
+          columns={['Unit', 'Address', 'Type', 'Matched', 'Version']}
+        >
+          {page.results.map((hit) => (
+            <tr>
+              <td data-label="Unit">
+                <a href={unitHref(hit.unit)}>{hit.unit}</a>
+              </td>
+              <td data-label="Address" class="mono">
+                {hit.address}
+              </td>
+              <td data-label="Type" class="mono">
+                {hit.type}
+              </td>
+              <td data-label="Matched">
+                {hit.match}
+                {hit.value === undefined ? null : <span class="mono"> {hit.value}</span>}
+              </td>
+              <td data-label="Version" class="mono">
+                {hit.version}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </>
   )

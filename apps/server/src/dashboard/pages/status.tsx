@@ -2,7 +2,7 @@ import type { Core, Principal, UnitStatus } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, hiddenUnits, Page, StatusDot, unitHref } from '../view/layout'
+import { Ago, DataTable, hiddenUnits, Page, StatusDot, unitHref } from '../view/layout'
 
 /** Units read for one page of status: enough for a plan, few enough to answer at once. */
 const MAX_UNITS = 1000
@@ -67,39 +67,27 @@ export function statusRoutes(deps: DashboardDeps): Hono<AppEnv> {
         ) : plan.length === 0 ? (
           <p>Nothing to apply: every unit here is green.</p>
         ) : (
-          <div class="scroll">
-            <table class="stack">
-              <caption class="skip">Units to apply, upstream first</caption>
-              <thead>
-                <tr>
-                  <th scope="col" class="num">
-                    Step
-                  </th>
-                  <th scope="col">Unit</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Why</th>
-                </tr>
-              </thead>
-              <tbody>
-                {plan.map(({ unit, step }) => (
-                  <tr>
-                    <td data-label="Step" class="num">
-                      {step}
-                    </td>
-                    <td data-label="Unit">
-                      <a href={unitHref(unit.id)}>{unit.id}</a>
-                    </td>
-                    <td data-label="Status">
-                      <StatusDot status={unit.status} />
-                    </td>
-                    <td data-label="Why">
-                      <Why unit={unit} now={now} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Units to apply, upstream first"
+            columns={[{ label: 'Step', num: true }, 'Unit', 'Status', 'Why']}
+          >
+            {plan.map(({ unit, step }) => (
+              <tr>
+                <td data-label="Step" class="num">
+                  {step}
+                </td>
+                <td data-label="Unit">
+                  <a href={unitHref(unit.id)}>{unit.id}</a>
+                </td>
+                <td data-label="Status">
+                  <StatusDot status={unit.status} />
+                </td>
+                <td data-label="Why">
+                  <Why unit={unit} now={now} />
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {plan.length === 0 ? null : (
           <p class="muted">

@@ -11,7 +11,7 @@ import { noteAudit } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../dashboard'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, CsrfField, Notice, Page } from '../view/layout'
+import { Ago, CsrfField, DataTable, Notice, Page } from '../view/layout'
 
 const TOKENS = '/app/settings/tokens'
 const DAY_S = 24 * 60 * 60
@@ -208,58 +208,51 @@ function TokensPage({
         {tokens.length === 0 ? (
           <p class="muted">No API token yet.</p>
         ) : (
-          <div class="scroll">
-            <table class="stack">
-              <caption class="skip">API tokens</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">ID</th>
-                  {others ? <th scope="col">Owner</th> : null}
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Limit</th>
-                  <th scope="col">
-                    <span class="skip">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.map((token) => (
-                  <tr>
-                    <td data-label="Name">{token.name}</td>
-                    <td data-label="ID" class="mono">
-                      {token.id}
-                    </td>
-                    {others ? <td data-label="Owner">{token.subject}</td> : null}
-                    <td data-label="Created">
-                      <Ago iso={token.created} now={now} />
-                    </td>
-                    <td data-label="Expires">
-                      <Expiry iso={token.expires} now={now} />
-                    </td>
-                    <td data-label="Limit">
-                      {token.limit === null ? (
-                        <span class="muted">all of its owner’s rights</span>
-                      ) : (
-                        <span>
-                          {token.limit.role} on <code>{token.limit.scope}</code>
-                        </span>
-                      )}
-                    </td>
-                    <td data-label="Actions">
-                      <a
-                        class="button secondary"
-                        href={`${TOKENS}/revoke?${new URLSearchParams({ id: token.id }).toString()}`}
-                      >
-                        Revoke {token.name}
-                      </a>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="API tokens"
+            columns={[
+              'Name',
+              'ID',
+              others && 'Owner',
+              'Created',
+              'Expires',
+              'Limit',
+              { label: 'Actions', skip: true },
+            ]}
+          >
+            {tokens.map((token) => (
+              <tr>
+                <td data-label="Name">{token.name}</td>
+                <td data-label="ID" class="mono">
+                  {token.id}
+                </td>
+                {others ? <td data-label="Owner">{token.subject}</td> : null}
+                <td data-label="Created">
+                  <Ago iso={token.created} now={now} />
+                </td>
+                <td data-label="Expires">
+                  <Expiry iso={token.expires} now={now} />
+                </td>
+                <td data-label="Limit">
+                  {token.limit === null ? (
+                    <span class="muted">all of its owner’s rights</span>
+                  ) : (
+                    <span>
+                      {token.limit.role} on <code>{token.limit.scope}</code>
+                    </span>
+                  )}
+                </td>
+                <td data-label="Actions">
+                  <a
+                    class="button secondary"
+                    href={`${TOKENS}/revoke?${new URLSearchParams({ id: token.id }).toString()}`}
+                  >
+                    Revoke {token.name}
+                  </a>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
       <Usage base={deps.baseUrl(c.req.raw)} />

@@ -1,5 +1,5 @@
 import type { StateOutput, Unit, UnitStatus } from '@cairn/core'
-import { Ago, hiddenUnits, StatusDot, unitHref } from '../view/layout'
+import { Ago, DataTable, hiddenUnits, StatusDot, unitHref } from '../view/layout'
 
 /** The longest value or type shown of an output, in characters: the page stays readable. */
 const SHOWN_VALUE_CHARS = 300
@@ -90,37 +90,21 @@ export function OutputsPanel({ outputs }: { outputs: ShownOutputs }) {
       ) : entries.length === 0 ? (
         <p class="muted">The current state has no outputs.</p>
       ) : (
-        <div class="scroll">
-          <table class="stack">
-            <caption class="skip">Outputs of the current version</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Value</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.map(([name, output]) => (
-                <tr>
-                  <td data-label="Name" class="mono">
-                    {name}
-                  </td>
-                  <td data-label="Type" class="mono">
-                    {typeof output.type === 'string' ? output.type : compact(output.type)}
-                  </td>
-                  <td data-label="Value" class="mono">
-                    {output.sensitive ? (
-                      <span class="muted">(sensitive)</span>
-                    ) : (
-                      compact(output.value)
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable caption="Outputs of the current version" columns={['Name', 'Type', 'Value']}>
+          {entries.map(([name, output]) => (
+            <tr>
+              <td data-label="Name" class="mono">
+                {name}
+              </td>
+              <td data-label="Type" class="mono">
+                {typeof output.type === 'string' ? output.type : compact(output.type)}
+              </td>
+              <td data-label="Value" class="mono">
+                {output.sensitive ? <span class="muted">(sensitive)</span> : compact(output.value)}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   )
@@ -163,44 +147,34 @@ export function DependenciesPanel({
       {status.edges.length === 0 ? (
         <p class="muted">This unit depends on no other unit.</p>
       ) : (
-        <div class="scroll">
-          <table class="stack">
-            <caption class="skip">Units this unit depends on</caption>
-            <thead>
-              <tr>
-                <th scope="col">Upstream</th>
-                <th scope="col">Output</th>
-                <th scope="col">Edge</th>
-                <th scope="col">Pending since</th>
-              </tr>
-            </thead>
-            <tbody>
-              {status.edges.map((edge) => (
-                <tr>
-                  <td data-label="Upstream">
-                    <a href={unitHref(edge.from)}>{edge.from}</a>
-                  </td>
-                  <td data-label="Output" class="mono">
-                    {edge.output ?? <span class="muted">the whole state</span>}
-                  </td>
-                  <td data-label="Edge">
-                    <span class={`badge ${edge.state}`}>{edge.state}</span>
-                  </td>
-                  <td data-label="Pending since">
-                    {edge.since === undefined ? (
-                      <span class="muted">—</span>
-                    ) : (
-                      <>
-                        <Ago iso={edge.since.timestamp} now={now} />
-                        {edge.since.serial === null ? '' : ` (serial ${edge.since.serial})`}
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Units this unit depends on"
+          columns={['Upstream', 'Output', 'Edge', 'Pending since']}
+        >
+          {status.edges.map((edge) => (
+            <tr>
+              <td data-label="Upstream">
+                <a href={unitHref(edge.from)}>{edge.from}</a>
+              </td>
+              <td data-label="Output" class="mono">
+                {edge.output ?? <span class="muted">the whole state</span>}
+              </td>
+              <td data-label="Edge">
+                <span class={`badge ${edge.state}`}>{edge.state}</span>
+              </td>
+              <td data-label="Pending since">
+                {edge.since === undefined ? (
+                  <span class="muted">—</span>
+                ) : (
+                  <>
+                    <Ago iso={edge.since.timestamp} now={now} />
+                    {edge.since.serial === null ? '' : ` (serial ${edge.since.serial})`}
+                  </>
+                )}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
     </section>
   )

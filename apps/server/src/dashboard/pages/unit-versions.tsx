@@ -1,5 +1,5 @@
 import type { Page as Listing, Version } from '@cairn/core'
-import { Ago, size, unitHref } from '../view/layout'
+import { Ago, DataTable, size, unitHref } from '../view/layout'
 
 export interface VersionsProps {
   id: string
@@ -20,53 +20,44 @@ export function VersionsPanel({ id, page, current, vcursor, canWrite, now }: Ver
       {versions.length === 0 ? (
         <p class="muted">{vcursor === undefined ? 'No state written yet.' : 'No more versions.'}</p>
       ) : (
-        <div class="scroll">
-          <table class="stack">
-            <caption class="skip">Versions, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Written</th>
-                <th scope="col" class="num">
-                  Serial
-                </th>
-                <th scope="col" class="num">
-                  Size
-                </th>
-                <th scope="col">Author</th>
-                <th scope="col">Source</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {versions.map((version) => (
-                <tr>
-                  <td data-label="Written">
-                    <Ago iso={version.timestamp} now={now} />
-                    {version.timestamp === current ? <span class="badge">current</span> : null}
-                  </td>
-                  <td data-label="Serial" class="num">
-                    {version.serial ?? '—'}
-                  </td>
-                  <td data-label="Size" class="num">
-                    {size(version.size)}
-                  </td>
-                  <td data-label="Author">{version.author}</td>
-                  <td data-label="Source">{version.source}</td>
-                  <td data-label="Actions">
-                    {canWrite && version.timestamp !== current ? (
-                      <a
-                        href={`/app/unit/restore?${new URLSearchParams({ id, version: version.timestamp }).toString()}`}
-                        aria-label={`Restore the version of ${version.timestamp}`}
-                      >
-                        Restore
-                      </a>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Versions, newest first"
+          columns={[
+            'Written',
+            { label: 'Serial', num: true },
+            { label: 'Size', num: true },
+            'Author',
+            'Source',
+            'Actions',
+          ]}
+        >
+          {versions.map((version) => (
+            <tr>
+              <td data-label="Written">
+                <Ago iso={version.timestamp} now={now} />
+                {version.timestamp === current ? <span class="badge">current</span> : null}
+              </td>
+              <td data-label="Serial" class="num">
+                {version.serial ?? '—'}
+              </td>
+              <td data-label="Size" class="num">
+                {size(version.size)}
+              </td>
+              <td data-label="Author">{version.author}</td>
+              <td data-label="Source">{version.source}</td>
+              <td data-label="Actions">
+                {canWrite && version.timestamp !== current ? (
+                  <a
+                    href={`/app/unit/restore?${new URLSearchParams({ id, version: version.timestamp }).toString()}`}
+                    aria-label={`Restore the version of ${version.timestamp}`}
+                  >
+                    Restore
+                  </a>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       <nav class="pager" aria-label="Pages of versions">
         {vcursor === undefined ? null : <a href={unitHref(id)}>Newest versions</a>}

@@ -2,7 +2,7 @@ import type { Core, Unit, UnitId } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, Notice, Page, size, StatusDot, unitHref } from '../view/layout'
+import { Ago, DataTable, Notice, Page, size, StatusDot, unitHref } from '../view/layout'
 
 /** Units per page: the page reads this many records and their statuses, whatever the store. */
 const PAGE = 50
@@ -60,64 +60,55 @@ export function unitsRoutes(deps: DashboardDeps): Hono<AppEnv> {
             {cursor === undefined ? 'No unit here that you may read.' : 'No more units.'}
           </p>
         ) : (
-          <div class="scroll">
-            <table class="stack">
-              <caption class="skip">Units</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Unit</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Lock</th>
-                  <th scope="col" class="num">
-                    Size
-                  </th>
-                  <th scope="col" class="num">
-                    Versions
-                  </th>
-                  <th scope="col">Last write</th>
-                  <th scope="col">Tags</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((unit) => (
-                  <tr>
-                    <td data-label="Unit">
-                      <a href={unitHref(unit.id)}>{unit.id}</a>
-                    </td>
-                    <td data-label="Status">
-                      <StatusDot status={statuses.get(unit.id)} />
-                    </td>
-                    <td data-label="Lock">
-                      <LockBadge unit={unit} now={now} />
-                    </td>
-                    <td data-label="Size" class="num">
-                      {unit.version_count === 0 ? '—' : size(unit.size)}
-                    </td>
-                    <td data-label="Versions" class="num">
-                      {unit.version_count}
-                    </td>
-                    <td data-label="Last write">
-                      {unit.version_count === 0 ? (
-                        <span class="muted">no state yet</span>
-                      ) : (
-                        <Ago iso={unit.updated} now={now} />
-                      )}
-                    </td>
-                    <td data-label="Tags">
-                      {unit.tags.map((tag) => (
-                        <a
-                          class="badge"
-                          href={`/app/units?${new URLSearchParams({ tags: tag }).toString()}`}
-                        >
-                          {tag}
-                        </a>
-                      ))}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Units"
+            columns={[
+              'Unit',
+              'Status',
+              'Lock',
+              { label: 'Size', num: true },
+              { label: 'Versions', num: true },
+              'Last write',
+              'Tags',
+            ]}
+          >
+            {page.items.map((unit) => (
+              <tr>
+                <td data-label="Unit">
+                  <a href={unitHref(unit.id)}>{unit.id}</a>
+                </td>
+                <td data-label="Status">
+                  <StatusDot status={statuses.get(unit.id)} />
+                </td>
+                <td data-label="Lock">
+                  <LockBadge unit={unit} now={now} />
+                </td>
+                <td data-label="Size" class="num">
+                  {unit.version_count === 0 ? '—' : size(unit.size)}
+                </td>
+                <td data-label="Versions" class="num">
+                  {unit.version_count}
+                </td>
+                <td data-label="Last write">
+                  {unit.version_count === 0 ? (
+                    <span class="muted">no state yet</span>
+                  ) : (
+                    <Ago iso={unit.updated} now={now} />
+                  )}
+                </td>
+                <td data-label="Tags">
+                  {unit.tags.map((tag) => (
+                    <a
+                      class="badge"
+                      href={`/app/units?${new URLSearchParams({ tags: tag }).toString()}`}
+                    >
+                      {tag}
+                    </a>
+                  ))}
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         <nav class="pager" aria-label="Pages">
           {cursor === undefined ? null : (

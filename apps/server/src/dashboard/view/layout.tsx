@@ -81,6 +81,46 @@ export function Page({ title, section, viewer, children }: PageProps) {
 }
 
 /** The hidden field that proves a form was served by this dashboard to this session. */
+/** A column of a `DataTable`: its heading, right-aligned for numbers, or read only by screen readers. */
+export type Column = string | { label: string; num?: boolean; skip?: boolean }
+
+/**
+ * A table as every page draws one: scrolling sideways when wide, each row a card on a phone
+ * (`stack`), its caption for screen readers. The rows are the children; `false` columns are left
+ * out.
+ */
+export function DataTable({
+  caption,
+  columns,
+  children,
+}: {
+  caption: string
+  columns: (Column | false)[]
+  children?: Child
+}) {
+  return (
+    <div class="scroll">
+      <table class="stack">
+        <caption class="skip">{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) =>
+              column === false ? null : typeof column === 'string' ? (
+                <th scope="col">{column}</th>
+              ) : (
+                <th scope="col" class={column.num === true ? 'num' : undefined}>
+                  {column.skip === true ? <span class="skip">{column.label}</span> : column.label}
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  )
+}
+
 export function CsrfField({ csrf }: { csrf: string }) {
   return <input type="hidden" name="csrf" value={csrf} />
 }
