@@ -11,6 +11,7 @@ import { arch, availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import process from 'node:process'
+import { URL, URLSearchParams } from 'node:url'
 import {
   BenchError,
   cairnArgs,
@@ -19,8 +20,13 @@ import {
   pool,
   runBench,
   startServer,
-  parseBenchFlags,
+  parseStoreFlags,
+  STORE_PREFIXES as PREFIXES,
+  team,
+  unitName,
 } from './processes.mjs'
+
+const { fetch } = globalThis
 
 const USAGE = `usage: npm run bench:dashboard [-- options]   (or node bench/dashboard.mjs [options])
 
@@ -31,31 +37,8 @@ const USAGE = `usage: npm run bench:dashboard [-- options]   (or node bench/dash
   -h, --help        print this
 `
 
-function parseFlags() {
-  const { values, whole } = parseBenchFlags(
-    {
-      units: { type: 'string', default: '10000' },
-      rounds: { type: 'string', default: '31' },
-      concurrency: { type: 'string', default: '32' },
-      'no-build': { type: 'boolean', default: false },
-    },
-    USAGE,
-  )
-  return {
-    units: whole('units', values.units, PREFIXES, 100_000),
-    rounds: whole('rounds', values.rounds, 1, 10_000),
-    concurrency: whole('concurrency', values.concurrency, 1, 256),
-    build: !values['no-build'],
-  }
-}
-
-const PREFIXES = 100
 /** Units the dashboard shows on a page (pages/units.tsx). */
 const PAGE = 50
-const team = (prefix) => `team-${String(prefix).padStart(3, '0')}`
-/** Unit `index` lives under prefix `index % 100`: `team-007/app-0000` is unit 7. */
-const unitName = (index) =>
-  `${team(index % PREFIXES)}/app-${String(Math.floor(index / PREFIXES)).padStart(4, '0')}`
 /** One unit in ten carries the tag `prod`. */
 const tagsOf = (index) => (index % 10 === 0 ? ['prod'] : ['dev'])
 /** The units of prefix 0 form a chain of dependencies, each with a state: the status page's work. */
@@ -307,7 +290,7 @@ function report(figures, flags, buildMs) {
   say('   outputs)')
 }
 
-await runBench(parseFlags(), async (flags) => {
+await runBench(parseStoreFlags(USAGE), async (flags) => {
   const dataDir = await makeTemporaryDir('cairn-bench-dashboard-')
   const args = cairnArgs(dataDir).filter((arg) => arg !== '-auth-disable')
   const server = await startServer('dashboard', args)

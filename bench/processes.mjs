@@ -17,10 +17,15 @@ import { parseArgs } from 'node:util'
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 export const serverMain = join(root, 'apps', 'server', 'dist', 'main.js')
 
-/** The arguments that run the built server on the `fs` store in `dataDir`, authentication off. */
+/**
+ * The arguments that run the built server on the `fs` store in `dataDir`, authentication off. No
+ * server serves metrics: several run at once, and would all take its default port.
+ */
 export function cairnArgs(dataDir) {
   return [
     serverMain,
+    '-metrics-port',
+    'off',
     '-auth-disable',
     '-host',
     '127.0.0.1',
@@ -266,3 +271,33 @@ export function parseBenchFlags(options, usage) {
   }
   return { values, whole }
 }
+
+/**
+ * The flags of a bench over a store of many units (`--units`, `--rounds`, `--concurrency`,
+ * `--no-build`), with the defaults its `usage` gives.
+ */
+export function parseStoreFlags(usage) {
+  const { values, whole } = parseBenchFlags(
+    {
+      units: { type: 'string', default: '10000' },
+      rounds: { type: 'string', default: '31' },
+      concurrency: { type: 'string', default: '32' },
+      'no-build': { type: 'boolean', default: false },
+    },
+    usage,
+  )
+  return {
+    units: whole('units', values.units, STORE_PREFIXES, 100_000),
+    rounds: whole('rounds', values.rounds, 1, 10_000),
+    concurrency: whole('concurrency', values.concurrency, 1, 256),
+    build: !values['no-build'],
+  }
+}
+
+/** How many prefixes such a store spreads its units over. */
+export const STORE_PREFIXES = 100
+/** The prefix of number `prefix`: `team-007`. */
+export const team = (prefix) => `team-${String(prefix).padStart(3, '0')}`
+/** Unit `index` lives under prefix `index % 100`: `team-007/app-0000` is unit 7. */
+export const unitName = (index) =>
+  `${team(index % STORE_PREFIXES)}/app-${String(Math.floor(index / STORE_PREFIXES)).padStart(4, '0')}`

@@ -21,7 +21,10 @@ import {
   request,
   runBench,
   startServer,
-  parseBenchFlags,
+  parseStoreFlags,
+  STORE_PREFIXES as PREFIXES,
+  team,
+  unitName,
 } from './processes.mjs'
 
 const USAGE = `usage: npm run bench:rbac [-- options]   (or node bench/rbac.mjs [options])
@@ -33,32 +36,8 @@ const USAGE = `usage: npm run bench:rbac [-- options]   (or node bench/rbac.mjs 
   -h, --help        print this
 `
 
-function parseFlags() {
-  const { values, whole } = parseBenchFlags(
-    {
-      units: { type: 'string', default: '10000' },
-      rounds: { type: 'string', default: '31' },
-      concurrency: { type: 'string', default: '32' },
-      'no-build': { type: 'boolean', default: false },
-    },
-    USAGE,
-  )
-  return {
-    units: whole('units', values.units, PREFIXES, 100_000),
-    rounds: whole('rounds', values.rounds, 1, 10_000),
-    concurrency: whole('concurrency', values.concurrency, 1, 256),
-    build: !values['no-build'],
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // The store and the policy
-
-const PREFIXES = 100
-const team = (prefix) => `team-${String(prefix).padStart(3, '0')}`
-/** Unit `index` lives under prefix `index % 100`: `team-007/app-0000` is unit 7. */
-const unitName = (index) =>
-  `${team(index % PREFIXES)}/app-${String(Math.floor(index / PREFIXES)).padStart(4, '0')}`
 
 /** The prefix the narrow token may read, and the units whose reads and writes are measured. */
 const SCOPE_TEAM = 7
@@ -299,7 +278,7 @@ function report(figures, flags, buildMs) {
   process.stdout.write(lines.join('\n'))
 }
 
-await runBench(parseFlags(), async (flags) => {
+await runBench(parseStoreFlags(USAGE), async (flags) => {
   const servers = [await startLocal('RBAC off', false), await startLocal('RBAC on', true)]
   process.stderr.write(`bench: creating ${flags.units} units on each server\n`)
   const buildMs = await Promise.all(servers.map((server) => populate(server, flags)))

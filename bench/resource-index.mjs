@@ -142,9 +142,6 @@ function startCairn(label, dataDir, maxBytes, extra = []) {
     ...cairnArgs(dataDir),
     '-max-state-bytes',
     String(Math.max(512 * MiB, maxBytes)),
-    // Several servers run at once: none serves metrics (whose default port they would share).
-    '-metrics-port',
-    'off',
     ...extra,
   ])
 }
