@@ -37,20 +37,59 @@ export interface TermHash {
   b: number
 }
 
+const EXACT_SEED = 0x811c9dc5
+const PREFIX_SEED = 0x050c5d1f
+const FNV_PRIME = 0x01000193
+
 /** The hashes of a term; `kind` keeps exact terms and address prefixes apart. */
 export function hashTerm(kind: 'exact' | 'prefix', term: string): TermHash {
   // FNV-1a over UTF-16 code units, then a murmur3 finalizer for the second hash.
-  let a = kind === 'exact' ? 0x811c9dc5 : 0x050c5d1f
+  let a = kind === 'exact' ? EXACT_SEED : PREFIX_SEED
   for (let i = 0; i < term.length; i += 1) {
     a ^= term.charCodeAt(i)
-    a = Math.imul(a, 0x01000193)
+    a = Math.imul(a, FNV_PRIME)
   }
+  return { a: a >>> 0, b: secondHash(a) }
+}
+
+/**
+ * An address's hashes for the filter, in one pass over it: the first hash of the address as an
+ * exact term (`hashTerm('exact', address).a`, returned), and those of each prefix the filter keeps
+ * (`nextPrefixLength`) that is longer than `shared`, pushed onto `out`. FNV-1a reads a term one
+ * code unit at a time, so a prefix's hash is its running state at the prefix's end: no string per
+ * prefix (a unit of 200 instances has thousands, and a server loads every unit). Addresses read in
+ * sorted order, each with `shared` its common start with the one before, push each prefix once.
+ */
+export function addressHashes(address: string, shared: number, out: number[]): number {
+  let exact = EXACT_SEED
+  let prefix = PREFIX_SEED
+  let next = 1
+  for (let i = 0; i < address.length; i += 1) {
+    const c = address.charCodeAt(i)
+    exact = Math.imul(exact ^ c, FNV_PRIME)
+    prefix = Math.imul(prefix ^ c, FNV_PRIME)
+    if (i + 1 === next) {
+      // Kept as a signed 32-bit number (what `Math.imul` gives): a small integer to the engine.
+      if (next > shared) out.push(prefix)
+      next = nextPrefixLength(next)
+    }
+  }
+  return exact
+}
+
+/** A term's hashes from its first (see `pushPrefixHashes`). */
+export function termHashOf(a: number): TermHash {
+  return { a: a >>> 0, b: secondHash(a) }
+}
+
+/** The second hash, from the first: a murmur3 finalizer, made odd. */
+function secondHash(a: number): number {
   let b = a ^ (a >>> 16)
   b = Math.imul(b, 0x85ebca6b)
   b ^= b >>> 13
   b = Math.imul(b, 0xc2b2ae35)
   b ^= b >>> 16
-  return { a: a >>> 0, b: (b | 1) >>> 0 }
+  return (b | 1) >>> 0
 }
 
 /** The filter's bits, sized for `terms` distinct terms (a power of two, at least 64 bits). */

@@ -2,11 +2,12 @@ import { IDENTITY_ATTRIBUTES, type ResourceIndex } from './resource-index'
 import type { Interner } from './interner'
 import { compareAt, compareStrings, firstIndex, joinStrings, startsWithAt } from './sorted-strings'
 import {
+  addressHashes,
   addTerm,
   createFilter,
   hashTerm,
   mayHold,
-  nextPrefixLength,
+  termHashOf,
   type TermHash,
 } from './term-filter'
 
@@ -128,16 +129,19 @@ export class UnitPostings {
     ;[this.#values, this.#valueEnds] = joinStrings(values)
     this.#postingStarts = Uint32Array.from(postingStarts)
 
-    const prefixes = new Set<string>()
-    for (const address of addresses) {
-      for (let length = 1; length <= address.length; length = nextPrefixLength(length)) {
-        prefixes.add(address.slice(0, length))
-      }
+    // Each address as an exact term, and its prefixes: the addresses are sorted, so a prefix one
+    // shares with the address before it is already counted.
+    const exact = new Int32Array(n)
+    const prefixes: number[] = []
+    for (let i = 0; i < n; i += 1) {
+      const address = addresses[i] as string
+      const shared = i === 0 ? 0 : commonStart(addresses[i - 1] as string, address)
+      exact[i] = addressHashes(address, shared, prefixes)
     }
-    this.#filter = createFilter(values.length + n + prefixes.size)
+    this.#filter = createFilter(values.length + n + prefixes.length)
     for (const term of values) addTerm(this.#filter, hashTerm('exact', term))
-    for (const term of addresses) addTerm(this.#filter, hashTerm('exact', term))
-    for (const term of prefixes) addTerm(this.#filter, hashTerm('prefix', term))
+    for (const a of exact) addTerm(this.#filter, termHashOf(a))
+    for (const a of prefixes) addTerm(this.#filter, termHashOf(a))
   }
 
   /** The address of instance `i`. */
@@ -280,4 +284,12 @@ export class UnitPostings {
     const k = firstIndex(count, (i) => compareAt(this.#values, this.#valueEnds, i, q) >= 0)
     return k < count && compareAt(this.#values, this.#valueEnds, k, q) === 0 ? k : undefined
   }
+}
+
+/** How many code units `a` and `b` share at their start. */
+function commonStart(a: string, b: string): number {
+  const most = Math.min(a.length, b.length)
+  let i = 0
+  while (i < most && a.charCodeAt(i) === b.charCodeAt(i)) i += 1
+  return i
 }
