@@ -55,14 +55,24 @@ interface PartialInstance {
   attributesTooLarge: boolean
 }
 
+/** A resource field: its string, and its JSON as `JSON.stringify` writes it. */
+interface Field {
+  value: string
+  json: string
+}
+
 /** The fields of a resource that make its instances' addresses. */
 interface ResourceFields {
-  module: string
-  mode: string | undefined
-  type: string | undefined
-  name: string | undefined
-  provider: string
+  module: Field
+  mode: Field | undefined
+  type: Field | undefined
+  name: Field | undefined
+  provider: Field
 }
+
+const EMPTY_FIELD: Field = { value: '', json: '""' }
+/** The most distinct fields with escapes one scan keeps read (see `#fieldOf`). */
+const MAX_ESCAPED_FIELDS = 1024
 
 /**
  * What every instance of a resource shares in its entry, made once per resource: its address
@@ -93,6 +103,8 @@ export class InstanceCollector {
   readonly #onDetail: ((detail: InstanceDetail) => void) | undefined
   #truncated = false
   #fields: ResourceFields = newFields()
+  /** Fields with escapes, by their JSON as the state wrote it (see `#fieldOf`). */
+  readonly #escapedFields = new Map<string, Field | undefined>()
   /** `#shared()`'s answer for the current fields, once asked. */
   #sharedParts: SharedParts | undefined
   #instances: PartialInstance[] = []
@@ -124,27 +136,42 @@ export class InstanceCollector {
   /** A resource field's JSON (undefined when too large to read). */
   resourceField(key: string, json: string | undefined): void {
     if (json === undefined) return
-    const value = parse(json)
-    if (typeof value !== 'string') return
+    const field = this.#fieldOf(json)
+    if (field === undefined) return
     const fields = this.#fields
     this.#sharedParts = undefined
     switch (key) {
       case 'module':
-        fields.module = value
+        fields.module = field
         break
       case 'mode':
-        fields.mode = value
+        fields.mode = field
         break
       case 'type':
-        fields.type = value
+        fields.type = field
         break
       case 'name':
-        fields.name = value
+        fields.name = field
         break
       case 'provider':
-        fields.provider = value
+        fields.provider = field
         break
     }
+  }
+
+  /**
+   * A field's string and its JSON as `JSON.stringify` writes it; undefined when not a string. A
+   * plain one is its own JSON; one with escapes (a provider, a module with keys: the same few for
+   * every resource of a state) is read once and kept.
+   */
+  #fieldOf(json: string): Field | undefined {
+    if (isPlainString(json)) return { value: json.slice(1, -1), json }
+    const known = this.#escapedFields.get(json)
+    if (known !== undefined || this.#escapedFields.has(json)) return known
+    const value = parse(json)
+    const field = typeof value === 'string' ? { value, json: JSON.stringify(value) } : undefined
+    if (this.#escapedFields.size < MAX_ESCAPED_FIELDS) this.#escapedFields.set(json, field)
+    return field
   }
 
   beginInstance(): void {
@@ -218,7 +245,13 @@ export class InstanceCollector {
 
   endResource(): void {
     const { module, mode, type, name, provider } = this.#fields
-    if ((mode !== 'managed' && mode !== 'data') || type === undefined || name === undefined) return
+    if (
+      (mode?.value !== 'managed' && mode?.value !== 'data') ||
+      type === undefined ||
+      name === undefined
+    ) {
+      return
+    }
     const shared = this.#shared() as SharedParts
     for (const instance of this.#instances) {
       if (this.#onDetail !== undefined) {
@@ -244,8 +277,8 @@ export class InstanceCollector {
       json += `,"identity":${identityJson(instance)}}`
       this.#entries.add(json)
     }
-    if (module !== '') this.#modules.add(module)
-    const source = PROVIDER_SOURCE.exec(provider)?.[1]
+    if (module.value !== '') this.#modules.add(module.value)
+    const source = PROVIDER_SOURCE.exec(provider.value)?.[1]
     if (source !== undefined) this.#providers.add(source)
   }
 
@@ -272,15 +305,18 @@ export class InstanceCollector {
     const { module, mode, type, name, provider } = this.#fields
     if (type === undefined || name === undefined) return undefined
     const prefix = instanceAddress({
-      module,
-      mode: mode === 'data' ? 'data' : 'managed',
-      type,
-      name,
+      module: module.value,
+      mode: mode?.value === 'data' ? 'data' : 'managed',
+      type: type.value,
+      name: name.value,
     })
+    // The fields as `JSON.stringify` writes the object of them, from each one's JSON (entries are
+    // written only for a resource whose mode is known).
+    const modeJson = mode === undefined ? '' : `"mode":${mode.json},`
     return (this.#sharedParts = {
       prefix,
       prefixJson: JSON.stringify(prefix).slice(0, -1),
-      fields: JSON.stringify({ module, mode, type, name, provider }).slice(1, -1),
+      fields: `"module":${module.json},${modeJson}"type":${type.json},"name":${name.json},"provider":${provider.json}`,
     })
   }
 }
@@ -335,27 +371,43 @@ function isPlainInteger(json: string): boolean {
 }
 
 /**
- * Entries written out as UTF-8 as they are made, joined by commas: a hundred thousand short-lived
- * strings would each outlive a garbage collection or two before being joined and encoded anyway.
+ * Entries written out as UTF-8 as they are made, joined by commas, a batch of them at a time: a
+ * hundred thousand short-lived strings would each outlive a garbage collection or two before being
+ * joined and encoded anyway.
  * The buffer is its own memory (never a pooled slab), so the scan thread can hand it over whole.
  */
 class EntryWriter {
   readonly #blocks: Buffer[] = []
   #block = Buffer.allocUnsafeSlow(0)
   #used = 0
+  #pending = ''
+  #wrote = false
   count = 0
 
   add(json: string): void {
-    // UTF-8 takes at most three bytes for each UTF-16 unit.
-    const most = 1 + json.length * 3
-    if (this.#used + most > this.#block.length) this.#next(most)
-    if (this.count !== 0) this.#block[this.#used++] = 0x2c
-    this.#used += this.#block.write(json, this.#used)
+    // Entries are joined as text and written some 16k characters at a time: one UTF-8 encoding
+    // per batch instead of one per entry.
+    this.#pending = this.#pending === '' ? json : `${this.#pending},${json}`
     this.count += 1
+    if (this.#pending.length >= PENDING_CHARS) this.#flush()
+  }
+
+  /** Writes the pending entries out, after a comma when any were written before. */
+  #flush(): void {
+    const text = this.#pending
+    this.#pending = ''
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    const most = 1 + text.length * 3
+    if (this.#used + most > this.#block.length) this.#next(most)
+    // Blocks are joined as they are, so a block may start with the comma.
+    if (this.#wrote) this.#block[this.#used++] = 0x2c
+    this.#used += this.#block.write(text, this.#used)
+    this.#wrote = true
   }
 
   /** The entries, in blocks that are each their own memory (none shared with a pool). */
   blocks(): Uint8Array[] {
+    if (this.#pending !== '') this.#flush()
     const blocks = [...this.#blocks]
     if (this.#used !== 0) blocks.push(this.#block.subarray(0, this.#used))
     return blocks
@@ -371,9 +423,16 @@ class EntryWriter {
 }
 
 const MiB = 1024 * 1024
+const PENDING_CHARS = 16 * 1024
 
 function newFields(): ResourceFields {
-  return { module: '', mode: undefined, type: undefined, name: undefined, provider: '' }
+  return {
+    module: EMPTY_FIELD,
+    mode: undefined,
+    type: undefined,
+    name: undefined,
+    provider: EMPTY_FIELD,
+  }
 }
 
 /**

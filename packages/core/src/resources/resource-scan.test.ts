@@ -163,8 +163,9 @@ describe('the resource index of a scanned state', () => {
   })
 
   it('stores keys and identity values as JSON.stringify writes them, however the state wrote them', () => {
-    // Escapes where none are needed, numbers in other forms, a name given twice, quotes in a
-    // module address: what the index stores reads back the same and is written canonically.
+    // Escapes where none are needed (in values, keys and a resource's fields), numbers in other
+    // forms, a name given twice, quotes in a module address, a resource whose name is no string:
+    // what the index stores reads back the same and is written canonically.
     const text = `{"version": 4, "serial": 1, "lineage": "l", "resources": [
       {"module": "module.m[\\"k\\"]", "mode": "managed", "type": "t", "name": "n", "provider": ${JSON.stringify(NULL)},
        "instances": [
@@ -173,7 +174,15 @@ describe('the resource index of a scanned state', () => {
         {"index_key": 2e1, "attributes": {"id": "é"}},
         {"index_key": "q\\"k", "attributes": {"url": ""}},
         {"index_key": "plain", "deposed": "d1", "attributes": {}}
-      ]}]}`
+      ]},
+      {"module": "module.m[\\u0022k\\u0022]", "mode": "data", "type": "\\u0074", "name": "n2",
+       "provider": "provider[\\u0022registry.terraform.io/hashicorp/null\\u0022]",
+       "instances": [{"attributes": {"id": "d"}}]},
+      {"module": "module.m[\\"k\\"]", "mode": "managed", "type": "t", "name": "n3",
+       "provider": "provider[\\u0022registry.terraform.io/hashicorp/null\\u0022]",
+       "instances": [{"attributes": {"id": "e"}}]},
+      {"mode": "managed", "type": "t", "name": 5, "instances": [{"attributes": {"id": "f"}}]}
+    ]}`
     for (const chunk of [1, 3, 1 << 20]) {
       const built = buildIndexBytes(scan(text, chunk))
       if (built === undefined || 'none' in built) throw new Error('no index')
@@ -186,6 +195,13 @@ describe('the resource index of a scanned state', () => {
         ['module.m["k"].t.n[20]', 20, { id: 'é' }],
         ['module.m["k"].t.n["q\\"k"]', 'q"k', {}],
         ['module.m["k"].t.n["plain"] (deposed d1)', 'plain', {}],
+        ['module.m["k"].data.t.n2', undefined, { id: 'd' }],
+        ['module.m["k"].t.n3', undefined, { id: 'e' }],
+      ])
+      // A resource's fields, however escaped, and the same provider read twice.
+      expect(index.resources.slice(-2).map((r) => [r.module, r.mode, r.type, r.provider])).toEqual([
+        ['module.m["k"]', 'data', 't', NULL],
+        ['module.m["k"]', 'managed', 't', NULL],
       ])
     }
   })
