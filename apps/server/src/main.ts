@@ -23,6 +23,7 @@ import { createLogger, type Logger } from './log/logger'
 import { instrumentStore } from './metrics/instrumented-store'
 import { listenForMetrics } from './metrics/metrics-endpoint'
 import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
+import { PostingsWorkers } from './scanning/postings-workers'
 import { WorkerScanners } from './scanning/worker-scanners'
 import { httpSender } from './webhooks/http-sender'
 
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
   const store = instrumentStore(opened.store, metrics)
   await upgradeStore(store, log)
   const scanners = new WorkerScanners()
+  const postings = new PostingsWorkers()
   const core = createCore({
     store,
     // One authorizer for every surface: with RBAC off every authenticated caller may do
@@ -128,6 +130,7 @@ async function main(): Promise<void> {
       log.warn('a sweep of expired audit records failed; the next append tries again', { error })
     },
     scanners: scanners.source,
+    postings: postings.build,
     onExtensionError: (extension, error) => {
       log.warn(`a step of the ${extension} failed after its change was committed`, { error })
     },
@@ -229,6 +232,7 @@ async function main(): Promise<void> {
     await deliveries.stop()
     if (metricsServer !== undefined) await closeServer(metricsServer)
     await scanners.close()
+    await postings.close()
     await opened.close()
   })
   const address = server.address() as AddressInfo

@@ -13,7 +13,7 @@ describe('large states, checked on worker threads', () => {
     fetch(`${server.url}/v1/units/${unit}/upload`, { method: 'POST', body })
 
   beforeAll(async () => {
-    for (const id of ['large/a', 'large/b', 'large/c', 'large/d', 'large/e']) {
+    for (const id of ['large/a', 'large/b', 'large/c', 'large/d', 'large/e', 'large/f']) {
       await fetch(`${server.url}/v1/units`, { method: 'POST', body: JSON.stringify({ id }) })
     }
   })
@@ -88,6 +88,31 @@ describe('large states, checked on worker threads', () => {
         address: 'terraform_data.r3999',
         attributes: [expect.objectContaining({ before: 'id-3999', after: 'id-3999-new' })],
       },
+    ])
+  })
+
+  it('searches large states, each loaded into the search index on a worker thread', async () => {
+    // The unit's index is far past what the server loads inline (16 KiB).
+    const state = terraformState({ serial: 1, resources: LARGE }).replace(
+      '"id": "id-2500"',
+      '"id": "id-found-here"',
+    )
+    expect((await upload('large/f', state)).status).toBe(200)
+    const search = async (query: string) => {
+      const response = await fetch(`${server.url}/v1/search?${query}`)
+      expect(response.status).toBe(200)
+      return ((await response.json()) as { results: { unit: string; address: string }[] }).results
+    }
+    expect(await search('q=id-found-here')).toEqual([
+      expect.objectContaining({ unit: 'large/f', address: 'terraform_data.r2500', match: 'id' }),
+    ])
+    expect(
+      (await search('type=terraform_data&unit_prefix=large/f&limit=4')).map((hit) => hit.address),
+    ).toEqual([
+      'terraform_data.r0',
+      'terraform_data.r1',
+      'terraform_data.r10',
+      'terraform_data.r100',
     ])
   })
 

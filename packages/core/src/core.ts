@@ -17,7 +17,7 @@ import { randomIds, type IdSource } from './runtime/id-source'
 import { ResourceService } from './resources/resource-service'
 import { SearchFeed } from './resources/search-feed'
 import { SearchIndex } from './resources/search-index'
-import { searchExtension, searchSource } from './resources/search-wiring'
+import { searchExtension, searchSource, type PostingsBuilder } from './resources/search-wiring'
 import { inlineScanners, type ScannerSource } from './state/chunk-scanner'
 import type { ObjectStore } from './storage/object-store'
 import { UnitCatalog } from './units/unit-catalog'
@@ -65,6 +65,11 @@ export interface CoreOptions {
   sleep?: (ms: number) => Promise<void>
   /** Where state bodies are checked; inline by default, a worker thread in the server. */
   scanners?: ScannerSource
+  /**
+   * Where the search index's postings are made of each unit's stored index; inline by default,
+   * worker threads in the server.
+   */
+  postings?: PostingsBuilder
   /**
    * Index the resources of every state written (`SVC_RESOURCE_INDEX`; on by default): what diffs,
    * resource listings and search read. Off, they read each version's body when asked instead.
@@ -184,7 +189,7 @@ export function createCore(options: CoreOptions): Core {
   const feed = new SearchFeed({
     store,
     index: searchIndex,
-    source: searchSource(kernel),
+    source: searchSource(kernel, options.postings),
     clock,
     ids,
     ...(options.searchReconcileMs === undefined

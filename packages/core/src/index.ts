@@ -177,6 +177,8 @@ export type {
   SourceScanOptions,
 } from './state/chunk-scanner'
 export { inlineScanners, scannerFor } from './state/chunk-scanner'
+export { postingsOf, type PostingsBuilder } from './resources/search-wiring'
+export type { PostingsData } from './resources/unit-postings'
 export type { ScannedState, ScanOptions, TerraformHeader } from './state/state-scanner'
 export { StateScanner } from './state/state-scanner'
 export type { StateOutput, StateOutputs } from './state/outputs'

@@ -1,4 +1,4 @@
-import type { SourceScan, SourceScanOptions } from '@cairn/core'
+import type { PostingsData, SourceScan, SourceScanOptions } from '@cairn/core'
 
 /**
  * From the server to a scan worker. Chunks travel through the shared ring given at start. Each
@@ -20,3 +20,15 @@ export type FromWorker =
   /** The body is not JSON (or breaks the Terraform header rules); its further chunks are ignored. */
   | { type: 'error'; job: number; reason: string }
   | { type: 'done'; job: number; scan: SourceScan }
+
+/** From the server to a postings worker: a unit's stored index, to make its postings of. */
+export interface ToPostingsWorker {
+  id: number
+  bytes: Uint8Array
+}
+
+/** From a postings worker: the postings, or that the bytes are no index, or why it failed. */
+export type FromPostingsWorker =
+  | { id: number; postings: PostingsData }
+  | { id: number; unreadable: true }
+  | { id: number; failed: string }

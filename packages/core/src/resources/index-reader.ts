@@ -36,18 +36,35 @@ export async function readIndex(
     return 'none' in built ? built : sortedByAddress(built)
   }
   const object = await store.get(ref.object)
-  if (object === undefined) {
-    throw new StorageUnavailableError(
-      `the resource index of version ${version.timestamp} of unit ${id} is missing from storage`,
-    )
-  }
-  const index = JSON.parse(new TextDecoder().decode(await collectBytes(object.body))) as unknown
-  if (!isIndex(index)) {
-    throw new StorageUnavailableError(
-      `the resource index of version ${version.timestamp} of unit ${id} is not one this server reads`,
-    )
-  }
+  if (object === undefined) throw missingIndex(id, version)
+  const index = parseStoredIndex(await collectBytes(object.body))
+  if (index === undefined) throw unreadableIndex(id, version)
   return sortedByAddress(index)
+}
+
+/** The bytes of a stored index, read; undefined when they are not an index this server reads. */
+export function parseStoredIndex(bytes: Uint8Array): ResourceIndex | undefined {
+  let index: unknown
+  try {
+    index = JSON.parse(new TextDecoder().decode(bytes))
+  } catch {
+    return undefined
+  }
+  return isIndex(index) ? index : undefined
+}
+
+/** The error for a version whose stored index this server cannot read. */
+export function unreadableIndex(id: UnitId, version: VersionRecord): StorageUnavailableError {
+  return new StorageUnavailableError(
+    `the resource index of version ${version.timestamp} of unit ${id} is not one this server reads`,
+  )
+}
+
+/** The error for a version whose stored index is gone from the store. */
+export function missingIndex(id: UnitId, version: VersionRecord): StorageUnavailableError {
+  return new StorageUnavailableError(
+    `the resource index of version ${version.timestamp} of unit ${id} is missing from storage`,
+  )
 }
 
 /**

@@ -27,4 +27,9 @@ export class Interner {
   name(id: number): string {
     return this.#names[id] ?? ''
   }
+
+  /** Every string interned, by number. */
+  names(): string[] {
+    return [...this.#names]
+  }
 }

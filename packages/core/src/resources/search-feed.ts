@@ -4,7 +4,6 @@ import { randomIds, type IdSource } from '../runtime/id-source'
 import { STORE_KEYS } from '../storage/key-layout'
 import type { ObjectStore } from '../storage/object-store'
 import { readRecord } from '../storage/stored-json'
-import type { ResourceIndex } from './resource-index'
 import {
   announceSearchChange,
   changeKeyTime,
@@ -12,16 +11,14 @@ import {
   SEARCH_CHANGE_RETENTION_MS,
   SearchChangeSchema,
 } from './search-changes'
-import type { SearchIndex } from './search-index'
+import type { SearchEntry, SearchIndex } from './search-index'
 
 /** Where a search feed reads units from; implemented over the unit records. */
 export interface SearchSource {
   /** Every unit with the timestamp of its current version (null: no state yet). */
   listUnits(): AsyncIterable<{ unit: string; version: string | null }>
   /** A unit's current version and its index, or undefined when it is gone or has no state. */
-  load(
-    unit: string,
-  ): Promise<{ version: string; index: ResourceIndex | { none: string } } | undefined>
+  load(unit: string): Promise<{ version: string; index: SearchEntry } | undefined>
 }
 
 export interface SearchFeedOptions {

@@ -3,6 +3,7 @@ import { InvalidRequestError } from '../errors'
 import type { SearchHit } from '../wire'
 import { SearchIndex, type SearchQuery } from './search-index'
 import { indexOf, instance, syntheticIndex } from './search-test-fixtures'
+import { buildPostings } from './unit-postings'
 
 const all = (): boolean => true
 
@@ -237,6 +238,47 @@ describe('SearchIndex', () => {
       'prod/legacy',
       'prod/net',
       'staging/odd',
+    ])
+  })
+
+  it('searches postings made elsewhere (another thread) as it searches indexes it was given', async () => {
+    // Units whose types and attribute names the unit numbers in other orders than the index does.
+    const units = [
+      indexOf([
+        instance('aws_vpc.main', 'aws_vpc', { name: 'shared', id: 'vpc-1' }),
+        instance('aws_subnet.a', 'aws_subnet', { id: 'subnet-a', arn: 'arn:a' }),
+      ]),
+      indexOf([
+        instance('aws_subnet.b', 'aws_subnet', { arn: 'arn:b', name: 'shared' }),
+        instance('aws_iam_role.r', 'aws_iam_role', { id: 'role', name: 'shared' }),
+        instance('aws_vpc.other', 'aws_vpc', { id: 'vpc-2' }),
+      ]),
+      syntheticIndex(3, 40),
+    ]
+    const given = new SearchIndex()
+    const made = new SearchIndex()
+    units.forEach((unit, at) => {
+      given.put(`u${at}`, 'v1', unit)
+      // As a worker thread hands them over: a structured clone.
+      made.put(`u${at}`, 'v1', { postings: structuredClone(buildPostings(unit)) })
+    })
+    const queries: Partial<SearchQuery>[] = [
+      { q: 'shared' },
+      { q: 'aws_subnet' },
+      { type: 'aws_vpc' },
+      { q: 'arn:b' },
+      { q: 'aws_' },
+      { q: 'aws_subnet', type: 'aws_subnet' },
+      { q: 'module.' },
+      { type: 'aws_iam_role', limit: 1 },
+    ]
+    for (const query of queries) {
+      expect(await search(made, query)).toEqual(await search(given, query))
+    }
+    expect((await search(made, { q: 'shared' })).results.map((hit) => hit.match)).toEqual([
+      'name',
+      'name',
+      'name',
     ])
   })
 })

@@ -4,7 +4,14 @@ import type { ResourceIndex } from './resource-index'
 import { Interner } from './interner'
 import { firstIndex } from './sorted-strings'
 import { filterPrefix, hashTerm } from './term-filter'
-import { MATCH_IDENTITY, MATCH_TYPE, UnitPostings, type UnitHit } from './unit-postings'
+import {
+  buildPostings,
+  MATCH_IDENTITY,
+  MATCH_TYPE,
+  UnitPostings,
+  type PostingsData,
+  type UnitHit,
+} from './unit-postings'
 
 /** The most not-indexed units one answer names; `notIndexedCount` counts them all. */
 export const MAX_NOT_INDEXED_LISTED = 100
@@ -36,6 +43,9 @@ export interface SearchResult {
   notIndexedCount: number
 }
 
+/** What a unit is held as: its index, the postings made of it, or why it has none. */
+export type SearchEntry = ResourceIndex | { postings: PostingsData } | { none: string }
+
 interface NotIndexed {
   version: string
   none: string
@@ -59,15 +69,19 @@ export class SearchIndex {
   readonly #attributes = new Interner()
   #instances = 0
 
-  /** Replaces what is held for a unit: its current version and that version's index, or why none. */
-  put(unit: string, version: string, entry: ResourceIndex | { none: string }): void {
+  /**
+   * Replaces what is held for a unit: its current version and that version's index (or the
+   * postings already made of it, see `buildPostings`), or why none.
+   */
+  put(unit: string, version: string, entry: SearchEntry): void {
     this.remove(unit)
     if ('none' in entry) {
       this.#units.set(unit, { version, none: entry.none })
       insertSorted(this.#notIndexedIds, unit)
       return
     }
-    const postings = new UnitPostings(version, entry, this.#types, this.#attributes)
+    const data = 'postings' in entry ? entry.postings : buildPostings(entry)
+    const postings = new UnitPostings(version, data, this.#types, this.#attributes)
     this.#units.set(unit, postings)
     const at = insertSorted(this.#indexedIds, unit)
     this.#indexedPostings.splice(at, 0, postings)

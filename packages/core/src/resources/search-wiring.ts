@@ -1,7 +1,9 @@
 import type { WriteExtension } from '../write-path/extensions'
 import type { Kernel } from '../kernel'
 import type { UnitId } from '../units/unit-id'
-import { readIndex } from './index-reader'
+import { collectBytes } from '../storage/object-store'
+import { missingIndex, parseStoredIndex, unreadableIndex } from './index-reader'
+import { buildPostings, type PostingsData } from './unit-postings'
 import type { SearchFeed, SearchSource } from './search-feed'
 
 /** Units listed per page when the search index is loaded or reconciled. */
@@ -11,12 +13,15 @@ export const NOT_YET_INDEXED =
   'its current version was written before resource indexes existed: `cairn reindex` indexes it'
 
 /**
- * The units as the search index sees them: each unit's current version from its record, and that
- * version's stored index. A version written before indexes existed is not scanned here (every
- * instance would read every old state at its start): it stays unsearched, and says why, until it
- * is written again or `cairn reindex` indexes it.
+ * The units as the search index sees them: each unit's current version from its record, and the
+ * postings of that version's stored index, made by `build`. A version written before indexes
+ * existed is not scanned here (every instance would read every old state at its start): it stays
+ * unsearched, and says why, until it is written again or `cairn reindex` indexes it.
  */
-export function searchSource(kernel: Kernel): SearchSource {
+export function searchSource(
+  kernel: Kernel,
+  build: PostingsBuilder = inlinePostings,
+): SearchSource {
   return {
     async *listUnits() {
       let after: UnitId | undefined
@@ -33,15 +38,39 @@ export function searchSource(kernel: Kernel): SearchSource {
       } while (after !== undefined)
     },
     async load(unit) {
-      const snapshot = await kernel.records.read(unit as UnitId)
+      const id = unit as UnitId
+      const snapshot = await kernel.records.read(id)
       const current = snapshot?.record.current
       if (current === undefined || current === null) return undefined
       const version = indexState(current) as string
-      if (current.index === undefined) return { version, index: { none: NOT_YET_INDEXED } }
-      return { version, index: await readIndex(kernel.store, unit as UnitId, current) }
+      const ref = current.index
+      if (ref === undefined) return { version, index: { none: NOT_YET_INDEXED } }
+      if ('none' in ref) return { version, index: ref }
+      const object = await kernel.store.get(ref.object)
+      if (object === undefined) throw missingIndex(id, current)
+      const postings = await build(await collectBytes(object.body))
+      if (postings === undefined) throw unreadableIndex(id, current)
+      return { version, index: { postings } }
     },
   }
 }
+
+/**
+ * Reads the bytes of a stored index and makes the unit's postings of it (`buildPostings`), or
+ * answers undefined when they are not an index this server reads. The work of loading a unit into
+ * the search index, which a server does for every unit when it starts: it may run on another
+ * thread. Bytes it is handed are its own.
+ */
+export type PostingsBuilder = (indexBytes: Uint8Array) => Promise<PostingsData | undefined>
+
+/** The postings of a stored index's bytes, on this thread. */
+export function postingsOf(indexBytes: Uint8Array): PostingsData | undefined {
+  const index = parseStoredIndex(indexBytes)
+  return index === undefined ? undefined : buildPostings(index)
+}
+
+export const inlinePostings: PostingsBuilder = (indexBytes) =>
+  Promise.resolve(postingsOf(indexBytes))
 
 /**
  * What the search index keys a unit's freshness on: its current version, and whether that version

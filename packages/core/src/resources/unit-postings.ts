@@ -1,5 +1,5 @@
 import { IDENTITY_ATTRIBUTES, type ResourceIndex } from './resource-index'
-import type { Interner } from './interner'
+import { Interner } from './interner'
 import { compareAt, compareStrings, firstIndex, joinStrings, startsWithAt } from './sorted-strings'
 import {
   addressHashes,
@@ -45,6 +45,111 @@ export interface UnitQuery {
 }
 
 /**
+ * One unit's postings as plain data (typed arrays and strings), made from its index by
+ * `buildPostings`: what `UnitPostings` holds, with types and attribute names numbered within the
+ * unit. Plain so that it can be made on another thread and passed over.
+ *
+ * @internal
+ */
+export interface PostingsData {
+  size: number
+  /** The addresses, sorted and joined, and where each ends (see `joinStrings`). */
+  addresses: string
+  addressEnds: Uint32Array
+  /** The unit's distinct types, and each instance's as a number into them. */
+  typeNames: string[]
+  types: Uint32Array
+  /** The unit's identity attribute names; `postingAttributes` are numbers into them. */
+  attributeNames: string[]
+  /** The distinct identity values, sorted and joined, and where each ends. */
+  values: string
+  valueEnds: Uint32Array
+  /** `postingStarts[k]` to `[k + 1]` slice the postings of value `k`, by instance. */
+  postingStarts: Uint32Array
+  postingInstances: Uint32Array
+  postingAttributes: Uint16Array
+  /** Which identity values, addresses and address prefixes this unit may hold. */
+  filter: Uint32Array
+}
+
+/**
+ * The postings of one unit's index, made without the search index's shared tables, so on any
+ * thread: instances sorted by address, identity values sorted and each kept once with the
+ * instances holding it, and the filter of its terms.
+ *
+ * @internal
+ */
+export function buildPostings(index: ResourceIndex): PostingsData {
+  const resources = index.resources.slice().sort((a, b) => compareStrings(a.address, b.address))
+  const n = resources.length
+  const addresses = resources.map((resource) => resource.address)
+  const [joinedAddresses, addressEnds] = joinStrings(addresses)
+
+  const typeNames = new Interner()
+  const types = new Uint32Array(n)
+  for (let i = 0; i < n; i += 1) {
+    types[i] = typeNames.intern((resources[i] as (typeof resources)[number]).type)
+  }
+
+  // Identity postings: (value, instance, attribute rank), sorted, values then kept once each.
+  const attributeNames = new Interner()
+  const postings: { value: string; instance: number; attribute: number; rank: number }[] = []
+  resources.forEach((resource, instance) => {
+    for (const [name, value] of Object.entries(resource.identity)) {
+      const known = (IDENTITY_ATTRIBUTES as readonly string[]).indexOf(name)
+      const attribute = attributeNames.intern(name)
+      postings.push({ value, instance, attribute, rank: known === -1 ? 1000 + attribute : known })
+    }
+  })
+  postings.sort(
+    (a, b) => compareStrings(a.value, b.value) || a.instance - b.instance || a.rank - b.rank,
+  )
+  const values: string[] = []
+  const postingStarts: number[] = []
+  const postingInstances = new Uint32Array(postings.length)
+  const postingAttributes = new Uint16Array(postings.length)
+  postings.forEach((posting, i) => {
+    if (values.length === 0 || values[values.length - 1] !== posting.value) {
+      values.push(posting.value)
+      postingStarts.push(i)
+    }
+    postingInstances[i] = posting.instance
+    postingAttributes[i] = posting.attribute
+  })
+  postingStarts.push(postings.length)
+  const [joinedValues, valueEnds] = joinStrings(values)
+
+  // Each address as an exact term, and its prefixes: the addresses are sorted, so a prefix one
+  // shares with the address before it is already counted.
+  const exact = new Int32Array(n)
+  const prefixes: number[] = []
+  for (let i = 0; i < n; i += 1) {
+    const address = addresses[i] as string
+    const shared = i === 0 ? 0 : commonStart(addresses[i - 1] as string, address)
+    exact[i] = addressHashes(address, shared, prefixes)
+  }
+  const filter = createFilter(values.length + n + prefixes.length)
+  for (const term of values) addTerm(filter, hashTerm('exact', term))
+  for (const a of exact) addTerm(filter, termHashOf(a))
+  for (const a of prefixes) addTerm(filter, termHashOf(a))
+
+  return {
+    size: n,
+    addresses: joinedAddresses,
+    addressEnds,
+    typeNames: typeNames.names(),
+    types,
+    attributeNames: attributeNames.names(),
+    values: joinedValues,
+    valueEnds,
+    postingStarts: Uint32Array.from(postingStarts),
+    postingInstances,
+    postingAttributes,
+    filter,
+  }
+}
+
+/**
  * The searchable form of one unit's resource index, in a few flat arrays instead of an object per
  * instance: addresses sorted and joined into one string with offsets, each instance's interned type,
  * instance numbers grouped by type, and the distinct identity values sorted and joined, each with
@@ -72,18 +177,23 @@ export class UnitPostings {
   /** Which identity values, addresses and address prefixes this unit may hold. */
   readonly #filter: Uint32Array
 
-  constructor(version: string, index: ResourceIndex, types: Interner, attributes: Interner) {
+  /**
+   * A unit's postings (`buildPostings`, here or on another thread), its types and attribute names
+   * interned in the search index's shared tables. Takes over `data`'s arrays.
+   */
+  constructor(version: string, data: PostingsData, types: Interner, attributes: Interner) {
     this.version = version
-    const resources = index.resources.slice().sort((a, b) => compareStrings(a.address, b.address))
-    const n = resources.length
+    const n = data.size
     this.size = n
-    const addresses = resources.map((resource) => resource.address)
-    ;[this.#addresses, this.#addressEnds] = joinStrings(addresses)
+    this.#addresses = data.addresses
+    this.#addressEnds = data.addressEnds
 
-    this.#types = new Uint32Array(n)
+    // The unit's own type numbers, made the index's; then the instances grouped by type.
+    const typeIds = data.typeNames.map((name) => types.intern(name))
+    this.#types = data.types
     const order = new Uint32Array(n)
     for (let i = 0; i < n; i += 1) {
-      this.#types[i] = types.intern((resources[i] as (typeof resources)[number]).type)
+      this.#types[i] = typeIds[this.#types[i] as number] as number
       order[i] = i
     }
     order.sort((a, b) => (this.#types[a] as number) - (this.#types[b] as number) || a - b)
@@ -101,47 +211,16 @@ export class UnitPostings {
     this.#typeStarts = Uint32Array.from(starts)
     this.#typeInstances = order
 
-    // Identity postings: (value, instance, attribute rank), sorted, values then kept once each.
-    const postings: { value: string; instance: number; attribute: number; rank: number }[] = []
-    resources.forEach((resource, instance) => {
-      for (const [name, value] of Object.entries(resource.identity)) {
-        const known = (IDENTITY_ATTRIBUTES as readonly string[]).indexOf(name)
-        const attribute = attributes.intern(name)
-        postings.push({ value, instance, attribute, rank: known === -1 ? 1000 + attribute : known })
-      }
-    })
-    postings.sort(
-      (a, b) => compareStrings(a.value, b.value) || a.instance - b.instance || a.rank - b.rank,
-    )
-    const values: string[] = []
-    const postingStarts: number[] = []
-    this.#postingInstances = new Uint32Array(postings.length)
-    this.#postingAttributes = new Uint16Array(postings.length)
-    postings.forEach((posting, i) => {
-      if (values.length === 0 || values[values.length - 1] !== posting.value) {
-        values.push(posting.value)
-        postingStarts.push(i)
-      }
-      this.#postingInstances[i] = posting.instance
-      this.#postingAttributes[i] = posting.attribute
-    })
-    postingStarts.push(postings.length)
-    ;[this.#values, this.#valueEnds] = joinStrings(values)
-    this.#postingStarts = Uint32Array.from(postingStarts)
-
-    // Each address as an exact term, and its prefixes: the addresses are sorted, so a prefix one
-    // shares with the address before it is already counted.
-    const exact = new Int32Array(n)
-    const prefixes: number[] = []
-    for (let i = 0; i < n; i += 1) {
-      const address = addresses[i] as string
-      const shared = i === 0 ? 0 : commonStart(addresses[i - 1] as string, address)
-      exact[i] = addressHashes(address, shared, prefixes)
+    const attributeIds = data.attributeNames.map((name) => attributes.intern(name))
+    this.#postingAttributes = data.postingAttributes
+    for (let i = 0; i < this.#postingAttributes.length; i += 1) {
+      this.#postingAttributes[i] = attributeIds[this.#postingAttributes[i] as number] as number
     }
-    this.#filter = createFilter(values.length + n + prefixes.length)
-    for (const term of values) addTerm(this.#filter, hashTerm('exact', term))
-    for (const a of exact) addTerm(this.#filter, termHashOf(a))
-    for (const a of prefixes) addTerm(this.#filter, termHashOf(a))
+    this.#values = data.values
+    this.#valueEnds = data.valueEnds
+    this.#postingStarts = data.postingStarts
+    this.#postingInstances = data.postingInstances
+    this.#filter = data.filter
   }
 
   /** The address of instance `i`. */
