@@ -57,6 +57,16 @@ describe('PostingsWorkers', () => {
     expect((await pool.build(indexBytes(1, 3)))?.size).toBe(3)
   })
 
+  it('stops a thread once idle, and starts one again for the next index', async () => {
+    pool = new PostingsWorkers({ size: 1, minBytes: 0, url: WORKER, idleMs: 50 })
+    expect((await pool.build(indexBytes(1, 3)))?.size).toBe(3)
+    expect(pool.threads).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(pool.threads).toBe(0)
+    expect((await pool.build(indexBytes(2, 4)))?.size).toBe(4)
+    expect(pool.threads).toBe(1)
+  })
+
   it('makes small indexes inline, and every index once closed', async () => {
     // A script that is no worker: any index sent to a thread would fail.
     const broken = new URL('data:text/javascript,throw new Error("no thread")')
