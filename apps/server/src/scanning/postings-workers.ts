@@ -6,8 +6,9 @@ import type { FromPostingsWorker, ToPostingsWorker } from './messages'
 /** Stored indexes smaller than this are made into postings inline: the trip costs more. */
 const DEFAULT_MIN_BYTES = 16 * 1024
 /**
- * A thread idle this long stops: the load at start is over, and each thread's heap (tens of MiB
- * after reading thousands of indexes) is given back. A later burst starts threads again.
+ * A thread idle this long stops: the load at start is over, and each thread's heap (up to a few
+ * hundred MiB after reading thousands of indexes) is given back. A later burst starts threads
+ * again.
  */
 const DEFAULT_IDLE_MS = 10_000
 

@@ -69,6 +69,7 @@ export function postingsOf(indexBytes: Uint8Array): PostingsData | undefined {
   return index === undefined ? undefined : buildPostings(index)
 }
 
+/** The default `PostingsBuilder`: on the caller's thread. */
 export const inlinePostings: PostingsBuilder = (indexBytes) =>
   Promise.resolve(postingsOf(indexBytes))
 

@@ -77,7 +77,7 @@ export function addressHashes(address: string, shared: number, out: number[]): n
   return exact
 }
 
-/** A term's hashes from its first (see `pushPrefixHashes`). */
+/** A term's hashes from its first (see `addressHashes`). */
 export function termHashOf(a: number): TermHash {
   return { a: a >>> 0, b: secondHash(a) }
 }
