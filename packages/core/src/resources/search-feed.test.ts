@@ -133,6 +133,34 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
     expect(await reader.ids('i-b2')).toEqual(['b@v2'])
   })
 
+  it('files entries in folders of a minute, and reads entries written before the folders', async () => {
+    const store = await open()
+    const source = new FakeSource()
+    source.set('a', 'v1', 'i-a')
+    source.set('b', 'v1', 'i-b')
+    const reader = instanceOver(store, source, Date.UTC(2026, 0, 1, 12, 0, 30))
+    const writer = instanceOver(store, source, reader.clock.now())
+    await reader.feed.ready()
+    reader.clock.advance(15_000)
+    writer.clock.advance(15_000)
+
+    source.set('a', 'v2', 'i-a2')
+    await writer.feed.announce('a')
+    expect(await changeKeys(store)).toEqual([
+      expect.stringMatching(/^search\/changes\/1767268800000\/1767268845000-[0-9a-f]+\.json$/),
+    ])
+    expect(await reader.ids('i-a2')).toEqual(['a@v2'])
+
+    // An entry as a server of the layout before wrote it, a second later.
+    source.set('b', 'v2', 'i-b2')
+    await store.put(
+      `search/changes/${String(writer.clock.now() + 1000).padStart(13, '0')}-0ld.json`,
+      new TextEncoder().encode('{"unit": "b"}'),
+    )
+    reader.clock.advance(2000)
+    expect(await reader.ids('i-b2')).toEqual(['b@v2'])
+  })
+
   it('picks up a change whose entry was lost, on reconcile', async () => {
     const store = await open()
     const source = new FakeSource()
@@ -202,7 +230,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
     await two.feed.fresh()
     const left = await changeKeys(store)
     expect(left).toHaveLength(1)
-    expect(left[0]).toMatch(/^search\/changes\/\d{13}-[0-9a-f]+\.json$/)
+    expect(left[0]).toMatch(/^search\/changes\/\d{13}\/\d{13}-[0-9a-f]+\.json$/)
   })
 
   it('shares one LIST of the log among concurrent searches', async () => {

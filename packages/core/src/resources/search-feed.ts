@@ -7,7 +7,7 @@ import { readRecord } from '../storage/stored-json'
 import {
   announceSearchChange,
   changeKeyTime,
-  changeTime,
+  changeMark,
   SEARCH_CHANGE_RETENTION_MS,
   SearchChangeSchema,
 } from './search-changes'
@@ -203,7 +203,7 @@ export class SearchFeed {
     do {
       const page = await this.#store.list({
         prefix,
-        startAfter: `${prefix}${changeTime(from)}`,
+        startAfter: changeMark(from),
         ...(cursor === undefined ? {} : { cursor }),
       })
       for (const { key } of page.objects) {
@@ -235,7 +235,7 @@ export class SearchFeed {
     if (now - this.#sweptAt < SWEEP_EVERY_MS) return
     this.#sweptAt = now
     const prefix = STORE_KEYS.searchChanges
-    const before = `${prefix}${changeTime(now - SEARCH_CHANGE_RETENTION_MS)}`
+    const before = changeMark(now - SEARCH_CHANGE_RETENTION_MS)
     const old: string[] = []
     let cursor: string | undefined
     listing: do {
