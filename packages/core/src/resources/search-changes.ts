@@ -33,14 +33,14 @@ export function changeKey(ms: number, token: string): string {
 
 /**
  * The point in the log where entries written at `ms` start, to list after: its minute's folder,
- * then its time (`search/changes/0001767225600000/0001767225612345`).
+ * then its time (`search/changes/1767225600000/1767225612345`).
  */
 export function changeMark(ms: number): string {
   const time = Math.max(0, Math.floor(ms))
   return `${STORE_KEYS.searchChanges}${changeTime(time - (time % FOLDER_MS))}/${changeTime(time)}`
 }
 
-/** A time as change keys write it: `0001767225600000`. */
+/** A time as change keys write it, in 13 digits: `1767225600000`. */
 function changeTime(ms: number): string {
   return String(ms).padStart(TIME_DIGITS, '0')
 }
