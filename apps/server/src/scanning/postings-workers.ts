@@ -92,11 +92,16 @@ export class PostingsWorkers {
 
   /** Stops a thread, first taking it out of those given work. */
   async #stop(thread: PostingsThread): Promise<void> {
+    this.#forget(thread)
+    await thread.worker.terminate()
+  }
+
+  /** Gives a thread no more work, and stops its idle timer. */
+  #forget(thread: PostingsThread): void {
     clearTimeout(thread.idle)
     thread.idle = undefined
     const at = this.#threads.indexOf(thread)
     if (at !== -1) this.#threads.splice(at, 1)
-    await thread.worker.terminate()
   }
 
   /** The thread with the fewest indexes waiting, or a new one while there are fewer than allowed. */
@@ -133,9 +138,7 @@ export class PostingsWorkers {
       else waiting.reject(new Error(`making a unit's search postings failed: ${reply.failed}`))
     })
     const stop = (cause: unknown): void => {
-      clearTimeout(thread.idle)
-      const at = this.#threads.indexOf(thread)
-      if (at !== -1) this.#threads.splice(at, 1)
+      this.#forget(thread)
       const error = new Error('the search postings thread stopped', { cause })
       for (const waiting of thread.waiting.values()) waiting.reject(error)
       thread.waiting.clear()

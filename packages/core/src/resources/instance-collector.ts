@@ -381,7 +381,6 @@ class EntryWriter {
   #block = Buffer.allocUnsafeSlow(0)
   #used = 0
   #pending = ''
-  #wrote = false
   count = 0
 
   add(json: string): void {
@@ -400,9 +399,8 @@ class EntryWriter {
     const most = 1 + text.length * 3
     if (this.#used + most > this.#block.length) this.#next(most)
     // Blocks are joined as they are, so a block may start with the comma.
-    if (this.#wrote) this.#block[this.#used++] = 0x2c
+    if (this.#used !== 0 || this.#blocks.length !== 0) this.#block[this.#used++] = 0x2c
     this.#used += this.#block.write(text, this.#used)
-    this.#wrote = true
   }
 
   /** The entries, in blocks that are each their own memory (none shared with a pool). */

@@ -8,7 +8,7 @@ import {
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, Notice, Page, size, StatusDot } from '../view/layout'
+import { Ago, Notice, Page, size, StatusDot, TagLinks } from '../view/layout'
 import { unitActionRoutes } from './unit-actions'
 import { unitDiffRoutes } from './unit-diff'
 import { unitIdOf } from './unit-query'
@@ -82,14 +82,7 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
                 {unit.tags.length === 0 ? (
                   <span class="muted">none</span>
                 ) : (
-                  unit.tags.map((tag) => (
-                    <a
-                      class="badge"
-                      href={`/app/units?${new URLSearchParams({ tags: tag }).toString()}`}
-                    >
-                      {tag}
-                    </a>
-                  ))
+                  <TagLinks tags={unit.tags} />
                 )}
               </dd>
             </dl>

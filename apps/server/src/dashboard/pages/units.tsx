@@ -2,7 +2,7 @@ import type { Core, Unit, UnitId } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, DataTable, Notice, Page, size, StatusDot, unitHref } from '../view/layout'
+import { Ago, DataTable, Notice, Page, size, StatusDot, TagLinks, unitHref } from '../view/layout'
 
 /** Units per page: the page reads this many records and their statuses, whatever the store. */
 const PAGE = 50
@@ -97,14 +97,7 @@ export function unitsRoutes(deps: DashboardDeps): Hono<AppEnv> {
                   )}
                 </td>
                 <td data-label="Tags">
-                  {unit.tags.map((tag) => (
-                    <a
-                      class="badge"
-                      href={`/app/units?${new URLSearchParams({ tags: tag }).toString()}`}
-                    >
-                      {tag}
-                    </a>
-                  ))}
+                  <TagLinks tags={unit.tags} />
                 </td>
               </tr>
             ))}

@@ -121,6 +121,19 @@ export function DataTable({
   )
 }
 
+/** A unit's tags, each a link to the units with that tag. */
+export function TagLinks({ tags }: { tags: readonly string[] }) {
+  return (
+    <>
+      {tags.map((tag) => (
+        <a class="badge" href={`/app/units?${new URLSearchParams({ tags: tag }).toString()}`}>
+          {tag}
+        </a>
+      ))}
+    </>
+  )
+}
+
 export function CsrfField({ csrf }: { csrf: string }) {
   return <input type="hidden" name="csrf" value={csrf} />
 }
