@@ -11,7 +11,14 @@ import { join } from 'node:path'
 import process from 'node:process'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BenchError, makeTemporaryDir, runBench, serverMain, startServer } from './processes.mjs'
+import {
+  BenchError,
+  makeTemporaryDir,
+  runBench,
+  serverMain,
+  serverNodeFlags,
+  startServer,
+} from './processes.mjs'
 
 const MIB = 1024 * 1024
 
@@ -157,6 +164,7 @@ await runBench({ build: !flags['no-build'] }, async () => {
   const bodyBytes = Number(flags['body-mib']) * MIB
   const dataDir = await makeTemporaryDir('cairn-probe-')
   const server = await startServer('cairn', [
+    ...serverNodeFlags,
     serverMain,
     '-host',
     '127.0.0.1',

@@ -8,6 +8,15 @@ import {
   type CollectedResources,
   type InstanceDetail,
 } from '../resources/instance-collector'
+import {
+  EVENT_END,
+  EVENT_START,
+  SLICE,
+  giveJsonScan,
+  scanError,
+  takeJsonScan,
+  type JsonScan,
+} from './json-scan'
 
 /**
  * What one pass over a state body learns: that it is JSON at all, and the Terraform header fields
@@ -58,40 +67,7 @@ const MAX_SENSITIVE_BYTES = 64 * 1024
 /** The largest `attributes` kept for a detailed diff. */
 const MAX_DETAIL_ATTRIBUTES_BYTES = 1024 * 1024
 
-const enum S {
-  Value,
-  AfterValue,
-  ObjectFirst,
-  ObjectKey,
-  Colon,
-  String,
-  Escape,
-  Hex,
-  Number,
-  Literal,
-  ArrayFirst,
-  Done,
-}
-
-const enum N {
-  Sign,
-  Zero,
-  Int,
-  Dot,
-  Frac,
-  Exp,
-  ExpSign,
-  ExpDigits,
-}
-
-const OBJECT = 1
-const ARRAY = 2
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const INTERESTING = new Set(['version', 'serial', 'lineage', 'terraform_version', 'outputs'])
-const TRUE = new TextEncoder().encode('true')
-const FALSE = new TextEncoder().encode('false')
-const NULL = new TextEncoder().encode('null')
 
 interface Capture {
   key: string
@@ -158,36 +134,18 @@ const INSTANCE_ELEMENTS = 4
 const INSTANCE_KEYS = 5
 const ATTRIBUTE_KEYS = 6
 
-/** JSON nesting deeper than this is refused, as Go's encoding/json refuses it. */
-const MAX_DEPTH = 10_000
-
 /**
  * A streaming JSON validator that reads a document chunk by chunk, holding only the nesting stack
  * and the few top-level values it keeps, whatever the document's size. It accepts exactly RFC 8259
  * JSON (one value, optional surrounding white space) and throws `InvalidStateError` otherwise.
  *
- * The byte loop keeps its state in locals and calls out only at the top level (where the header
- * values are kept), which is what makes it fast enough to run inline with an upload.
+ * The byte loop runs in WebAssembly (`JsonScan`), which reports the keys and values of the
+ * levels watched here (the top level; with an index, the `resources` tree) as events: the rest of
+ * a state, most of its bytes, is only checked, sixteen bytes at a time where it can be.
  */
 export class StateScanner {
-  #state: S = S.Value
-  #stack = new Uint8Array(MAX_DEPTH)
-  #depth = 0
+  readonly #json: JsonScan
   #offset = 0
-  #isKey = false
-  /**
-   * Where the key being read at a watched depth starts in the current chunk, while it is read in
-   * one piece there (most are); -1 once it has been copied into `#keyBytes` instead.
-   */
-  #keyFrom = -1
-  /** The key being read (its first 32 bytes), when it is not read in place. */
-  readonly #keyBytes = new Uint8Array(32)
-  #keyLength = 0
-  #keyOverflow = false
-  #hexLeft = 0
-  #num: N = N.Sign
-  #literal: Uint8Array = new Uint8Array(0)
-  #literalAt = 0
   #capture: Capture | undefined
   #captured = new Map<string, { bytes: Uint8Array | undefined; start: number; end: number }>()
   readonly #watched: Watched = { keys: 1 << TOP_KEYS, starts: 0, end: -1 }
@@ -216,299 +174,67 @@ export class StateScanner {
     if (options.index === true || options.detail !== undefined) {
       this.#collector = new InstanceCollector(options.detail)
     }
+    // Without an index only the top level is watched; with one, the `resources` tree down to the
+    // keys of each instance's attributes.
+    const deepest = this.#collector === undefined ? TOP_KEYS : ATTRIBUTE_KEYS
+    this.#json = takeJsonScan(deepest, KEY_SHAPES[deepest] as number[])
   }
 
   /** Feeds the next chunk. @throws InvalidStateError at the first byte that is not JSON. */
   write(chunk: Uint8Array): void {
     if (this.#collector !== undefined) this.#viewOf(chunk)
-    this.#keyFrom = -1
     if (this.#capture !== undefined) this.#capture.from = 0
     if (this.#hashing !== undefined) {
       this.#hashing.from = 0
       if (this.#hashing.keep !== undefined) this.#hashing.keep.from = 0
     }
-    const ended = this.#scan(chunk)
-    // The low four bits are the state the loop returned (an `S`, all of which are below 16).
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment
-    this.#endChunk(chunk, ended & 0xf, ended >>> 4)
+    const json = this.#json
+    for (let base = 0; base < chunk.length; base += SLICE) {
+      const length = Math.min(SLICE, chunk.length - base)
+      json.input.set(chunk.subarray(base, base + length))
+      let at = 0
+      do {
+        at = json.scan(at, length)
+        // What came before a refused byte is taken first: a duplicate key before it is the error.
+        this.#take(chunk, base)
+        if (at < 0) {
+          const { code, at: where } = json.error()
+          throw scanError(code, this.#offset + base + where, false)
+        }
+      } while (at < length)
+    }
+    this.#endChunk(chunk)
   }
 
-  /**
-   * The byte loop over one chunk; returns where it left the scan, the depth times 16 plus the
-   * state. It ends on a `return` and touches no field after its loop: code after a long loop has
-   * no type feedback when the loop is optimized on the stack, and a field access there undid that
-   * optimization at every chunk.
-   */
-  #scan(chunk: Uint8Array): number {
-    const stack = this.#stack
-    const length = chunk.length
-    let state = this.#state
-    let depth = this.#depth
-    // What is watched, read through one object (see `Watched`).
+  /** The events of the last scan of the slice of `chunk` from `base`. */
+  #take(chunk: Uint8Array, base: number): void {
+    const json = this.#json
+    const events = json.events
+    const count = json.eventCount()
     const watched = this.#watched
-    let i = 0
-    // The chunk's bytes as 32-bit words, aligned to its buffer; `offset` is where it starts there.
-    const offset = chunk.byteOffset
-    const words = new Uint32Array(chunk.buffer, 0, chunk.buffer.byteLength >> 2)
-    while (i < length) {
-      let c = chunk[i] as number
-      switch (state) {
-        case S.String: {
-          // The hot loop: most of a state's bytes are string contents. Four bytes at a time,
-          // with the bit tricks that tell whether a word holds a byte below 0x20, a quote or a
-          // backslash (the only bytes that end or interrupt a run of string contents).
-          let j = i
-          const lastWord = length - 4
-          while (j < length && ((offset + j) & 3) !== 0) {
-            c = chunk[j] as number
-            if (c === QUOTE || c === BACKSLASH || c < 0x20) break
-            j += 1
-          }
-          if (j < length && ((offset + j) & 3) === 0) {
-            while (j <= lastWord) {
-              const w = words[(offset + j) >> 2] as number
-              const quote = w ^ 0x22222222
-              const slash = w ^ 0x5c5c5c5c
-              if (
-                (((w - 0x20202020) & ~w) |
-                  ((quote - 0x01010101) & ~quote) |
-                  ((slash - 0x01010101) & ~slash)) &
-                0x80808080
-              ) {
-                break
-              }
-              j += 4
-            }
-          }
-          while (j < length) {
-            c = chunk[j] as number
-            if (c === QUOTE || c === BACKSLASH || c < 0x20) break
-            j += 1
-          }
-          if (this.#isKey && depth < 8 && ((watched.keys >>> depth) & 1) !== 0) {
-            // A key that ends in the run it began with is read where it lies, without a copy.
-            if (j === length || c !== QUOTE || i !== this.#keyFrom) this.#keepKey(chunk, i, j)
-          }
-          const runEnd = j
-          i = j
-          if (j === length) break
-          i += 1
-          if (c === QUOTE) {
-            if (this.#isKey) {
-              state = S.Colon
-              if (depth < 8 && ((watched.keys >>> depth) & 1) !== 0) {
-                this.#endKey(depth, chunk, runEnd)
-              }
-              // Most keys are followed by `: `: taken here, without a turn of the loop each.
-              if (i + 1 < length && chunk[i] === 0x3a) {
-                state = S.Value
-                i += chunk[i + 1] === 0x20 ? 2 : 1
-              }
-            } else {
-              {
-                state = depth === 0 ? S.Done : S.AfterValue
-                if (depth === watched.end) this.#endWatch(chunk, i)
-              }
-              // And most values by a comma.
-              if (state === S.AfterValue && i < length && chunk[i] === 0x2c) {
-                state = stack[depth - 1] === OBJECT ? S.ObjectKey : S.Value
-                i += 1
-              }
-            }
-          } else if (c === BACKSLASH) {
-            if (this.#isKey) this.#keyOverflow = true
-            state = S.Escape
-          } else {
-            i -= 1
-            this.#fail(i, 'control character in a string')
+    for (let k = 0; k < count * 4; k += 4) {
+      const head = events[k] as number
+      const depth = head >> 8
+      const at = base + (events[k + 1] as number)
+      switch (head & 0xff) {
+        case EVENT_START:
+          if (((watched.starts >>> depth) & 1) !== 0) {
+            this.#startWatch(at, depth, events[k + 2] as number)
           }
           break
-        }
-        case S.Escape:
-          if (c === 0x75) {
-            state = S.Hex
-            this.#hexLeft = 4
-          } else if (
-            c === QUOTE ||
-            c === BACKSLASH ||
-            c === 0x2f ||
-            c === 0x62 ||
-            c === 0x66 ||
-            c === 0x6e ||
-            c === 0x72 ||
-            c === 0x74
-          ) {
-            state = S.String
-          } else {
-            this.#fail(i, 'invalid escape in a string')
-          }
-          i += 1
-          break
-        case S.Hex:
-          if (!isHex(c)) this.#fail(i, 'invalid \\u escape in a string')
-          this.#hexLeft -= 1
-          if (this.#hexLeft === 0) state = S.String
-          i += 1
-          break
-        case S.Number: {
-          let num = this.#num
-          while (i < length) {
-            c = chunk[i] as number
-            const digit = c >= 0x30 && c <= 0x39
-            if (digit) {
-              if (num === N.Int || num === N.Frac || num === N.ExpDigits) {
-                i += 1
-                continue
-              }
-              if (num === N.Zero) this.#fail(i, 'invalid number: leading zero')
-              num =
-                num === N.Sign
-                  ? c === 0x30
-                    ? N.Zero
-                    : N.Int
-                  : num === N.Dot
-                    ? N.Frac
-                    : N.ExpDigits
-            } else if (c === 0x2e && (num === N.Zero || num === N.Int)) {
-              num = N.Dot
-            } else if (
-              (c === 0x65 || c === 0x45) &&
-              (num === N.Zero || num === N.Int || num === N.Frac)
-            ) {
-              num = N.Exp
-            } else if ((c === 0x2b || c === 0x2d) && num === N.Exp) {
-              num = N.ExpSign
-            } else {
-              if (num === N.Sign || num === N.Dot || num === N.Exp || num === N.ExpSign) {
-                this.#fail(i, 'invalid number')
-              }
-              {
-                state = depth === 0 ? S.Done : S.AfterValue
-                if (depth === watched.end) this.#endWatch(chunk, i)
-              }
-              break
-            }
-            i += 1
-          }
-          this.#num = num
-          break
-        }
-        case S.Literal:
-          if (c !== this.#literal[this.#literalAt]) this.#fail(i, 'invalid literal')
-          this.#literalAt += 1
-          i += 1
-          if (this.#literalAt === this.#literal.length) {
-            state = depth === 0 ? S.Done : S.AfterValue
-            if (depth === watched.end) this.#endWatch(chunk, i)
-          }
+        case EVENT_END:
+          if (depth === watched.end) this.#endWatch(chunk, at)
           break
         default:
-          if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
-            // Pretty-printed states are largely indentation: skip a run at once, four spaces at
-            // a time where the bytes are aligned.
-            i += 1
-            while (i < length) {
-              c = chunk[i] as number
-              if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break
-              i += 1
-              if (c === 0x20 && ((offset + i) & 3) === 0) {
-                while (i + 4 <= length && words[(offset + i) >> 2] === 0x20202020) i += 4
-              }
-            }
-            break
-          }
-          switch (state) {
-            case S.Value:
-            case S.ArrayFirst:
-              if (c === 0x5d && state === S.ArrayFirst) {
-                depth -= 1
-                i += 1
-                {
-                  state = depth === 0 ? S.Done : S.AfterValue
-                  if (depth === watched.end) this.#endWatch(chunk, i)
-                }
-                break
-              }
-              if (depth < 8 && ((watched.starts >>> depth) & 1) !== 0) {
-                this.#startWatch(i, depth, c)
-              }
-              if (c === QUOTE) {
-                state = S.String
-                this.#isKey = false
-              } else if (c === 0x7b || c === 0x5b) {
-                if (depth === MAX_DEPTH) this.#fail(i, 'nested too deeply')
-                stack[depth] = c === 0x7b ? OBJECT : ARRAY
-                depth += 1
-                state = c === 0x7b ? S.ObjectFirst : S.ArrayFirst
-              } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-                state = S.Number
-                this.#num = c === 0x2d ? N.Sign : c === 0x30 ? N.Zero : N.Int
-              } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
-                state = S.Literal
-                this.#literal = c === 0x74 ? TRUE : c === 0x66 ? FALSE : NULL
-                this.#literalAt = 1
-              } else {
-                this.#fail(i, 'expected a value')
-              }
-              i += 1
-              break
-            case S.ObjectFirst:
-            case S.ObjectKey:
-              if (c === QUOTE) {
-                state = S.String
-                this.#isKey = true
-                if (depth < 8 && ((watched.keys >>> depth) & 1) !== 0) {
-                  this.#keyFrom = i + 1
-                  this.#keyLength = 0
-                  this.#keyOverflow = false
-                }
-              } else if (c === 0x7d && state === S.ObjectFirst) {
-                depth -= 1
-                i += 1
-                {
-                  state = depth === 0 ? S.Done : S.AfterValue
-                  if (depth === watched.end) this.#endWatch(chunk, i)
-                }
-                break
-              } else {
-                this.#fail(i, 'expected a quoted object key')
-              }
-              i += 1
-              break
-            case S.Colon:
-              if (c !== 0x3a) this.#fail(i, 'expected : after an object key')
-              state = S.Value
-              i += 1
-              break
-            case S.AfterValue: {
-              const top = stack[depth - 1]
-              if (c === 0x2c) {
-                state = top === OBJECT ? S.ObjectKey : S.Value
-                i += 1
-              } else if ((c === 0x7d && top === OBJECT) || (c === 0x5d && top === ARRAY)) {
-                depth -= 1
-                i += 1
-                {
-                  state = depth === 0 ? S.Done : S.AfterValue
-                  if (depth === watched.end) this.#endWatch(chunk, i)
-                }
-              } else {
-                this.#fail(i, 'expected , or a closing bracket')
-              }
-              break
-            }
-            default:
-              this.#fail(i, 'unexpected data after the document')
+          if (((watched.keys >>> depth) & 1) !== 0) {
+            this.#endKey(depth, json.keys, k * 8, events[k + 2] as number, events[k + 3] === 1)
           }
       }
     }
-    return depth * 16 + state
   }
 
-  /** Keeps where the chunk left the scan, and the part of it the open captures hold. */
-  #endChunk(chunk: Uint8Array, state: S, depth: number): void {
-    this.#state = state
-    this.#depth = depth
+  /** Keeps the part of the chunk the open captures hold, and where the next one starts. */
+  #endChunk(chunk: Uint8Array): void {
     const length = chunk.length
     const capture = this.#capture
     if (capture !== undefined) this.#keepCaptured(chunk, capture, length)
@@ -518,32 +244,24 @@ export class StateScanner {
 
   /** Ends the document. @throws InvalidStateError if it is empty or incomplete. */
   end(): ScannedState {
-    if (this.#state === S.Number && this.#depth === 0) {
-      const num = this.#num
-      if (num === N.Sign || num === N.Dot || num === N.Exp || num === N.ExpSign) {
-        this.#fail(0, 'incomplete number')
-      }
-      this.#state = S.Done
-    }
-    if (this.#state !== S.Done) {
-      this.#fail(0, this.#offset === 0 ? 'the body is empty' : 'the document ends early')
-    }
+    const json = this.#json
+    const code = json.finish()
+    // The document is done either way: its scan is free for the next.
+    giveJsonScan(json)
+    if (code !== 0) throw scanError(code, this.#offset, this.#offset === 0)
     return this.#result()
   }
 
   /**
-   * A key of a watched depth has ended, at byte `to` of `chunk`: choose what watches the value
+   * A key of a watched depth has ended: its first bytes are `length` bytes of `bytes` from
+   * `from` (unless `overflow`, when it is long or has escapes). Chooses what watches the value
    * that follows it.
    */
-  #endKey(depth: number, chunk: Uint8Array, to: number): void {
-    const inPlace = this.#keyFrom !== -1
-    const bytes = inPlace ? chunk : this.#keyBytes
-    const from = inPlace ? this.#keyFrom : 0
-    const length = inPlace ? to - from : this.#keyLength
+  #endKey(depth: number, bytes: Uint8Array, from: number, length: number, overflow: boolean): void {
     // Most keys are attributes' names, and most are no identity name: tell by length and first
     // byte, before any hashing.
     const known =
-      this.#keyOverflow || length > 31 || (KEY_SHAPES[depth]?.[length] ?? 0) === 0
+      overflow || length > 31 || (KEY_SHAPES[depth]?.[length] ?? 0) === 0
         ? undefined
         : (KEY_SHAPES[depth]?.[length] ?? 0) & firstByteBit(bytes[from] as number)
           ? knownKey(depth, bytes, from, length)
@@ -742,19 +460,6 @@ export class StateScanner {
     }
     capture.chunks.push(copyOf(chunk, from, to))
     capture.from = to
-  }
-
-  #keepKey(chunk: Uint8Array, from: number, to: number): void {
-    this.#keyFrom = -1
-    if (this.#keyOverflow) return
-    if (this.#keyLength + (to - from) > 32) {
-      this.#keyOverflow = true
-      return
-    }
-    const bytes = this.#keyBytes
-    let at = this.#keyLength
-    for (let k = from; k < to; k += 1) bytes[at++] = chunk[k] as number
-    this.#keyLength = at
   }
 
   #fail(i: number, reason: string): never {
@@ -956,10 +661,6 @@ export function base36(n: number): string {
     n = quotient
   }
   return text
-}
-
-function isHex(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
 }
 
 function decode(bytes: Uint8Array): string {
