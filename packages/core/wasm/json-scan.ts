@@ -8,9 +8,10 @@
 // bytes of each reported key to KEYS (32 bytes per event). It stops early when the events are
 // nearly full, answering where it stopped; the caller reads them and calls again from there.
 //
-// Keys and values are reported at depths 1 to the deepest the caller asks for. At the deepest,
-// only keys of a shape the caller may want are (SHAPES: for each length below 32, a bit for each
-// first byte, folded to 32 buckets), and only the values that follow such a key.
+// Keys and values are reported at depths 1 to the deepest the caller asks for, and there only
+// what it may want: in an object, the keys of a shape it names (SHAPES: for each depth, for each
+// key length below 32, a bit for each first byte folded to 32 buckets) and the values that follow
+// them; in an array, every element at the depths it names (`reset`).
 
 // Where things are, and how large.
 export const SLICE: i32 = 65536
@@ -22,6 +23,8 @@ export const IN: usize = 81920
 export const EVENTS: usize = IN + <usize>SLICE
 export const KEYS: usize = EVENTS + <usize>EVENT_CAPACITY * 16
 export const SHAPES: usize = KEYS + <usize>EVENT_CAPACITY * 32
+/** The deepest depth reported, at most. */
+export const MAX_REPORTED: i32 = 7
 
 // Events.
 const START: i32 = 1 // a value starts: a = its first byte
@@ -86,17 +89,22 @@ let literalAt: i32 = 0
 let hexLeft: i32 = 0
 /** The deepest level whose keys and values are reported. */
 let report: i32 = 1
+/** The depths (bits) whose array elements are reported. */
+let elementDepths: i32 = 0
 /** The key being read at a reported depth: its length so far, and whether it is unusable. */
 let keyLength: i32 = 0
 let keyOver: bool = false
-/** Whether the value after the last key at the deepest depth is reported. */
-let valueReported: bool = false
+/** The depths (bits) where the value after the last key is reported (its key was). */
+let valueDepths: i32 = 0
 export let events: i32 = 0
 export let errorCode: i32 = 0
 export let errorAt: i32 = 0
 
-/** Starts a document, reporting keys and values down to `deepest`. */
-export function reset(deepest: i32): void {
+/**
+ * Starts a document, reporting keys and values at depths 1 to `deepest` (at most MAX_REPORTED),
+ * keys of the shapes in SHAPES, and the elements of arrays at the depths `elements` names (bits).
+ */
+export function reset(deepest: i32, elements: i32): void {
   state = VALUE
   depth = 0
   isKey = false
@@ -105,9 +113,10 @@ export function reset(deepest: i32): void {
   literalAt = 0
   hexLeft = 0
   report = deepest
+  elementDepths = elements
   keyLength = 0
   keyOver = false
-  valueReported = false
+  valueDepths = 0
   events = 0
   errorCode = 0
   errorAt = 0
@@ -126,17 +135,16 @@ export function reset(deepest: i32): void {
 /** Whether a value's start or end at depth `d` is reported. */
 // @ts-ignore: decorator
 @inline function reported(d: i32, deepest: i32): bool {
-  return (
-    d != 0 &&
-    (d < deepest || (d == deepest && valueReported && load<u8>(STACK + <usize>d - 1) == OBJECT))
-  )
+  if (d == 0 || d > deepest) return false
+  const depths = load<u8>(STACK + <usize>d - 1) == OBJECT ? valueDepths : elementDepths
+  return ((depths >>> d) & 1) != 0
 }
 
-/** Whether the key just read at the deepest depth has a shape the caller wants. */
-function wantedKey(): bool {
+/** Whether the key just read at depth `d` has a shape the caller wants. */
+function wantedKey(d: i32): bool {
   if (keyOver || keyLength == 0 || keyLength > 31) return false
   const bucket = <u32>1 << (<u32>load<u8>(KEY) & 31)
-  return (load<u32>(SHAPES + (<usize>keyLength << 2)) & bucket) != 0
+  return (load<u32>(SHAPES + (<usize>d << 7) + (<usize>keyLength << 2)) & bucket) != 0
 }
 
 // @ts-ignore: decorator
@@ -220,10 +228,12 @@ export function scan(from: i32, length: i32): i32 {
           if (isKey) {
             s = COLON
             if (watchedKey) {
-              const wanted = d < deepest || (valueReported = wantedKey())
-              if (wanted) {
+              if (wantedKey(d)) {
+                valueDepths |= 1 << d
                 memory.copy(KEYS + (<usize>events << 5), KEY, <usize>keyLength)
                 emit(KEY_END, d, i, keyLength, keyOver ? 1 : 0)
+              } else {
+                valueDepths &= ~(1 << d)
               }
               keyLength = 0
               keyOver = false

@@ -37,22 +37,47 @@ export const IDENTITY_FIELDS: ReadonlySet<string> = new Set(IDENTITY_ATTRIBUTES)
 
 interface PartialInstance {
   /**
-   * The JSON of the `count` index or `for_each` key, as `JSON.stringify` writes it (which is how
-   * the address shows it), and whether it needs no escaping inside the address's own JSON.
+   * Where the JSON of the `count` index or `for_each` key lies in the resource's scratch bytes
+   * (`keyFrom` -1 when there is none), and what it is: a whole number or a string written as
+   * `JSON.stringify` writes it, read as it is; or, for any other key, `keyJson`, its JSON as
+   * `JSON.stringify` writes it.
    */
-  indexKey?: string
-  indexKeyPlain: boolean
-  deposed?: string
-  digest?: string
-  /**
-   * The identity attributes read, as name and JSON string (as `JSON.stringify` writes it) one
-   * after the other.
-   */
-  identity: string[] | undefined
+  keyFrom: number
+  keyTo: number
+  keyKind: KeyKind
+  keyJson: string | undefined
+  deposed: string | undefined
+  /** The digest of the attributes: their length and CRC-32 (-1 before they are read). */
+  length: number
+  crc: number
+  /** The identity attributes read, in the order read. */
+  identity: IdentityValue[] | undefined
   /** The JSON of `sensitive_attributes`; null when too large to read. */
-  sensitive?: string | null
-  attributes?: Uint8Array
+  sensitive: string | null | undefined
+  attributes: Uint8Array | undefined
   attributesTooLarge: boolean
+}
+
+const enum KeyKind {
+  /** No key, or one that is neither a number nor a string. */
+  None,
+  /** A whole number written as `JSON.stringify` writes it: its JSON, read as it is. */
+  Integer,
+  /** A string without escapes: its JSON, read as it is. */
+  PlainString,
+  /** Any other number or string: `keyJson`. */
+  Other,
+}
+
+/**
+ * An identity attribute's value: its JSON as `JSON.stringify` writes it, either where it lies in
+ * the resource's scratch bytes (a string without escapes) or as `literal`.
+ */
+interface IdentityValue {
+  name: string
+  from: number
+  to: number
+  literal: string | undefined
 }
 
 /** A resource field: its string, and its JSON as `JSON.stringify` writes it. */
@@ -76,23 +101,30 @@ const MAX_ESCAPED_FIELDS = 1024
 
 /**
  * What every instance of a resource shares in its entry, made once per resource: its address
- * before the index key (and that as the start of a JSON string), and the resource's fields.
+ * before the index key, that as the start of a JSON string (text and UTF-8), and the resource's
+ * fields as UTF-8.
  */
 interface SharedParts {
   prefix: string
   prefixJson: string
-  fields: string
+  prefixJsonBytes: Uint8Array
+  fieldsBytes: Uint8Array
 }
 
 const decoder = new TextDecoder()
+const encoder = new TextEncoder()
 const PROVIDER_SOURCE = /provider\["([^"]+)"\]/
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
 
 /**
  * Builds index entries from the pieces the state scanner hands it as it streams through the
- * top-level `resources` array: each resource's fields, then each of its instances' fields,
- * identity attributes and the digest of its attributes. A resource whose fields do not make an
- * address (not a format 4 resource) is skipped. The pieces come as the JSON text of their values:
- * a state of 100 MiB hands over some hundred thousand, and this runs inline with its upload.
+ * top-level `resources` array: each resource's fields (as JSON text: a few thousand in a large
+ * state), then each of its instances' fields, identity attributes and the digest of its
+ * attributes (as bytes: a state of 100 MiB holds tens of thousands of instances, and this runs
+ * inline with its upload). An instance's pieces are copied into the resource's scratch bytes, and
+ * its entry is written from them as UTF-8 when the resource ends, without making a string of
+ * them. A resource whose fields do not make an address (not a format 4 resource) is skipped.
  */
 export class InstanceCollector {
   /** Each instance's entry (`IndexedInstance`) as JSON, in the state's order. */
@@ -109,6 +141,9 @@ export class InstanceCollector {
   #sharedParts: SharedParts | undefined
   #instances: PartialInstance[] = []
   #instance: PartialInstance | undefined
+  /** The current resource's instances' keys and identity values, as the state wrote them. */
+  #scratch = new Uint8Array(4096)
+  #scratchUsed = 0
 
   /**
    * With `detail`, the raw attributes of the instances whose address `wanted` accepts go to
@@ -131,6 +166,7 @@ export class InstanceCollector {
     this.#fields = newFields()
     this.#sharedParts = undefined
     this.#instances = []
+    this.#scratchUsed = 0
   }
 
   /** A resource field's JSON (undefined when too large to read). */
@@ -175,58 +211,101 @@ export class InstanceCollector {
   }
 
   beginInstance(): void {
-    this.#instance = { identity: undefined, indexKeyPlain: true, attributesTooLarge: false }
+    this.#instance = {
+      keyFrom: -1,
+      keyTo: -1,
+      keyKind: KeyKind.None,
+      keyJson: undefined,
+      deposed: undefined,
+      length: -1,
+      crc: 0,
+      identity: undefined,
+      sensitive: undefined,
+      attributes: undefined,
+      attributesTooLarge: false,
+    }
   }
 
-  /** An instance field's JSON (undefined when too large to read). */
-  instanceField(key: string, json: string | undefined): void {
+  /**
+   * An instance field's JSON: `bytes` from `from` to `to`, undefined when too large to read. The
+   * bytes are the caller's, and read only during the call.
+   */
+  instanceField(key: string, bytes: Uint8Array | undefined, from: number, to: number): void {
     const instance = this.#instance
     if (instance === undefined) return
     if (key === 'sensitive_attributes') {
       // Too large to read: every identity value counts as sensitive.
-      instance.sensitive = json ?? null
+      // Most are `[]`, which an index needs no text of.
+      instance.sensitive =
+        bytes === undefined
+          ? null
+          : this.#onDetail === undefined && isEmptyArray(bytes, from, to)
+            ? undefined
+            : text(bytes, from, to)
       return
     }
-    if (json === undefined) return
+    if (bytes === undefined) return
     if (key === 'index_key') {
+      instance.keyKind = KeyKind.None
+      instance.keyJson = undefined
       // Most keys are a plain string or a small whole number, whose JSON is used as it came.
-      if (isPlainString(json) || isPlainInteger(json)) {
-        instance.indexKey = json
-        instance.indexKeyPlain = true
+      const plain = isPlainStringBytes(bytes, from, to)
+        ? KeyKind.PlainString
+        : isPlainIntegerBytes(bytes, from, to)
+          ? KeyKind.Integer
+          : KeyKind.None
+      if (plain !== KeyKind.None) {
+        instance.keyKind = plain
+        instance.keyFrom = this.#keep(bytes, from, to)
+        instance.keyTo = this.#scratchUsed
         return
       }
-      const value = parse(json)
+      const value = parse(text(bytes, from, to))
       if (typeof value === 'number' || typeof value === 'string') {
-        instance.indexKey = JSON.stringify(value)
-        instance.indexKeyPlain = typeof value === 'number' || !instance.indexKey.includes('\\')
+        instance.keyKind = KeyKind.Other
+        instance.keyJson = JSON.stringify(value)
       }
       return
     }
-    const value = parse(json)
+    const value = parse(text(bytes, from, to))
     if (key === 'deposed' && typeof value === 'string') instance.deposed = value
   }
 
-  /** An identity attribute's JSON (undefined when too large to read). */
-  identity(key: string, json: string | undefined): void {
-    if (json === undefined || this.#instance === undefined) return
-    let literal = json
-    let length = json.length - 2
-    if (!isPlainString(json)) {
-      const value = parse(json)
-      if (typeof value !== 'string') return
-      literal = JSON.stringify(value)
-      length = value.length
+  /** An identity attribute's JSON, as `instanceField` takes it. */
+  identity(key: string, bytes: Uint8Array | undefined, from: number, to: number): void {
+    const instance = this.#instance
+    if (bytes === undefined || instance === undefined || bytes[from] !== QUOTE) return
+    let value: IdentityValue
+    if (isPlainStringBytes(bytes, from, to)) {
+      // Its JSON is its own, and its length in UTF-16 units at most its length in bytes.
+      if (to - from === 2) return
+      if (
+        to - from - 2 > MAX_IDENTITY_CHARS &&
+        text(bytes, from + 1, to - 1).length > MAX_IDENTITY_CHARS
+      ) {
+        return
+      }
+      const at = this.#keep(bytes, from, to)
+      value = { name: key, from: at, to: this.#scratchUsed, literal: undefined }
+    } else {
+      const parsed = parse(text(bytes, from, to))
+      if (typeof parsed !== 'string' || parsed.length === 0 || parsed.length > MAX_IDENTITY_CHARS) {
+        return
+      }
+      value = { name: key, from: -1, to: -1, literal: JSON.stringify(parsed) }
     }
-    if (length !== 0 && length <= MAX_IDENTITY_CHARS) {
-      ;(this.#instance.identity ??= []).push(key, literal)
-    }
+    ;(instance.identity ??= []).push(value)
   }
 
-  /** The instance's attributes: their digest, and in detail mode their bytes (or too large). */
-  attributes(digest: string, raw: Uint8Array | undefined, tooLarge: boolean): void {
+  /**
+   * The instance's attributes: their length and CRC-32 (the digest), and in detail mode their
+   * bytes (or too large).
+   */
+  attributes(length: number, crc: number, raw: Uint8Array | undefined, tooLarge: boolean): void {
     const instance = this.#instance
     if (instance === undefined) return
-    instance.digest = digest
+    instance.length = length
+    instance.crc = crc
     if (raw !== undefined) instance.attributes = raw
     instance.attributesTooLarge = tooLarge
   }
@@ -234,11 +313,13 @@ export class InstanceCollector {
   endInstance(): void {
     const instance = this.#instance
     this.#instance = undefined
-    if (instance?.digest === undefined) return
+    if (instance === undefined || instance.length === -1) return
     if (this.#onDetail !== undefined) {
       // Most states name the resource before its instances: decide now, keep only what is wanted.
-      const address = this.#address(instance)
-      if (address !== undefined && !(this.#wanted?.(address) ?? true)) return
+      const shared = this.#shared()
+      if (shared !== undefined && !(this.#wanted?.(this.#addressOf(shared, instance)) ?? true)) {
+        return
+      }
     }
     this.#instances.push(instance)
   }
@@ -253,29 +334,29 @@ export class InstanceCollector {
       return
     }
     const shared = this.#shared() as SharedParts
-    for (const instance of this.#instances) {
-      if (this.#onDetail !== undefined) {
-        const address = addressOf(shared, instance)
-        if (this.#wanted?.(address) ?? true) {
-          this.#onDetail({
-            address,
-            attributes: instance.attributesTooLarge ? undefined : text(instance.attributes),
-            // Too large to read: not JSON, so every attribute counts as sensitive.
-            sensitive: instance.sensitive === null ? 'unreadable' : instance.sensitive,
-          })
+    if (this.#onDetail !== undefined) {
+      for (const instance of this.#instances) {
+        const address = this.#addressOf(shared, instance)
+        if (!(this.#wanted?.(address) ?? true)) continue
+        this.#onDetail({
+          address,
+          attributes: instance.attributesTooLarge
+            ? undefined
+            : instance.attributes === undefined
+              ? undefined
+              : decoder.decode(instance.attributes),
+          // Too large to read: not JSON, so every attribute counts as sensitive.
+          sensitive: instance.sensitive === null ? 'unreadable' : instance.sensitive,
+        })
+      }
+    } else {
+      for (const instance of this.#instances) {
+        if (this.#entries.count >= MAX_INDEXED_INSTANCES) {
+          this.#truncated = true
+          return
         }
-        continue
+        this.#write(shared, instance)
       }
-      if (this.#entries.count >= MAX_INDEXED_INSTANCES) {
-        this.#truncated = true
-        return
-      }
-      // An `IndexedInstance`, written out: the resource's fields are the same for each instance.
-      let json = `{"address":${addressJson(shared, instance)},${shared.fields},"digest":"${instance.digest as string}"`
-      if (instance.indexKey !== undefined) json += `,"index_key":${instance.indexKey}`
-      if (instance.deposed !== undefined) json += `,"deposed":${JSON.stringify(instance.deposed)}`
-      json += `,"identity":${identityJson(instance)}}`
-      this.#entries.add(json)
     }
     if (module.value !== '') this.#modules.add(module.value)
     const source = PROVIDER_SOURCE.exec(provider.value)?.[1]
@@ -294,9 +375,113 @@ export class InstanceCollector {
     }
   }
 
-  #address(instance: PartialInstance): string | undefined {
-    const shared = this.#shared()
-    return shared === undefined ? undefined : addressOf(shared, instance)
+  /**
+   * Writes an instance's entry, an `IndexedInstance`, as `JSON.stringify` writes it: the
+   * resource's fields are the same for each instance, and the key and identity values are written
+   * as the state wrote them when that is how `JSON.stringify` writes them.
+   */
+  #write(shared: SharedParts, instance: PartialInstance): void {
+    const out = this.#entries
+    const scratch = this.#scratch
+    out.begin()
+    out.bytes(ADDRESS_OPEN, 0, ADDRESS_OPEN.length)
+    const kind = instance.keyKind
+    if (instance.deposed !== undefined || kind === KeyKind.Other) {
+      out.text(JSON.stringify(this.#addressOf(shared, instance)))
+    } else {
+      out.bytes(shared.prefixJsonBytes, 0, shared.prefixJsonBytes.length)
+      if (kind === KeyKind.Integer) {
+        out.byte(0x5b)
+        out.bytes(scratch, instance.keyFrom, instance.keyTo)
+        out.byte(0x5d)
+      } else if (kind === KeyKind.PlainString) {
+        // `["k"]` inside the address's own JSON: its quotes escaped.
+        out.bytes(KEY_OPEN, 0, KEY_OPEN.length)
+        out.bytes(scratch, instance.keyFrom + 1, instance.keyTo - 1)
+        out.bytes(KEY_CLOSE, 0, KEY_CLOSE.length)
+      }
+      out.byte(QUOTE)
+    }
+    out.byte(0x2c)
+    out.bytes(shared.fieldsBytes, 0, shared.fieldsBytes.length)
+    out.bytes(DIGEST_OPEN, 0, DIGEST_OPEN.length)
+    out.base36(instance.length)
+    out.byte(0x2d)
+    out.base36(instance.crc)
+    out.byte(QUOTE)
+    if (kind === KeyKind.Integer || kind === KeyKind.PlainString) {
+      out.bytes(INDEX_KEY_OPEN, 0, INDEX_KEY_OPEN.length)
+      out.bytes(scratch, instance.keyFrom, instance.keyTo)
+    } else if (kind === KeyKind.Other) {
+      out.bytes(INDEX_KEY_OPEN, 0, INDEX_KEY_OPEN.length)
+      out.text(instance.keyJson as string)
+    }
+    if (instance.deposed !== undefined) out.text(`,"deposed":${JSON.stringify(instance.deposed)}`)
+    out.bytes(IDENTITY_OPEN, 0, IDENTITY_OPEN.length)
+    this.#writeIdentity(instance)
+    out.byte(0x7d)
+    out.end()
+  }
+
+  /** The identity values that no sensitive path covers, ordered by name: a JSON object. */
+  #writeIdentity(instance: PartialInstance): void {
+    const out = this.#entries
+    const values = instance.identity
+    const sensitive = values === undefined ? NONE : sensitiveTopNames(instance.sensitive)
+    if (values === undefined || sensitive === 'all') {
+      out.bytes(EMPTY_OBJECT, 0, EMPTY_OBJECT.length)
+      return
+    }
+    let kept = values
+    if (values.length > 1) {
+      // A name given twice keeps its last value, as JSON.parse does.
+      kept = []
+      for (const value of values) {
+        const earlier = kept.findIndex((other) => other.name === value.name)
+        if (earlier !== -1) kept.splice(earlier, 1)
+        kept.push(value)
+      }
+      kept.sort((a, b) => compare(a.name, b.name))
+    }
+    out.byte(0x7b)
+    let first = true
+    for (const value of kept) {
+      if (sensitive.has(value.name)) continue
+      if (!first) out.byte(0x2c)
+      first = false
+      const name = nameJson(value.name)
+      out.bytes(name, 0, name.length)
+      if (value.literal !== undefined) out.text(value.literal)
+      else out.bytes(this.#scratch, value.from, value.to)
+    }
+    out.byte(0x7d)
+  }
+
+  /** Copies bytes into the resource's scratch; answers where they start there. */
+  #keep(bytes: Uint8Array, from: number, to: number): number {
+    const at = this.#scratchUsed
+    const end = at + (to - from)
+    if (end > this.#scratch.length) {
+      const grown = new Uint8Array(Math.max(end, this.#scratch.length * 2))
+      grown.set(this.#scratch.subarray(0, at))
+      this.#scratch = grown
+    }
+    const scratch = this.#scratch
+    for (let k = from, out = at; k < to; k += 1, out += 1) scratch[out] = bytes[k] as number
+    this.#scratchUsed = end
+    return at
+  }
+
+  /** An instance's address: its resource's, then its key, then whether it is deposed. */
+  #addressOf(shared: SharedParts, instance: PartialInstance): string {
+    let address = shared.prefix
+    const kind = instance.keyKind
+    if (kind === KeyKind.Other) address += `[${instance.keyJson as string}]`
+    else if (kind !== KeyKind.None) {
+      address += `[${text(this.#scratch, instance.keyFrom, instance.keyTo)}]`
+    }
+    if (instance.deposed !== undefined) address += ` (deposed ${instance.deposed})`
+    return address
   }
 
   /** The parts every instance of the current resource shares (undefined before its type and name). */
@@ -313,34 +498,62 @@ export class InstanceCollector {
     // The fields as `JSON.stringify` writes the object of them, from each one's JSON (entries are
     // written only for a resource whose mode is known).
     const modeJson = mode === undefined ? '' : `"mode":${mode.json},`
+    const prefixJson = JSON.stringify(prefix).slice(0, -1)
     return (this.#sharedParts = {
       prefix,
-      prefixJson: JSON.stringify(prefix).slice(0, -1),
-      fields: `"module":${module.json},${modeJson}"type":${type.json},"name":${name.json},"provider":${provider.json}`,
+      prefixJson,
+      prefixJsonBytes: encoder.encode(prefixJson),
+      fieldsBytes: encoder.encode(
+        `"module":${module.json},${modeJson}"type":${type.json},"name":${name.json},"provider":${provider.json}`,
+      ),
     })
   }
 }
 
-/** An instance's address: its resource's, then its key, then whether it is deposed. */
-function addressOf(shared: SharedParts, instance: PartialInstance): string {
-  let address = shared.prefix
-  if (instance.indexKey !== undefined) address += `[${instance.indexKey}]`
-  if (instance.deposed !== undefined) address += ` (deposed ${instance.deposed})`
-  return address
+const ADDRESS_OPEN = encoder.encode('{"address":')
+const KEY_OPEN = encoder.encode('[\\"')
+const KEY_CLOSE = encoder.encode('\\"]')
+const DIGEST_OPEN = encoder.encode(',"digest":"')
+const INDEX_KEY_OPEN = encoder.encode(',"index_key":')
+const IDENTITY_OPEN = encoder.encode(',"identity":')
+const EMPTY_OBJECT = encoder.encode('{}')
+const BASE36 = encoder.encode('0123456789abcdefghijklmnopqrstuvwxyz')
+
+const NAME_JSON = new Map<string, Uint8Array>()
+
+/** `"name":` as UTF-8, for an identity attribute's name (one of a few). */
+function nameJson(name: string): Uint8Array {
+  let json = NAME_JSON.get(name)
+  if (json === undefined) NAME_JSON.set(name, (json = encoder.encode(`${JSON.stringify(name)}:`)))
+  return json
+}
+
+/** Whether `bytes[from, to)` is a string literal without escapes: then it is its own JSON. */
+function isPlainStringBytes(bytes: Uint8Array, from: number, to: number): boolean {
+  if (to - from < 2 || bytes[from] !== QUOTE || bytes[to - 1] !== QUOTE) return false
+  for (let at = from + 1; at < to - 1; at += 1) if (bytes[at] === BACKSLASH) return false
+  return true
 }
 
 /**
- * The JSON of an instance's address. A key that needs no escaping is added to the resource's
- * part as it is (a string key's quotes escaped), without encoding the whole address again.
+ * Whether `bytes[from, to)` is a whole number written as `JSON.stringify` writes it (no sign,
+ * exponent or leading zero), short enough to be exact.
  */
-function addressJson(shared: SharedParts, instance: PartialInstance): string {
-  const key = instance.indexKey
-  if (!instance.indexKeyPlain || instance.deposed !== undefined) {
-    return JSON.stringify(addressOf(shared, instance))
+function isPlainIntegerBytes(bytes: Uint8Array, from: number, to: number): boolean {
+  const length = to - from
+  if (length === 0 || length > 15) return false
+  const first = bytes[from] as number
+  if (first < 0x30 || first > 0x39 || (first === 0x30 && length > 1)) return false
+  for (let at = from + 1; at < to; at += 1) {
+    const c = bytes[at] as number
+    if (c < 0x30 || c > 0x39) return false
   }
-  if (key === undefined) return `${shared.prefixJson}"`
-  if (key.charCodeAt(0) !== 0x22) return `${shared.prefixJson}[${key}]"`
-  return `${shared.prefixJson}[\\"${key.slice(1, -1)}\\"]"`
+  return true
+}
+
+/** Whether `bytes[from, to)` is `[]`, the `sensitive_attributes` of most instances. */
+function isEmptyArray(bytes: Uint8Array, from: number, to: number): boolean {
+  return to - from === 2 && bytes[from] === 0x5b && bytes[from + 1] === 0x5d
 }
 
 /** Whether `json` is a string literal without escapes: then it is its own `JSON.stringify`. */
@@ -355,73 +568,99 @@ function isPlainString(json: string): boolean {
 }
 
 /**
- * Whether `json` is a whole number written as `JSON.stringify` writes it (no sign, exponent or
- * leading zero), short enough to be exact.
- */
-function isPlainInteger(json: string): boolean {
-  const length = json.length
-  if (length === 0 || length > 15) return false
-  const first = json.charCodeAt(0)
-  if (first < 0x30 || first > 0x39 || (first === 0x30 && length > 1)) return false
-  for (let at = 1; at < length; at += 1) {
-    const c = json.charCodeAt(at)
-    if (c < 0x30 || c > 0x39) return false
-  }
-  return true
-}
-
-/**
- * Entries written out as UTF-8 as they are made, joined by commas, a batch of them at a time: a
- * hundred thousand short-lived strings would each outlive a garbage collection or two before being
- * joined and encoded anyway.
- * The buffer is its own memory (never a pooled slab), so the scan thread can hand it over whole.
+ * Entries written out as UTF-8 as they are made, joined by commas, straight into blocks of bytes:
+ * a hundred thousand entries make no string each.
+ * The blocks are their own memory (never a pooled slab), so the scan thread can hand them over
+ * whole.
  */
 class EntryWriter {
   readonly #blocks: Buffer[] = []
-  #block = Buffer.allocUnsafeSlow(0)
+  #block = Buffer.allocUnsafeSlow(16 * 1024)
   #used = 0
-  #pending = ''
   count = 0
 
-  add(json: string): void {
-    // Entries are joined as text and written some 16k characters at a time: one UTF-8 encoding
-    // per batch instead of one per entry.
-    this.#pending = this.#pending === '' ? json : `${this.#pending},${json}`
-    this.count += 1
-    if (this.#pending.length >= PENDING_CHARS) this.#flush()
+  /** Starts an entry, after a comma when any were written before. */
+  begin(): void {
+    if (this.count !== 0) this.byte(0x2c)
   }
 
-  /** Writes the pending entries out, after a comma when any were written before. */
-  #flush(): void {
-    const text = this.#pending
-    this.#pending = ''
+  /** Ends the entry begun last. */
+  end(): void {
+    this.count += 1
+  }
+
+  byte(value: number): void {
+    this.#room(1)
+    this.#block[this.#used++] = value
+  }
+
+  bytes(source: Uint8Array, from: number, to: number): void {
+    const length = to - from
+    this.#room(length)
+    const block = this.#block
+    let at = this.#used
+    if (length > 16) {
+      block.set(source.subarray(from, to), at)
+      at += length
+    } else {
+      for (let k = from; k < to; k += 1) block[at++] = source[k] as number
+    }
+    this.#used = at
+  }
+
+  /** Any text, as UTF-8. */
+  text(value: string): void {
     // UTF-8 takes at most three bytes for each UTF-16 unit.
-    const most = 1 + text.length * 3
-    if (this.#used + most > this.#block.length) this.#next(most)
-    // Blocks are joined as they are, so a block may start with the comma.
-    if (this.#used !== 0 || this.#blocks.length !== 0) this.#block[this.#used++] = 0x2c
-    this.#used += this.#block.write(text, this.#used)
+    this.#room(value.length * 3)
+    this.#used += this.#block.write(value, this.#used)
+  }
+
+  /**
+   * `n.toString(36)` for a whole number from 0 to 2^53-1, as ASCII: the engine's radix conversion
+   * takes the path made for fractions.
+   */
+  base36(n: number): void {
+    this.#room(11)
+    const block = this.#block
+    let end = this.#used
+    if (n < 36) {
+      block[end] = BASE36[n] as number
+      this.#used = end + 1
+      return
+    }
+    let digits = 0
+    for (let left = n; left > 0; left = Math.floor(left / 36)) digits += 1
+    end += digits
+    for (let left = n, at = end - 1; left > 0; at -= 1) {
+      const quotient = Math.floor(left / 36)
+      block[at] = BASE36[left - quotient * 36] as number
+      left = quotient
+    }
+    this.#used = end
   }
 
   /** The entries, in blocks that are each their own memory (none shared with a pool). */
   blocks(): Uint8Array[] {
-    if (this.#pending !== '') this.#flush()
     const blocks = [...this.#blocks]
     if (this.#used !== 0) blocks.push(this.#block.subarray(0, this.#used))
     return blocks
   }
 
-  /** Starts a block with room for at least `most` bytes: small at first, a MiB once large. */
-  #next(most: number): void {
+  /**
+   * Makes room for `most` more bytes in the current block, or starts the next: an entry may run
+   * from one block into the next, since blocks are joined as they are. Small at first, a MiB once
+   * large.
+   */
+  #room(most: number): void {
+    if (this.#used + most <= this.#block.length) return
     if (this.#used !== 0) this.#blocks.push(this.#block.subarray(0, this.#used))
-    const size = this.#blocks.length === 0 ? 16 * 1024 : this.#blocks.length < 4 ? 256 * 1024 : MiB
+    const size = this.#blocks.length === 0 ? 256 * 1024 : MiB
     this.#block = Buffer.allocUnsafeSlow(Math.max(size, most))
     this.#used = 0
   }
 }
 
 const MiB = 1024 * 1024
-const PENDING_CHARS = 16 * 1024
 
 function newFields(): ResourceFields {
   return {
@@ -460,31 +699,6 @@ export function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
-/** The JSON of the identity values that no sensitive path covers, ordered by name. */
-function identityJson(instance: PartialInstance): string {
-  const pairs = instance.identity
-  if (pairs === undefined) return '{}'
-  const sensitive = sensitiveTopNames(instance.sensitive)
-  if (sensitive === 'all') return '{}'
-  if (pairs.length === 2) {
-    // Most instances have one identity attribute (an `id`): no sorting.
-    const key = pairs[0] as string
-    return sensitive.has(key) ? '{}' : `{"${key}":${pairs[1] as string}}`
-  }
-  const kept: [string, string][] = []
-  for (let at = 0; at < pairs.length; at += 2) {
-    const key = pairs[at] as string
-    if (sensitive.has(key)) continue
-    // A name given twice keeps its last value, as JSON.parse does.
-    const earlier = kept.findIndex(([name]) => name === key)
-    if (earlier !== -1) kept.splice(earlier, 1)
-    kept.push([key, pairs[at + 1] as string])
-  }
-  kept.sort(([a], [b]) => compare(a, b))
-  // The names are the identity attributes' own (plain), and the values already JSON.
-  return `{${kept.map(([key, literal]) => `"${key}":${literal}`).join(',')}}`
-}
-
 const NONE: ReadonlySet<string> = new Set()
 
 /**
@@ -520,6 +734,7 @@ function parse(json: string): unknown {
   }
 }
 
-function text(raw: Uint8Array | undefined): string | undefined {
-  return raw === undefined ? undefined : decoder.decode(raw)
+/** `bytes[from, to)` as text. */
+function text(bytes: Uint8Array, from: number, to: number): string {
+  return decoder.decode(bytes.subarray(from, to))
 }

@@ -8,11 +8,8 @@ import { JSON_SCAN_WASM } from './json-scan-wasm'
  * document is done.
  */
 export interface JsonScan {
-  /**
-   * Starts a document, reporting keys and values at depths 1 to `deepest`; at `deepest`, only the
-   * keys whose shape `shapes` allows, and their values.
-   */
-  reset(deepest: number, shapes: readonly number[]): void
+  /** Starts a document, reporting what `report` says. */
+  reset(report: Report): void
   /**
    * Scans bytes `from` to `length` of `input` (copied in by the caller); answers where it stopped
    * (`length` unless the events filled up) or -1 at a byte that is not JSON.
@@ -86,12 +83,13 @@ interface Exports {
   EVENTS: Global
   KEYS: Global
   SHAPES: Global
+  MAX_REPORTED: Global
   SLICE: Global
   EVENT_CAPACITY: Global
   events: Global
   errorCode: Global
   errorAt: Global
-  reset(deepest: number): void
+  reset(deepest: number, elements: number): void
   scan(from: number, length: number): number
   finish(): number
 }
@@ -102,13 +100,21 @@ const idle: JsonScan[] = []
 const MAX_IDLE = 8
 
 /**
- * A scan ready for a new document, reporting keys and values at depths 1 to `deepest`. At
- * `deepest` it reports only keys whose shape `shapes` allows, and their values: for each key length
- * below 32, a bit for each first byte (`1 << (byte & 31)`).
+ * What a scan reports, at depths 1 to `deepest` (at most 7): in objects, the keys whose shape
+ * `shapes[depth]` allows (for each key length below 32, a bit for each first byte:
+ * `1 << (byte & 31)`) and the values that follow them; in arrays, the elements at the depths
+ * `elements` names (bits).
  */
-export function takeJsonScan(deepest: number, shapes: readonly number[]): JsonScan {
+export interface Report {
+  deepest: number
+  shapes: readonly (readonly number[] | undefined)[]
+  elements: number
+}
+
+/** A scan ready for a new document, reporting what `report` says. */
+export function takeJsonScan(report: Report): JsonScan {
   const scan = idle.pop() ?? newJsonScan()
-  scan.reset(deepest, shapes)
+  scan.reset(report)
   return scan
 }
 
@@ -130,12 +136,17 @@ function newJsonScan(): JsonScan {
   const buffer = exports.memory.buffer
   const capacity = exports.EVENT_CAPACITY.value
   if (exports.SLICE.value !== SLICE) throw new Error('the JSON scanner is out of date')
-  const shapes = new Uint32Array(buffer, exports.SHAPES.value, 32)
+  const deepestReported = exports.MAX_REPORTED.value
+  const shapes = new Uint32Array(buffer, exports.SHAPES.value, (deepestReported + 1) * 32)
   return {
-    reset: (deepest, wanted) => {
+    reset: ({ deepest, shapes: wanted, elements }) => {
+      if (deepest > deepestReported)
+        throw new Error(`the JSON scanner reports depths to ${deepestReported}`)
       shapes.fill(0)
-      shapes.set(wanted.slice(0, 32))
-      exports.reset(deepest)
+      for (let depth = 1; depth <= deepest; depth += 1) {
+        shapes.set((wanted[depth] ?? []).slice(0, 32), depth * 32)
+      }
+      exports.reset(deepest, elements)
     },
     scan: (from, length) => exports.scan(from, length),
     finish: () => exports.finish(),

@@ -175,9 +175,17 @@ export class StateScanner {
       this.#collector = new InstanceCollector(options.detail)
     }
     // Without an index only the top level is watched; with one, the `resources` tree down to the
-    // keys of each instance's attributes.
-    const deepest = this.#collector === undefined ? TOP_KEYS : ATTRIBUTE_KEYS
-    this.#json = takeJsonScan(deepest, KEY_SHAPES[deepest] as number[])
+    // keys of each instance's attributes. Only the keys watched for are reported, and the elements
+    // of `resources` and of each resource's `instances`.
+    this.#json = takeJsonScan(
+      this.#collector === undefined
+        ? { deepest: TOP_KEYS, shapes: KEY_SHAPES, elements: 0 }
+        : {
+            deepest: ATTRIBUTE_KEYS,
+            shapes: KEY_SHAPES,
+            elements: (1 << RESOURCE_ELEMENTS) | (1 << INSTANCE_ELEMENTS),
+          },
+    )
   }
 
   /** Feeds the next chunk. @throws InvalidStateError at the first byte that is not JSON. */
@@ -379,7 +387,8 @@ export class StateScanner {
         this.#hashing = undefined
         const keep = hashing.keep
         collector?.attributes(
-          `${base36(hashing.length)}-${base36(hashing.crc)}`,
+          hashing.length,
+          hashing.crc,
           keep === undefined || keep.overflow ? undefined : joined(keep),
           keep?.overflow === true,
         )
@@ -390,11 +399,23 @@ export class StateScanner {
     }
     const capture = this.#capture as Capture
     this.#capture = undefined
+    if (kind === 'resourceField') {
+      collector?.resourceField(capture.key, this.#captureText(chunk, capture, i))
+      return
+    }
     if (kind !== 'top') {
-      const json = this.#captureText(chunk, capture, i)
-      if (kind === 'resourceField') collector?.resourceField(capture.key, json)
-      else if (kind === 'instanceField') collector?.instanceField(capture.key, json)
-      else collector?.identity(capture.key, json)
+      // An instance's values are read as bytes, most where they lie in the chunk.
+      let bytes: Uint8Array | undefined = chunk
+      let from = capture.from
+      let to = i
+      if (capture.size !== 0 || capture.overflow || to - from > capture.limit) {
+        this.#keepCaptured(chunk, capture, i)
+        bytes = capture.overflow ? undefined : joined(capture)
+        from = 0
+        to = bytes?.length ?? 0
+      }
+      if (kind === 'instanceField') collector?.instanceField(capture.key, bytes, from, to)
+      else collector?.identity(capture.key, bytes, from, to)
       return
     }
     this.#keepCaptured(chunk, capture, i)
