@@ -35,7 +35,7 @@ export function compile() {
         '--initialMemory',
         '6',
         '--maximumMemory',
-        '6',
+        '16384',
         '--outFile',
         out,
       ],

@@ -25,6 +25,10 @@ export const KEYS: usize = EVENTS + <usize>EVENT_CAPACITY * 16
 export const SHAPES: usize = KEYS + <usize>EVENT_CAPACITY * 32
 /** The deepest depth reported, at most. */
 export const MAX_REPORTED: i32 = 7
+/** The keys the index looks for (see `setKeys`): four tables of 1 KiB. */
+export const KEY_TABLES: usize = SHAPES + 1024
+/** The current resource's fields: five pairs of i32, where each lies in BYTES and its length. */
+export const FIELDS: usize = KEY_TABLES + 4096
 
 // Events.
 const START: i32 = 1 // a value starts: a = its first byte
@@ -102,9 +106,10 @@ export let errorAt: i32 = 0
 
 /**
  * Starts a document, reporting keys and values at depths 1 to `deepest` (at most MAX_REPORTED),
- * keys of the shapes in SHAPES, and the elements of arrays at the depths `elements` names (bits).
+ * keys of the shapes in SHAPES, and the elements of arrays at the depths `elements` names (bits);
+ * with `index`, reading its `resources` for the index as well (below).
  */
-export function reset(deepest: i32, elements: i32): void {
+export function reset(deepest: i32, elements: i32, index: bool): bool {
   state = VALUE
   depth = 0
   isKey = false
@@ -120,6 +125,9 @@ export function reset(deepest: i32, elements: i32): void {
   events = 0
   errorCode = 0
   errorAt = 0
+  resetIndex(index)
+  // False when the memory the index needs could not be had.
+  return indexing == index
 }
 
 // @ts-ignore: decorator
@@ -138,6 +146,25 @@ export function reset(deepest: i32, elements: i32): void {
   if (d == 0 || d > deepest) return false
   const depths = load<u8>(STACK + <usize>d - 1) == OBJECT ? valueDepths : elementDepths
   return ((depths >>> d) & 1) != 0
+}
+
+/** A value starts at depth `d`, with byte `c` at `i`: reported, and followed by the index. */
+// @ts-ignore: decorator
+@inline function started(d: i32, i: i32, c: i32, deepest: i32): void {
+  if (reported(d, deepest)) emit(START, d, i, c, 0)
+  // At the attributes' depth, only a value after an identity attribute's name matters.
+  if (indexing && d != 0 && (d < ATTRIBUTE_KEYS || (d == ATTRIBUTE_KEYS && pendingIdentity >= 0))) {
+    indexStart(d, i, c)
+  }
+}
+
+/** A value ends before `i`, leaving depth `d`: reported, and followed by the index. */
+// @ts-ignore: decorator
+@inline function ended(d: i32, i: i32, deepest: i32): void {
+  if (reported(d, deepest)) emit(END, d, i, 0, 0)
+  if (indexing && d != 0 && (d < ATTRIBUTE_KEYS || (d == ATTRIBUTE_KEYS && capturing))) {
+    indexEnd(d, i)
+  }
 }
 
 /** Whether the key just read at depth `d` has a shape the caller wants. */
@@ -192,10 +219,13 @@ export function scan(from: i32, length: i32): i32 {
   let d = depth
   let i = from
   events = 0
+  halted = false
+  if (capturing) captureFrom = from
   const deepest = report
+  const keyDepth = indexing && deepest < ATTRIBUTE_KEYS ? ATTRIBUTE_KEYS : deepest
   const limit = EVENT_CAPACITY - 4
   while (i < length) {
-    if (events > limit) break
+    if (events > limit || halted) break
     let c = <i32>load<u8>(IN + <usize>i)
     switch (s) {
       case STRING: {
@@ -219,7 +249,7 @@ export function scan(from: i32, length: i32): i32 {
           j += 1
         }
         if (j < length) c = <i32>load<u8>(IN + <usize>j)
-        const watchedKey = isKey && d <= deepest
+        const watchedKey = isKey && d <= keyDepth
         if (watchedKey) keepKey(IN + <usize>i, IN + <usize>j)
         i = j
         if (j == length) break
@@ -228,13 +258,16 @@ export function scan(from: i32, length: i32): i32 {
           if (isKey) {
             s = COLON
             if (watchedKey) {
-              if (wantedKey(d)) {
+              if (d > deepest) {
+                // Read for the index only.
+              } else if (wantedKey(d)) {
                 valueDepths |= 1 << d
                 memory.copy(KEYS + (<usize>events << 5), KEY, <usize>keyLength)
                 emit(KEY_END, d, i, keyLength, keyOver ? 1 : 0)
               } else {
                 valueDepths &= ~(1 << d)
               }
+              if (indexing) indexKey(d)
               keyLength = 0
               keyOver = false
             }
@@ -245,7 +278,7 @@ export function scan(from: i32, length: i32): i32 {
             }
           } else {
             s = d == 0 ? DONE : AFTER_VALUE
-            if (reported(d, deepest)) emit(END, d, i, 0, 0)
+            ended(d, i, deepest)
             // And most values by a comma.
             if (s == AFTER_VALUE && i < length && load<u8>(IN + <usize>i) == 0x2c) {
               s = load<u8>(STACK + <usize>d - 1) == OBJECT ? OBJECT_KEY : VALUE
@@ -290,7 +323,7 @@ export function scan(from: i32, length: i32): i32 {
       }
       case NUMBER: {
         let n = num
-        let ended = false
+        let finished = false
         while (i < length) {
           c = <i32>load<u8>(IN + <usize>i)
           if (c >= 0x30 && c <= 0x39) {
@@ -310,15 +343,15 @@ export function scan(from: i32, length: i32): i32 {
             if (n == N_SIGN || n == N_DOT || n == N_EXP || n == N_EXP_SIGN) {
               return fail(E_NUMBER, i)
             }
-            ended = true
+            finished = true
             break
           }
           i += 1
         }
         num = n
-        if (ended) {
+        if (finished) {
           s = d == 0 ? DONE : AFTER_VALUE
-          if (reported(d, deepest)) emit(END, d, i, 0, 0)
+          ended(d, i, deepest)
         }
         break
       }
@@ -330,7 +363,7 @@ export function scan(from: i32, length: i32): i32 {
         i += 1
         if (literalAt == <i32>load<u8>(LITERAL_LENGTHS + <usize>literal)) {
           s = d == 0 ? DONE : AFTER_VALUE
-          if (reported(d, deepest)) emit(END, d, i, 0, 0)
+          ended(d, i, deepest)
         }
         break
       }
@@ -362,10 +395,10 @@ export function scan(from: i32, length: i32): i32 {
               d -= 1
               i += 1
               s = d == 0 ? DONE : AFTER_VALUE
-              if (reported(d, deepest)) emit(END, d, i, 0, 0)
+              ended(d, i, deepest)
               break
             }
-            if (reported(d, deepest)) emit(START, d, i, c, 0)
+            started(d, i, c, deepest)
             if (c == 0x22) {
               s = STRING
               isKey = false
@@ -398,7 +431,7 @@ export function scan(from: i32, length: i32): i32 {
               d -= 1
               i += 1
               s = d == 0 ? DONE : AFTER_VALUE
-              if (reported(d, deepest)) emit(END, d, i, 0, 0)
+              ended(d, i, deepest)
               break
             } else {
               return fail(E_KEY, i)
@@ -421,7 +454,7 @@ export function scan(from: i32, length: i32): i32 {
               d -= 1
               i += 1
               s = d == 0 ? DONE : AFTER_VALUE
-              if (reported(d, deepest)) emit(END, d, i, 0, 0)
+              ended(d, i, deepest)
             } else {
               return fail(E_AFTER_VALUE, i)
             }
@@ -435,6 +468,11 @@ export function scan(from: i32, length: i32): i32 {
   }
   state = s
   depth = d
+  // A value being captured continues in the next call: keep what this one read of it.
+  if (capturing) {
+    keepCapture(captureFrom, i)
+    captureFrom = i
+  }
   return i
 }
 
@@ -447,4 +485,811 @@ export function finish(): i32 {
     state = DONE
   }
   return state == DONE ? 0 : E_UNFINISHED
+}
+
+// ---------------------------------------------------------------------------------------------
+// The index. With `index`, the scan follows the `resources` of a Terraform state (format 4) and
+// keeps, for the resource it is in, the JSON of its fields (module, mode, type, name, provider)
+// and of each instance's index key, deposed key, sensitive paths and identity attributes, in
+// BYTES. It reports where each instance's attributes start and end (the caller digests them), and
+// stops after each resource (RESOURCE_END), when the caller reads what was kept: in most states
+// it asks `writeEntries` to write the resource's index entries, and reads the rest itself.
+
+const ATTRIBUTES_START: i32 = 4 // an instance's attributes start: a = the instance's number
+const ATTRIBUTES_END: i32 = 5 // and end before the position
+const RESOURCE_END: i32 = 6 // a resource ends: a = how many instances it has, b = 1 when lost
+
+const TOP_KEYS: i32 = 1
+const RESOURCE_ELEMENTS: i32 = 2
+const RESOURCE_KEYS: i32 = 3
+const INSTANCE_ELEMENTS: i32 = 4
+const INSTANCE_KEYS: i32 = 5
+const ATTRIBUTE_KEYS: i32 = 6
+
+// The key tables, in the order `setKeys` takes them.
+const TABLE_TOP: i32 = 0 // resources
+const TABLE_RESOURCE: i32 = 1 // module, mode, type, name, provider, instances
+const TABLE_INSTANCE: i32 = 2 // index_key, deposed, sensitive_attributes, attributes
+const TABLE_IDENTITY: i32 = 3 // the identity attributes, sorted
+const F_MODULE: i32 = 0
+const F_MODE: i32 = 1
+const F_TYPE: i32 = 2
+const F_NAME: i32 = 3
+const F_PROVIDER: i32 = 4
+const F_INSTANCES: i32 = 5
+const I_INDEX_KEY: i32 = 0
+const I_DEPOSED: i32 = 1
+const I_SENSITIVE: i32 = 2
+const I_ATTRIBUTES: i32 = 3
+
+// What a capture keeps.
+const C_FIELD: i32 = 0
+const C_INSTANCE: i32 = 1
+const C_IDENTITY: i32 = 2
+const MAX_FIELD_BYTES: i32 = 4096
+const MAX_SENSITIVE_BYTES: i32 = 65536
+/** An identity value longer than this (in UTF-16 units) is not indexed. */
+const MAX_IDENTITY_CHARS: i32 = 512
+
+// Where a resource's pieces are kept, grown into as needed.
+/** Each instance: 12 i32 (see `RECORD_*`). */
+export const RECORDS: usize = 1 << 20
+const MAX_RECORDS: i32 = 262144
+/** Each identity value: 3 i32 (the attribute's number in its table, where, length). */
+export const IDENTITIES: usize = RECORDS + <usize>MAX_RECORDS * 48
+const MAX_IDENTITIES: i32 = 1048576
+/** The bytes kept, and after them the entries `writeEntries` writes. */
+export const BYTES: usize = IDENTITIES + <usize>MAX_IDENTITIES * 12
+const MAX_BYTES: i32 = 512 << 20
+
+// An instance's record, in i32: where its index key, deposed key and sensitive paths lie in
+// BYTES and their lengths (-1 when absent, -2 when too large), its first identity value and how
+// many; whether its attributes were read, and their CRC-32 and length (f64 at 40), which the
+// caller writes.
+const RECORD_KEY: i32 = 0
+const RECORD_DEPOSED: i32 = 2
+const RECORD_SENSITIVE: i32 = 4
+const RECORD_IDENTITY_FIRST: i32 = 6
+const RECORD_IDENTITY_COUNT: i32 = 7
+const RECORD_HAS_ATTRIBUTES: i32 = 8
+const RECORD_CRC: i32 = 9
+const RECORD_LENGTH_AT: usize = 40
+
+let indexing: bool = false
+let halted: bool = false
+let resourcesOpen: bool = false
+let resourceOpen: bool = false
+let instancesOpen: bool = false
+let instanceOpen: bool = false
+let attributesOpen: bool = false
+/** The key (its number in its table) whose value comes next at each depth, or -1. */
+let pendingTop: i32 = -1
+let pendingResource: i32 = -1
+let pendingInstance: i32 = -1
+let pendingIdentity: i32 = -1
+let instanceCount: i32 = 0
+let identityCount: i32 = 0
+let bytesUsed: i32 = 0
+/** Set when the resource's pieces outgrew their room: its index is lost. */
+let lost: bool = false
+let capturing: bool = false
+let captureKind: i32 = 0
+let captureId: i32 = 0
+let captureDepth: i32 = 0
+/** Where the captured value continues in the slice. */
+let captureFrom: i32 = 0
+let captureStart: i32 = 0
+let captureSize: i32 = 0
+let captureLimit: i32 = 0
+let captureOver: bool = false
+
+function resetIndex(index: bool): void {
+  // Every region of the index is there from the start: the caller's views of them stay whole.
+  indexing = index && ensure(BYTES + 65536)
+  halted = false
+  resourcesOpen = false
+  resourceOpen = false
+  instancesOpen = false
+  instanceOpen = false
+  attributesOpen = false
+  pendingTop = -1
+  pendingResource = -1
+  pendingInstance = -1
+  pendingIdentity = -1
+  capturing = false
+  beginResourceState()
+}
+
+function beginResourceState(): void {
+  instanceCount = 0
+  identityCount = 0
+  bytesUsed = 0
+  lost = false
+  for (let f = 0; f < 5; f++) {
+    store<i32>(FIELDS + (<usize>f << 3), 0)
+    store<i32>(FIELDS + (<usize>f << 3), -1, 4)
+  }
+}
+
+/** Grows memory to hold `end` bytes; false when it cannot. */
+function ensure(end: usize): bool {
+  const have = <usize>memory.size() << 16
+  if (end <= have) return true
+  const pages = <i32>((end - have + 0xffff) >> 16)
+  return memory.grow(max(pages, 256)) != -1 || memory.grow(pages) != -1
+}
+
+/** The number in table `table` of the key just read (KEY, keyLength), or -1. */
+function keyNumber(table: i32): i32 {
+  if (keyOver || keyLength > 31) return -1
+  let entry = KEY_TABLES + (<usize>table << 10)
+  const count = <i32>load<u8>(entry)
+  entry += 1
+  for (let n = 0; n < count; n++) {
+    const length = <i32>load<u8>(entry)
+    if (length == keyLength && memory.compare(entry + 1, KEY, <usize>length) == 0) return n
+    entry += 1 + <usize>length
+  }
+  return -1
+}
+
+/** A key has ended at depth `d` (its bytes in KEY): note which the value that follows is for. */
+function indexKey(d: i32): void {
+  // Most keys are attributes' names, and most are no identity name: told by their shape.
+  if (!wantedKey(d)) {
+    pendingTop = -1
+    pendingResource = -1
+    pendingInstance = -1
+    pendingIdentity = -1
+    return
+  }
+  if (d == TOP_KEYS) pendingTop = keyNumber(TABLE_TOP)
+  else if (d == RESOURCE_KEYS && resourceOpen) pendingResource = keyNumber(TABLE_RESOURCE)
+  else if (d == INSTANCE_KEYS && instanceOpen) pendingInstance = keyNumber(TABLE_INSTANCE)
+  else if (d == ATTRIBUTE_KEYS && attributesOpen) pendingIdentity = keyNumber(TABLE_IDENTITY)
+}
+
+function indexStart(d: i32, i: i32, c: i32): void {
+  if (d == TOP_KEYS) {
+    if (pendingTop == 0 && c == 0x5b) resourcesOpen = true
+    pendingTop = -1
+  } else if (d == RESOURCE_ELEMENTS) {
+    if (resourcesOpen && c == 0x7b) {
+      resourceOpen = true
+      instancesOpen = false
+      pendingResource = -1
+      beginResourceState()
+    }
+  } else if (d == RESOURCE_KEYS) {
+    if (!resourceOpen) return
+    const key = pendingResource
+    pendingResource = -1
+    if (key == F_INSTANCES) {
+      if (c == 0x5b) instancesOpen = true
+    } else if (key >= 0) {
+      beginCapture(C_FIELD, key, d, i, MAX_FIELD_BYTES)
+    }
+  } else if (d == INSTANCE_ELEMENTS) {
+    if (instancesOpen && c == 0x7b) beginInstance()
+  } else if (d == INSTANCE_KEYS) {
+    if (!instanceOpen) return
+    const key = pendingInstance
+    pendingInstance = -1
+    if (key == I_ATTRIBUTES) {
+      if (c == 0x7b && !lost) {
+        attributesOpen = true
+        emit(ATTRIBUTES_START, d, i, instanceCount, 0)
+      }
+    } else if (key >= 0) {
+      beginCapture(C_INSTANCE, key, d, i, key == I_SENSITIVE ? MAX_SENSITIVE_BYTES : MAX_FIELD_BYTES)
+    }
+  } else if (attributesOpen) {
+    const key = pendingIdentity
+    pendingIdentity = -1
+    if (key >= 0 && c == 0x22) beginCapture(C_IDENTITY, key, d, i, MAX_FIELD_BYTES)
+  }
+}
+
+function indexEnd(d: i32, i: i32): void {
+  if (capturing && d == captureDepth) {
+    endCapture(i)
+  } else if (d == TOP_KEYS) {
+    resourcesOpen = false
+  } else if (d == RESOURCE_ELEMENTS) {
+    if (resourceOpen) {
+      resourceOpen = false
+      instancesOpen = false
+      emit(RESOURCE_END, d, i, instanceCount, lost ? 1 : 0)
+      halted = true
+    }
+  } else if (d == RESOURCE_KEYS) {
+    instancesOpen = false
+  } else if (d == INSTANCE_ELEMENTS) {
+    if (instanceOpen) {
+      instanceOpen = false
+      attributesOpen = false
+      if (!lost) instanceCount += 1
+    }
+  } else if (d == INSTANCE_KEYS) {
+    if (attributesOpen) {
+      attributesOpen = false
+      emit(ATTRIBUTES_END, d, i, instanceCount, 0)
+    }
+  }
+}
+
+function record(n: i32): usize {
+  return RECORDS + <usize>n * 48
+}
+
+function beginInstance(): void {
+  instanceOpen = true
+  attributesOpen = false
+  pendingInstance = -1
+  if (lost) return
+  if (instanceCount == MAX_RECORDS || !ensure(record(instanceCount + 1))) {
+    lost = true
+    return
+  }
+  const at = record(instanceCount)
+  for (let slot = 0; slot < 6; slot += 2) {
+    store<i32>(at + (<usize>slot << 2), 0)
+    store<i32>(at + (<usize>slot << 2), -1, 4)
+  }
+  store<i32>(at + (<usize>RECORD_IDENTITY_FIRST << 2), identityCount)
+  store<i32>(at + (<usize>RECORD_IDENTITY_COUNT << 2), 0)
+  store<i32>(at + (<usize>RECORD_HAS_ATTRIBUTES << 2), 0)
+}
+
+function beginCapture(kind: i32, id: i32, d: i32, i: i32, limit: i32): void {
+  if (lost) return
+  capturing = true
+  captureKind = kind
+  captureId = id
+  captureDepth = d
+  captureFrom = i
+  captureStart = bytesUsed
+  captureSize = 0
+  captureLimit = limit
+  captureOver = false
+}
+
+/** Keeps bytes `from` to `to` of the slice of the value being captured. */
+function keepCapture(from: i32, to: i32): void {
+  if (captureOver || to <= from) return
+  const length = to - from
+  if (captureSize + length > captureLimit) {
+    captureOver = true
+    bytesUsed = captureStart
+    return
+  }
+  if (bytesUsed + length > MAX_BYTES || !ensure(BYTES + <usize>(bytesUsed + length))) {
+    lost = true
+    captureOver = true
+    return
+  }
+  memory.copy(BYTES + <usize>bytesUsed, IN + <usize>from, <usize>length)
+  bytesUsed += length
+  captureSize += length
+}
+
+function endCapture(i: i32): void {
+  keepCapture(captureFrom, i)
+  capturing = false
+  if (lost) return
+  const length = captureOver ? -2 : captureSize
+  if (captureKind == C_FIELD) {
+    store<i32>(FIELDS + (<usize>captureId << 3), captureStart)
+    store<i32>(FIELDS + (<usize>captureId << 3), length, 4)
+  } else if (captureKind == C_INSTANCE) {
+    if (!instanceOpen || instanceCount >= MAX_RECORDS) return
+    const at = record(instanceCount) + (<usize>(captureId << 1) << 2)
+    store<i32>(at, captureStart)
+    store<i32>(at, length, 4)
+  } else {
+    // An identity value: a string (its quotes kept), not empty, not too long.
+    if (captureOver || length == 2 || !instanceOpen) {
+      bytesUsed = captureStart
+      return
+    }
+    if (length - 2 > MAX_IDENTITY_CHARS && utf16Length(captureStart + 1, length - 2) > MAX_IDENTITY_CHARS) {
+      bytesUsed = captureStart
+      return
+    }
+    if (identityCount == MAX_IDENTITIES || !ensure(IDENTITIES + <usize>(identityCount + 1) * 12)) {
+      lost = true
+      return
+    }
+    const at = IDENTITIES + <usize>identityCount * 12
+    store<i32>(at, captureId)
+    store<i32>(at, captureStart, 4)
+    store<i32>(at, length, 8)
+    identityCount += 1
+    const counted = record(instanceCount) + (<usize>RECORD_IDENTITY_COUNT << 2)
+    store<i32>(counted, load<i32>(counted) + 1)
+  }
+}
+
+/** The length in UTF-16 units of UTF-8 bytes. */
+function utf16Length(from: i32, length: i32): i32 {
+  let units = 0
+  for (let at = BYTES + <usize>from, end = at + <usize>length; at < end; at++) {
+    const b = <i32>load<u8>(at)
+    if ((b & 0xc0) != 0x80) units += b >= 0xf0 ? 2 : 1
+  }
+  return units
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing a resource's entries.
+
+/** Whether the JSON string at BYTES `from` (`length` bytes) has escapes other than \" and \\. */
+function oddlyEscaped(from: i32, length: i32): bool {
+  const end = BYTES + <usize>(from + length - 1)
+  for (let at = BYTES + <usize>from + 1; at < end; at++) {
+    if (load<u8>(at) == 0x5c) {
+      const next = load<u8>(at + 1)
+      if (next != 0x22 && next != 0x5c) return true
+      at++
+    }
+  }
+  return false
+}
+
+/** Whether the JSON string at BYTES `from` has any escape. */
+function escaped(from: i32, length: i32): bool {
+  const end = BYTES + <usize>(from + length - 1)
+  for (let at = BYTES + <usize>from + 1; at < end; at++) if (load<u8>(at) == 0x5c) return true
+  return false
+}
+
+function isString(from: i32, length: i32): bool {
+  return (
+    length >= 2 &&
+    load<u8>(BYTES + <usize>from) == 0x22 &&
+    load<u8>(BYTES + <usize>(from + length - 1)) == 0x22
+  )
+}
+
+/** A whole number as `JSON.stringify` writes it, short enough to be exact. */
+function isPlainInteger(from: i32, length: i32): bool {
+  if (length == 0 || length > 15) return false
+  const first = load<u8>(BYTES + <usize>from)
+  if (first < 0x30 || first > 0x39 || (first == 0x30 && length > 1)) return false
+  for (let at = 1; at < length; at++) {
+    const c = load<u8>(BYTES + <usize>(from + at))
+    if (c < 0x30 || c > 0x39) return false
+  }
+  return true
+}
+
+function fieldAt(f: i32): i32 {
+  return load<i32>(FIELDS + (<usize>f << 3))
+}
+
+function fieldLength(f: i32): i32 {
+  return load<i32>(FIELDS + (<usize>f << 3), 4)
+}
+
+/** Whether the field is absent or a string whose escapes are only \" and \\. */
+function plainField(f: i32, required: bool): bool {
+  const length = fieldLength(f)
+  if (length == -1) return !required
+  return length >= 0 && isString(fieldAt(f), length) && !oddlyEscaped(fieldAt(f), length)
+}
+
+function equals(from: i32, length: i32, text: string): bool {
+  if (length != text.length) return false
+  for (let at = 0; at < length; at++) {
+    if (<i32>load<u8>(BYTES + <usize>(from + at)) != text.charCodeAt(at)) return false
+  }
+  return true
+}
+
+// The constant parts of an entry.
+const ADDRESS_OPEN: usize = memory.data<u8>([123, 34, 97, 100, 100, 114, 101, 115, 115, 34, 58, 34])
+const ADDRESS_OPEN_LENGTH: usize = 12
+const DATA_DOT: usize = memory.data<u8>([100, 97, 116, 97, 46])
+const DATA_DOT_LENGTH: usize = 5
+const KEY_OPEN: usize = memory.data<u8>([91, 92, 34])
+const KEY_OPEN_LENGTH: usize = 3
+const KEY_CLOSE: usize = memory.data<u8>([92, 34, 93])
+const KEY_CLOSE_LENGTH: usize = 3
+const MODULE_OPEN: usize = memory.data<u8>([34, 44, 34, 109, 111, 100, 117, 108, 101, 34, 58])
+const MODULE_OPEN_LENGTH: usize = 11
+const MODE_OPEN: usize = memory.data<u8>([44, 34, 109, 111, 100, 101, 34, 58])
+const MODE_OPEN_LENGTH: usize = 8
+const TYPE_OPEN: usize = memory.data<u8>([44, 34, 116, 121, 112, 101, 34, 58])
+const TYPE_OPEN_LENGTH: usize = 8
+const NAME_OPEN: usize = memory.data<u8>([44, 34, 110, 97, 109, 101, 34, 58])
+const NAME_OPEN_LENGTH: usize = 8
+const PROVIDER_OPEN: usize = memory.data<u8>([44, 34, 112, 114, 111, 118, 105, 100, 101, 114, 34, 58])
+const PROVIDER_OPEN_LENGTH: usize = 12
+const DIGEST_OPEN: usize = memory.data<u8>([44, 34, 100, 105, 103, 101, 115, 116, 34, 58, 34])
+const DIGEST_OPEN_LENGTH: usize = 11
+const INDEX_KEY_OPEN: usize = memory.data<u8>([44, 34, 105, 110, 100, 101, 120, 95, 107, 101, 121, 34, 58])
+const INDEX_KEY_OPEN_LENGTH: usize = 13
+const IDENTITY_OPEN: usize = memory.data<u8>([44, 34, 105, 100, 101, 110, 116, 105, 116, 121, 34, 58, 123])
+const IDENTITY_OPEN_LENGTH: usize = 13
+const EMPTY_STRING: usize = memory.data<u8>([34, 34])
+const EMPTY_STRING_LENGTH: usize = 2
+const NAME_CLOSE: usize = memory.data<u8>([34, 58])
+const NAME_CLOSE_LENGTH: usize = 2
+const ENTRY_CLOSE: usize = memory.data<u8>([125, 125])
+const ENTRY_CLOSE_LENGTH: usize = 2
+
+let out: usize = 0
+
+// @ts-ignore: decorator
+@inline function put(byte: i32): void {
+  store<u8>(out, byte)
+  out++
+}
+
+function putConstant(at: usize, length: usize): void {
+  memory.copy(out, at, length)
+  out += length
+}
+
+function putMemory(at: usize, length: usize): void {
+  memory.copy(out, at, length)
+  out += length
+}
+
+function putBytes(from: i32, length: i32): void {
+  memory.copy(out, BYTES + <usize>from, <usize>length)
+  out += <usize>length
+}
+
+function putBase36(n: u64): void {
+  let digits = 1
+  for (let left = n / 36; left > 0; left /= 36) digits++
+  let at = out + <usize>digits - 1
+  let left = n
+  do {
+    const digit = <i32>(left % 36)
+    store<u8>(at, digit < 10 ? 0x30 + digit : 0x57 + digit)
+    left /= 36
+    at--
+  } while (left > 0)
+  out += <usize>digits
+}
+
+/** The length of the entries the last `writeEntries` wrote. */
+export let written: i32 = 0
+
+/**
+ * Writes the index entries of the resource just ended, joined by commas, after its kept bytes,
+ * once the caller has written each instance's digest in its record; answers where they start in
+ * BYTES and sets `written` to their length. Answers -1, writing nothing, when any of the
+ * resource's pieces is not written as `JSON.stringify` writes it, or is one this does not write
+ * (a deposed object, sensitive paths): the caller writes those entries itself.
+ */
+export function writeEntries(): i32 {
+  if (lost) return -1
+  const modeAt = fieldAt(F_MODE)
+  const modeLength = fieldLength(F_MODE)
+  const data = equals(modeAt, modeLength, '"data"')
+  if (!data && !equals(modeAt, modeLength, '"managed"')) return -1
+  if (!plainField(F_TYPE, true) || !plainField(F_NAME, true)) return -1
+  if (!plainField(F_MODULE, false) || !plainField(F_PROVIDER, false)) return -1
+  let most: i32 = 0
+  for (let n = 0; n < instanceCount; n++) {
+    const at = record(n)
+    const keyLength = load<i32>(at + (<usize>RECORD_KEY << 2), 4)
+    if (keyLength == -2) return -1
+    if (keyLength >= 0) {
+      const keyAt = load<i32>(at + (<usize>RECORD_KEY << 2))
+      const text = isString(keyAt, keyLength)
+      if (text ? escaped(keyAt, keyLength) : !isPlainInteger(keyAt, keyLength)) return -1
+    }
+    if (load<i32>(at + (<usize>RECORD_DEPOSED << 2), 4) != -1) return -1
+    const sensitiveLength = load<i32>(at + (<usize>RECORD_SENSITIVE << 2), 4)
+    if (sensitiveLength == -2) return -1
+    if (sensitiveLength >= 0) {
+      if (sensitiveNames(load<i32>(at + (<usize>RECORD_SENSITIVE << 2)), sensitiveLength) == UNREADABLE) {
+        return -1
+      }
+    }
+    const first = load<i32>(at + (<usize>RECORD_IDENTITY_FIRST << 2))
+    const count = load<i32>(at + (<usize>RECORD_IDENTITY_COUNT << 2))
+    for (let k = first; k < first + count; k++) {
+      const value = IDENTITIES + <usize>k * 12
+      if (escaped(load<i32>(value, 4), load<i32>(value, 8))) return -1
+      most += load<i32>(value, 8) + 40
+    }
+    most += max(keyLength, 0) * 2 + 192
+  }
+  // Every entry repeats the resource's fields and address.
+  // And the parts they share, written once first.
+  for (let f = 0; f < 5; f++) most += (max(fieldLength(f), 0) * 2 + 16) * (instanceCount + 1)
+  most += 256
+  // Each instance's sensitive identity attributes (bits, by number), then the shared parts.
+  const masksAt = (bytesUsed + 7) & ~7
+  const partsAt = masksAt + instanceCount * 4
+  if (!ensure(BYTES + <usize>(partsAt + most))) return -1
+  for (let n = 0; n < instanceCount; n++) {
+    const at = record(n)
+    const sensitiveLength = load<i32>(at + (<usize>RECORD_SENSITIVE << 2), 4)
+    const names =
+      sensitiveLength < 0
+        ? 0
+        : sensitiveNames(load<i32>(at + (<usize>RECORD_SENSITIVE << 2)), sensitiveLength)
+    store<i32>(BYTES + <usize>(masksAt + n * 4), names)
+  }
+  // What every entry of the resource shares, written once: the entry up to the address's key,
+  // and from the address's end to the digest.
+  out = BYTES + <usize>partsAt
+  putConstant(ADDRESS_OPEN, ADDRESS_OPEN_LENGTH)
+  if (fieldLength(F_MODULE) > 2) {
+    putFieldText(F_MODULE)
+    put(0x2e)
+  }
+  if (data) putConstant(DATA_DOT, DATA_DOT_LENGTH)
+  putFieldText(F_TYPE)
+  put(0x2e)
+  putFieldText(F_NAME)
+  const head = BYTES + <usize>partsAt
+  const headLength = out - head
+  const middle = out
+  putConstant(MODULE_OPEN, MODULE_OPEN_LENGTH)
+  putField(F_MODULE)
+  putConstant(MODE_OPEN, MODE_OPEN_LENGTH)
+  putField(F_MODE)
+  putConstant(TYPE_OPEN, TYPE_OPEN_LENGTH)
+  putField(F_TYPE)
+  putConstant(NAME_OPEN, NAME_OPEN_LENGTH)
+  putField(F_NAME)
+  putConstant(PROVIDER_OPEN, PROVIDER_OPEN_LENGTH)
+  putField(F_PROVIDER)
+  putConstant(DIGEST_OPEN, DIGEST_OPEN_LENGTH)
+  const middleLength = out - middle
+  const start = <i32>(out - BYTES)
+  let first = true
+  for (let n = 0; n < instanceCount; n++) {
+    const at = record(n)
+    if (load<i32>(at + (<usize>RECORD_HAS_ATTRIBUTES << 2)) == 0) continue
+    if (!first) put(0x2c)
+    first = false
+    putMemory(head, headLength)
+    writeEntry(at, middle, middleLength, load<i32>(BYTES + <usize>(masksAt + n * 4)))
+  }
+  written = <i32>(out - BYTES) - start
+  return start
+}
+
+function putField(f: i32): void {
+  const length = fieldLength(f)
+  if (length < 0) putConstant(EMPTY_STRING, EMPTY_STRING_LENGTH)
+  else putBytes(fieldAt(f), length)
+}
+
+/** The field's JSON without its quotes. */
+function putFieldText(f: i32): void {
+  putBytes(fieldAt(f) + 1, fieldLength(f) - 2)
+}
+
+/** An instance's entry, after the part up to its address's key (`middle`: from its end on). */
+function writeEntry(at: usize, middle: usize, middleLength: usize, sensitive: i32): void {
+  const keyAt = load<i32>(at + (<usize>RECORD_KEY << 2))
+  const keyLength = load<i32>(at + (<usize>RECORD_KEY << 2), 4)
+  if (keyLength >= 0) {
+    if (load<u8>(BYTES + <usize>keyAt) == 0x22) {
+      putConstant(KEY_OPEN, KEY_OPEN_LENGTH)
+      putBytes(keyAt + 1, keyLength - 2)
+      putConstant(KEY_CLOSE, KEY_CLOSE_LENGTH)
+    } else {
+      put(0x5b)
+      putBytes(keyAt, keyLength)
+      put(0x5d)
+    }
+  }
+  putMemory(middle, middleLength)
+  putBase36(<u64>load<f64>(at + RECORD_LENGTH_AT))
+  put(0x2d)
+  putBase36(<u64>load<u32>(at + (<usize>RECORD_CRC << 2)))
+  put(0x22)
+  if (keyLength >= 0) {
+    putConstant(INDEX_KEY_OPEN, INDEX_KEY_OPEN_LENGTH)
+    putBytes(keyAt, keyLength)
+  }
+  putConstant(IDENTITY_OPEN, IDENTITY_OPEN_LENGTH)
+  // By name (the table is sorted), each name's last value, as JSON.parse keeps it.
+  const first = load<i32>(at + (<usize>RECORD_IDENTITY_FIRST << 2))
+  const count = sensitive == ALL_SENSITIVE ? 0 : load<i32>(at + (<usize>RECORD_IDENTITY_COUNT << 2))
+  if (count == 1) {
+    if (((sensitive >>> load<i32>(IDENTITIES + <usize>first * 12)) & 1) == 0) writeIdentity(first)
+  } else if (count > 1) {
+    let wrote = false
+    const names = <i32>load<u8>(KEY_TABLES + (<usize>TABLE_IDENTITY << 10))
+    for (let name = 0; name < names; name++) {
+      let last = -1
+      for (let k = first; k < first + count; k++) {
+        if (load<i32>(IDENTITIES + <usize>k * 12) == name) last = k
+      }
+      if (last == -1 || ((sensitive >>> name) & 1) != 0) continue
+      if (wrote) put(0x2c)
+      wrote = true
+      writeIdentity(last)
+    }
+  }
+  putConstant(ENTRY_CLOSE, ENTRY_CLOSE_LENGTH)
+}
+
+/** Identity value `k`: `"name":value`. */
+function writeIdentity(k: i32): void {
+  const value = IDENTITIES + <usize>k * 12
+  const name = load<i32>(value)
+  // The name's bytes in the identity table.
+  let entry = KEY_TABLES + (<usize>TABLE_IDENTITY << 10) + 1
+  for (let n = 0; n < name; n++) entry += 1 + <usize>load<u8>(entry)
+  put(0x22)
+  putMemory(entry + 1, <usize>load<u8>(entry))
+  putConstant(NAME_CLOSE, NAME_CLOSE_LENGTH)
+  putBytes(load<i32>(value, 4), load<i32>(value, 8))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sensitive paths. An instance's `sensitive_attributes` is a list of paths; an identity value is
+// left out of the index when a path starts at its attribute (`{"type": "get_attr", "value":
+// name}`), and every one is when a path starts any other way. The JSON is known to be valid.
+
+/** Every identity attribute is sensitive. */
+const ALL_SENSITIVE: i32 = -1
+/** Paths this does not read (escaped names): the caller reads them. */
+const UNREADABLE: i32 = -2
+
+let cursor: usize = 0
+let cursorEnd: usize = 0
+
+function skipSpace(): void {
+  while (cursor < cursorEnd && isSpace(<i32>load<u8>(cursor))) cursor++
+}
+
+/** Skips one JSON value (valid JSON) at the cursor. */
+function skipValue(): void {
+  skipSpace()
+  const first = <i32>load<u8>(cursor)
+  if (first == 0x22) {
+    skipString()
+    return
+  }
+  if (first != 0x7b && first != 0x5b) {
+    // A number or a literal: to the next comma, bracket or space.
+    while (cursor < cursorEnd) {
+      const c = <i32>load<u8>(cursor)
+      if (c == 0x2c || c == 0x7d || c == 0x5d || isSpace(c)) return
+      cursor++
+    }
+    return
+  }
+  let depth = 0
+  while (cursor < cursorEnd) {
+    const c = <i32>load<u8>(cursor)
+    if (c == 0x22) {
+      skipString()
+      continue
+    }
+    cursor++
+    if (c == 0x7b || c == 0x5b) depth++
+    else if ((c == 0x7d || c == 0x5d) && --depth == 0) return
+  }
+}
+
+/** Skips a string at the cursor; answers whether it had escapes. */
+function skipString(): bool {
+  let escapes = false
+  cursor++
+  while (load<u8>(cursor) != 0x22) {
+    if (load<u8>(cursor) == 0x5c) {
+      escapes = true
+      cursor += 2
+    } else {
+      cursor++
+    }
+  }
+  cursor++
+  return escapes
+}
+
+function same(at: usize, length: i32, text: string): bool {
+  if (length != text.length) return false
+  for (let k = 0; k < length; k++) {
+    if (<i32>load<u8>(at + <usize>k) != text.charCodeAt(k)) return false
+  }
+  return true
+}
+
+/**
+ * The identity attributes (bits, by their number in the table) that the paths at BYTES `from`
+ * (`length` bytes) make sensitive; ALL_SENSITIVE, or UNREADABLE.
+ */
+function sensitiveNames(from: i32, length: i32): i32 {
+  cursor = BYTES + <usize>from
+  cursorEnd = cursor + <usize>length
+  let names = 0
+  skipSpace()
+  if (load<u8>(cursor) != 0x5b) return ALL_SENSITIVE
+  cursor++
+  skipSpace()
+  if (load<u8>(cursor) == 0x5d) return 0
+  while (true) {
+    // A path: its first step must be an object.
+    skipSpace()
+    if (load<u8>(cursor) != 0x5b) return ALL_SENSITIVE
+    cursor++
+    skipSpace()
+    if (load<u8>(cursor) != 0x7b) return ALL_SENSITIVE
+    cursor++
+    // Its last "type" and "value", as JSON.parse keeps them.
+    let getAttribute = false
+    let valueAt: usize = 0
+    let valueLength = -1
+    skipSpace()
+    if (load<u8>(cursor) != 0x7d) {
+      while (true) {
+        skipSpace()
+        const keyAt = cursor
+        if (skipString()) return UNREADABLE
+        const keyLength = <i32>(cursor - keyAt) - 2
+        skipSpace()
+        cursor++ // :
+        skipSpace()
+        const isType = same(keyAt + 1, keyLength, 'type')
+        const isValue = same(keyAt + 1, keyLength, 'value')
+        if ((isType || isValue) && load<u8>(cursor) == 0x22) {
+          const at = cursor
+          if (skipString()) return UNREADABLE
+          if (isType) getAttribute = same(at + 1, <i32>(cursor - at) - 2, 'get_attr')
+          else {
+            valueAt = at + 1
+            valueLength = <i32>(cursor - at) - 2
+          }
+        } else {
+          if (isType) getAttribute = false
+          if (isValue) valueLength = -1
+          skipValue()
+        }
+        skipSpace()
+        if (load<u8>(cursor) == 0x2c) {
+          cursor++
+          continue
+        }
+        cursor++ // }
+        break
+      }
+    } else {
+      cursor++
+    }
+    if (!getAttribute || valueLength < 0) return ALL_SENSITIVE
+    names |= identityNumber(valueAt, valueLength)
+    // The path's other steps.
+    skipSpace()
+    while (load<u8>(cursor) == 0x2c) {
+      cursor++
+      skipValue()
+      skipSpace()
+    }
+    cursor++ // ]
+    skipSpace()
+    if (load<u8>(cursor) == 0x2c) {
+      cursor++
+      continue
+    }
+    return names
+  }
+  return names
+}
+
+/** The bit of the identity attribute named by `length` bytes at `at`, or 0 for another name. */
+function identityNumber(at: usize, length: i32): i32 {
+  let entry = KEY_TABLES + (<usize>TABLE_IDENTITY << 10)
+  const count = <i32>load<u8>(entry)
+  entry += 1
+  for (let n = 0; n < count; n++) {
+    const nameLength = <i32>load<u8>(entry)
+    if (nameLength == length && memory.compare(entry + 1, at, <usize>length) == 0) return 1 << n
+    entry += 1 + <usize>nameLength
+  }
+  return 0
 }

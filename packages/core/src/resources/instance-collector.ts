@@ -141,6 +141,8 @@ export class InstanceCollector {
   #sharedParts: SharedParts | undefined
   #instances: PartialInstance[] = []
   #instance: PartialInstance | undefined
+  /** The provider last noted (see `#noteResource`). */
+  #lastProvider: string | undefined
   /** The current resource's instances' keys and identity values, as the state wrote them. */
   #scratch = new Uint8Array(4096)
   #scratchUsed = 0
@@ -246,8 +248,6 @@ export class InstanceCollector {
     }
     if (bytes === undefined) return
     if (key === 'index_key') {
-      instance.keyKind = KeyKind.None
-      instance.keyJson = undefined
       // Most keys are a plain string or a small whole number, whose JSON is used as it came.
       const plain = isPlainStringBytes(bytes, from, to)
         ? KeyKind.PlainString
@@ -256,6 +256,7 @@ export class InstanceCollector {
           : KeyKind.None
       if (plain !== KeyKind.None) {
         instance.keyKind = plain
+        instance.keyJson = undefined
         instance.keyFrom = this.#keep(bytes, from, to)
         instance.keyTo = this.#scratchUsed
         return
@@ -324,8 +325,24 @@ export class InstanceCollector {
     this.#instances.push(instance)
   }
 
+  /** Whether `entries` more fit in the index (`MAX_INDEXED_INSTANCES`). */
+  fits(entries: number): boolean {
+    return this.#entries.count + entries <= MAX_INDEXED_INSTANCES
+  }
+
+  /** A resource's entries as written elsewhere: `entries` of them, joined by commas. */
+  addEntries(bytes: Uint8Array, from: number, to: number, entries: number): void {
+    this.#entries.join(bytes, from, to, entries)
+    this.#noteResource()
+  }
+
+  /** A resource could not be read whole: the index lacks it, and says it is incomplete. */
+  lose(): void {
+    this.#truncated = true
+  }
+
   endResource(): void {
-    const { module, mode, type, name, provider } = this.#fields
+    const { mode, type, name } = this.#fields
     if (
       (mode?.value !== 'managed' && mode?.value !== 'data') ||
       type === undefined ||
@@ -358,7 +375,16 @@ export class InstanceCollector {
         this.#write(shared, instance)
       }
     }
+    this.#noteResource()
+  }
+
+  /** Notes the current resource's module and provider. */
+  #noteResource(): void {
+    const { module, provider } = this.#fields
     if (module.value !== '') this.#modules.add(module.value)
+    // Most resources of a state share a few providers.
+    if (provider.value === this.#lastProvider) return
+    this.#lastProvider = provider.value
     const source = PROVIDER_SOURCE.exec(provider.value)?.[1]
     if (source !== undefined) this.#providers.add(source)
   }
@@ -587,6 +613,14 @@ class EntryWriter {
   /** Ends the entry begun last. */
   end(): void {
     this.count += 1
+  }
+
+  /** Adds `entries` entries written elsewhere, joined by commas. */
+  join(source: Uint8Array, from: number, to: number, entries: number): void {
+    if (entries === 0) return
+    if (this.count !== 0) this.byte(0x2c)
+    this.bytes(source, from, to)
+    this.count += entries
   }
 
   byte(value: number): void {

@@ -3,7 +3,7 @@ import { StateScanner, type ScanOptions } from '../state/state-scanner'
 import type { InstanceDetail } from './instance-collector'
 import { buildIndex, buildIndexBytes } from './index-builder'
 import { sortedByAddress } from './index-reader'
-import type { ResourceIndex } from './resource-index'
+import { MAX_INDEXED_INSTANCES, type ResourceIndex } from './resource-index'
 
 function scan(text: string, chunk: number, options: ScanOptions = { index: true }) {
   const scanner = new StateScanner(options)
@@ -307,4 +307,122 @@ describe('the resource index of a scanned state', () => {
     })
     expect(JSON.parse(details[0]?.sensitive as string)).toHaveLength(2)
   })
+})
+
+interface RandomInstance {
+  schema_version: number
+  attributes: Record<string, unknown> | null
+  index_key?: unknown
+  deposed?: string
+  sensitive_attributes?: unknown
+}
+
+interface RandomResource {
+  module?: string
+  mode: string
+  type?: string
+  name: string
+  provider: string
+  instances: RandomInstance[]
+}
+
+describe('the index the byte loop writes', () => {
+  /** A state of random resources: plain ones, and every kind the byte loop leaves to the script. */
+  function randomState(seed: number): string {
+    let state = seed
+    const random = (n: number) => {
+      state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0
+      return (state >>> 8) % n
+    }
+    const pick = <T>(choices: readonly T[]): T => choices[random(choices.length)] as T
+    const names = ['a', 'b_1', 'é', 'with "quotes"', 'back\\slash', 'tab\t', '/slash', '']
+    const identityNames = ['id', 'arn', 'name', 'self_link', 'other', 'ID']
+    const value = (): unknown =>
+      pick([pick(names), random(1000), null, true, { nested: pick(names) }, [1, pick(names)]])
+    const resources = Array.from({ length: 1 + random(12) }, () => {
+      const instances = Array.from({ length: random(5) }, (_, k) => {
+        const attributes: Record<string, unknown> = { other: value() }
+        for (let n = random(4); n > 0; n -= 1) attributes[pick(identityNames)] = value()
+        const instance: RandomInstance = {
+          schema_version: 0,
+          attributes: random(10) === 0 ? null : attributes,
+        }
+        const key = random(6)
+        if (key === 1) instance.index_key = k
+        else if (key === 2) instance.index_key = pick(names)
+        else if (key === 3) instance.index_key = pick([1.5, -1, 1e21, 10])
+        else if (key === 4) instance.index_key = { odd: true }
+        if (random(8) === 0) instance.deposed = pick(['00000001', 'a"b'])
+        const sensitive = random(6)
+        if (sensitive === 1) instance.sensitive_attributes = []
+        else if (sensitive === 2) {
+          instance.sensitive_attributes = [[{ type: 'get_attr', value: pick(identityNames) }]]
+        } else if (sensitive === 3) {
+          instance.sensitive_attributes = [
+            [
+              { value: pick(identityNames), type: 'get_attr' },
+              { type: 'index', value: { value: 0, type: 'number' } },
+            ],
+            [{ type: 'get_attr', value: pick(identityNames) }],
+          ]
+        } else if (sensitive === 4) {
+          instance.sensitive_attributes = pick([[[{ type: 'index', value: 1 }]], [[]], [5], 'x'])
+        } else if (sensitive === 5) {
+          instance.sensitive_attributes = [[{ type: 'get_attr', value: 'i\\u0064' }]]
+        }
+        return instance
+      })
+      const resource: RandomResource = {
+        mode: pick(['managed', 'managed', 'data', 'other']),
+        type: pick(['t', 'aws_x', 'with "q"', 'é']),
+        name: pick(names.slice(0, 6)),
+        provider: pick([NULL, AWS, 'provider["a\\\\b"]']),
+        instances,
+      }
+      if (random(3) === 0) resource.module = pick(['module.a', 'module.b["k"]', 'module.c[0]', ''])
+      if (random(20) === 0) delete resource.type
+      return resource
+    })
+    const document = { version: 4, serial: 1, lineage: 'l', resources }
+    return random(2) === 0 ? JSON.stringify(document) : JSON.stringify(document, null, 2)
+  }
+
+  function entriesOf(text: string, chunk: number, options: ScanOptions): string {
+    const scanned = scan(text, chunk, options).resources
+    if (scanned === undefined || 'none' in scanned) throw new Error('no index')
+    return `${scanned.count} ${Buffer.concat(scanned.resources).toString('utf8')} ${scanned.modules.join()} ${scanned.providers.join()} ${scanned.truncated}`
+  }
+
+  it('is the index the script writes, for states of every kind and any chunks', () => {
+    for (let seed = 1; seed <= 400; seed += 1) {
+      const text = randomState(seed)
+      const expected = entriesOf(text, text.length, { index: true, indexInScript: true })
+      for (const chunk of [text.length, 1 + (seed % 97), 4096]) {
+        expect(entriesOf(text, chunk, { index: true }), `seed ${seed}, chunks of ${chunk}`).toBe(
+          expected,
+        )
+      }
+    }
+  })
+})
+
+describe('an index of more instances than it keeps', () => {
+  it(`keeps the first ${MAX_INDEXED_INSTANCES} and says it is truncated`, () => {
+    const instances = Array.from({ length: MAX_INDEXED_INSTANCES + 1 }, (_, k) => ({
+      index_key: k,
+      attributes: { id: `i${k}` },
+    }))
+    const text = JSON.stringify({
+      version: 4,
+      serial: 1,
+      lineage: 'l',
+      resources: [{ mode: 'managed', type: 't', name: 'n', provider: NULL, instances }],
+    })
+    const scanned = scan(text, 1 << 20).resources
+    if (scanned === undefined || 'none' in scanned) throw new Error('no index')
+    expect(scanned.count).toBe(MAX_INDEXED_INSTANCES)
+    expect(scanned.truncated).toBe(true)
+    const last = Buffer.concat(scanned.resources).toString('utf8').slice(-120)
+    expect(last).toContain(`"index_key":${MAX_INDEXED_INSTANCES - 1},`)
+  }, 60_000)
 })

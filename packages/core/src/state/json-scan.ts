@@ -1,34 +1,14 @@
 import { InvalidStateError } from '../errors'
+import { IDENTITY_ATTRIBUTES } from '../resources/resource-index'
 import { JSON_SCAN_WASM } from './json-scan-wasm'
 
 /**
  * The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
  * document chunk by chunk and reports where keys and values start and end down to a depth the
- * scanner chooses. Each `JsonScan` holds one document's place; they are kept for reuse once a
- * document is done.
+ * scanner chooses; with the index, it follows the state's `resources` itself, keeps each
+ * resource's pieces, and writes most resources' index entries. Each `JsonScan` holds one
+ * document's place; they are kept for reuse once a document is done.
  */
-export interface JsonScan {
-  /** Starts a document, reporting what `report` says. */
-  reset(report: Report): void
-  /**
-   * Scans bytes `from` to `length` of `input` (copied in by the caller); answers where it stopped
-   * (`length` unless the events filled up) or -1 at a byte that is not JSON.
-   */
-  scan(from: number, length: number): number
-  /** 0 when the document is whole, or an error code. */
-  finish(): number
-  /** The slice of memory the caller copies at most `SLICE` bytes into. */
-  readonly input: Uint8Array
-  /** The events of the last `scan`: four numbers each (see `EVENT_*`). */
-  readonly events: Int32Array
-  /** The first 32 bytes of the key of each `EVENT_KEY`, at 32 times its event's number. */
-  readonly keys: Uint8Array
-  /** How many events the last `scan` wrote. */
-  eventCount(): number
-  /** Why the last `scan` or `finish` failed, and at which byte of the slice. */
-  error(): { code: number; at: number }
-}
-
 /** The most bytes one `scan` reads. */
 export const SLICE = 64 * 1024
 /** A value starts: its depth, position, and first byte. */
@@ -37,6 +17,26 @@ export const EVENT_START = 1
 export const EVENT_END = 2
 /** A key ends: its depth, the position after it, its length, and 1 when unreadable (long, escaped). */
 export const EVENT_KEY = 3
+/** With the index, an instance's attributes start: the position, and the instance's number. */
+export const EVENT_ATTRIBUTES_START = 4
+/** And end before the position. */
+export const EVENT_ATTRIBUTES_END = 5
+/** With the index, a resource ends: the position, its instances, and 1 when its pieces were lost. */
+export const EVENT_RESOURCE_END = 6
+
+/**
+ * The keys the index follows, numbered as the scan reports them: the top-level key of the
+ * resources, a resource's fields and its `instances`, an instance's fields and its `attributes`,
+ * and the identity attributes (sorted, as entries list them).
+ */
+export const INDEX_KEYS = {
+  top: ['resources'],
+  resource: ['module', 'mode', 'type', 'name', 'provider', 'instances'],
+  instance: ['index_key', 'deposed', 'sensitive_attributes', 'attributes'],
+  identity: [...IDENTITY_ATTRIBUTES].sort(),
+} as const
+/** How many of `INDEX_KEYS.resource` are fields (before `instances`). */
+export const RESOURCE_FIELD_COUNT = 5
 
 const REASONS: Record<number, string> = {
   1: 'control character in a string',
@@ -83,33 +83,229 @@ interface Exports {
   EVENTS: Global
   KEYS: Global
   SHAPES: Global
+  KEY_TABLES: Global
+  FIELDS: Global
+  RECORDS: Global
+  IDENTITIES: Global
+  BYTES: Global
   MAX_REPORTED: Global
   SLICE: Global
   EVENT_CAPACITY: Global
   events: Global
   errorCode: Global
   errorAt: Global
-  reset(deepest: number, elements: number): void
+  written: Global
+  reset(deepest: number, elements: number, index: boolean): boolean
   scan(from: number, length: number): number
   finish(): number
+  writeEntries(): number
+}
+
+/**
+ * What a scan reports, at depths 1 to `deepest` (at most 7): in objects, the keys whose shape
+ * `shapes[depth]` allows (for each key length below 32, a bit for each first byte:
+ * `1 << (byte & 31)`) and the values that follow them; in arrays, the elements at the depths
+ * `elements` names (bits). With `index`, it follows the state's resources as well.
+ */
+export interface Report {
+  deepest: number
+  shapes: readonly (readonly number[] | undefined)[]
+  elements: number
+  index: boolean
+}
+
+/** Where a resource's piece lies in `bytes`, and its length (-1 absent, -2 too large). */
+export interface Piece {
+  at: number
+  length: number
+}
+
+/** An instance's record, as the scan kept it (see wasm/json-scan.ts). */
+const RECORD_WORDS = 12
+const RECORD_IDENTITY_FIRST = 6
+const RECORD_IDENTITY_COUNT = 7
+const RECORD_HAS_ATTRIBUTES = 8
+const RECORD_CRC = 9
+const RECORD_LENGTH = 5 // in f64s
+
+/**
+ * One document's scan, on its own WebAssembly instance. The views of its memory are made again
+ * when the memory grows (the index's pieces grow it), which detaches the old ones.
+ */
+export class JsonScan {
+  readonly #exports: Exports
+  #buffer: ArrayBuffer | undefined
+  #deepestReported: number
+  /** The slice of memory the caller copies at most `SLICE` bytes into. */
+  input = new Uint8Array(0)
+  /** The events of the last `scan`: four numbers each (see `EVENT_*`). */
+  events = new Int32Array(0)
+  /** The first 32 bytes of the key of each `EVENT_KEY`, at 32 times its event's number. */
+  keys = new Uint8Array(0)
+  /** The index's pieces of the current resource, and the entries `writeEntries` wrote. */
+  bytes = new Uint8Array(0)
+  #shapes = new Uint32Array(0)
+  #fields = new Int32Array(0)
+  #records = new Int32Array(0)
+  #recordNumbers = new Float64Array(0)
+  #identities = new Int32Array(0)
+
+  constructor(exports: Exports) {
+    this.#exports = exports
+    if (exports.SLICE.value !== SLICE) throw new Error('the JSON scanner is out of date')
+    this.#deepestReported = exports.MAX_REPORTED.value
+    this.#refresh()
+    writeKeyTables(new Uint8Array(exports.memory.buffer, exports.KEY_TABLES.value, 4096))
+  }
+
+  /** Starts a document, reporting what `report` says. */
+  reset({ deepest, shapes, elements, index }: Report): void {
+    if (deepest > this.#deepestReported) {
+      throw new Error(`the JSON scanner reports depths to ${this.#deepestReported}`)
+    }
+    this.#refresh()
+    this.#shapes.fill(0)
+    // Every depth's shapes: reports stop at `deepest`, but the index reads keys below it too.
+    for (let depth = 1; depth <= this.#deepestReported; depth += 1) {
+      this.#shapes.set((shapes[depth] ?? []).slice(0, 32), depth * 32)
+    }
+    if (!this.#exports.reset(deepest, elements, index)) {
+      throw new Error('the JSON scanner could not have the memory the index needs')
+    }
+    this.#refresh()
+  }
+
+  /**
+   * Scans bytes `from` to `length` of `input` (copied in by the caller); answers where it stopped
+   * (`length` unless the events filled up or a resource ended) or -1 at a byte that is not JSON.
+   */
+  scan(from: number, length: number): number {
+    const at = this.#exports.scan(from, length)
+    this.#refresh()
+    return at
+  }
+
+  /** 0 when the document is whole, or an error code. */
+  finish(): number {
+    return this.#exports.finish()
+  }
+
+  /** How many events the last `scan` wrote. */
+  eventCount(): number {
+    return this.#exports.events.value
+  }
+
+  /** Why the last `scan` or `finish` failed, and at which byte of the slice. */
+  error(): { code: number; at: number } {
+    return { code: this.#exports.errorCode.value, at: this.#exports.errorAt.value }
+  }
+
+  /** The resource field `INDEX_KEYS.resource[field]` of the resource just ended. */
+  field(field: number): Piece {
+    return { at: this.#fields[field * 2] as number, length: this.#fields[field * 2 + 1] as number }
+  }
+
+  /** Instance `n`'s key, deposed key or sensitive paths (`INDEX_KEYS.instance[0 to 2]`). */
+  instanceField(n: number, field: number): Piece {
+    const at = n * RECORD_WORDS + field * 2
+    return { at: this.#records[at] as number, length: this.#records[at + 1] as number }
+  }
+
+  /** Instance `n`'s identity values: each one's number in `INDEX_KEYS.identity`, and where. */
+  identities(n: number): { name: number; at: number; length: number }[] {
+    const first = this.#records[n * RECORD_WORDS + RECORD_IDENTITY_FIRST] as number
+    const count = this.#records[n * RECORD_WORDS + RECORD_IDENTITY_COUNT] as number
+    const values = []
+    for (let k = first; k < first + count; k += 1) {
+      const ids = this.#identities
+      values.push({
+        name: ids[k * 3] as number,
+        at: ids[k * 3 + 1] as number,
+        length: ids[k * 3 + 2] as number,
+      })
+    }
+    return values
+  }
+
+  /** Whether instance `n`'s attributes were read (and its digest written). */
+  hasDigest(n: number): boolean {
+    return this.#records[n * RECORD_WORDS + RECORD_HAS_ATTRIBUTES] !== 0
+  }
+
+  /** Instance `n`'s digest, once its attributes were read; undefined before. */
+  digest(n: number): { length: number; crc: number } | undefined {
+    if (this.#records[n * RECORD_WORDS + RECORD_HAS_ATTRIBUTES] === 0) return undefined
+    return {
+      length: this.#recordNumbers[n * (RECORD_WORDS / 2) + RECORD_LENGTH] as number,
+      crc: (this.#records[n * RECORD_WORDS + RECORD_CRC] as number) >>> 0,
+    }
+  }
+
+  /** Writes instance `n`'s digest: the length and CRC-32 of its attributes. */
+  setDigest(n: number, length: number, crc: number): void {
+    this.#records[n * RECORD_WORDS + RECORD_HAS_ATTRIBUTES] = 1
+    this.#records[n * RECORD_WORDS + RECORD_CRC] = crc | 0
+    this.#recordNumbers[n * (RECORD_WORDS / 2) + RECORD_LENGTH] = length
+  }
+
+  /**
+   * Writes the entries of the resource just ended, when it can: their place in `bytes`, joined
+   * by commas; undefined when the caller must write them (see wasm/json-scan.ts).
+   */
+  writeEntries(): { at: number; length: number } | undefined {
+    const at = this.#exports.writeEntries()
+    this.#refresh()
+    return at < 0 ? undefined : { at, length: this.#exports.written.value }
+  }
+
+  #refresh(): void {
+    const exports = this.#exports
+    const buffer = exports.memory.buffer
+    if (buffer === this.#buffer) return
+    this.#buffer = buffer
+    const capacity = exports.EVENT_CAPACITY.value
+    this.input = new Uint8Array(buffer, exports.IN.value, SLICE)
+    this.events = new Int32Array(buffer, exports.EVENTS.value, capacity * 4)
+    this.keys = new Uint8Array(buffer, exports.KEYS.value, capacity * 32)
+    this.#shapes = new Uint32Array(buffer, exports.SHAPES.value, (this.#deepestReported + 1) * 32)
+    this.#fields = new Int32Array(buffer, exports.FIELDS.value, 10)
+    const bytesAt = exports.BYTES.value
+    if (buffer.byteLength <= bytesAt) return
+    const records = exports.RECORDS.value
+    this.#records = new Int32Array(buffer, records, (exports.IDENTITIES.value - records) / 4)
+    this.#recordNumbers = new Float64Array(
+      buffer,
+      records,
+      (exports.IDENTITIES.value - records) / 8,
+    )
+    this.#identities = new Int32Array(
+      buffer,
+      exports.IDENTITIES.value,
+      (bytesAt - exports.IDENTITIES.value) / 4,
+    )
+    this.bytes = new Uint8Array(buffer, bytesAt)
+  }
+}
+
+/** Writes `INDEX_KEYS` into the scan's key tables: for each, a count, then each key's length and bytes. */
+function writeKeyTables(tables: Uint8Array): void {
+  const lists = [INDEX_KEYS.top, INDEX_KEYS.resource, INDEX_KEYS.instance, INDEX_KEYS.identity]
+  lists.forEach((keys: readonly string[], table) => {
+    let at = table * 1024
+    tables[at++] = keys.length
+    for (const key of keys) {
+      const bytes = Buffer.from(key)
+      tables[at++] = bytes.length
+      tables.set(bytes, at)
+      at += bytes.length
+    }
+  })
 }
 
 let compiled: object | undefined
 const idle: JsonScan[] = []
 /** Scans kept for reuse on a thread: more are made when more documents are read at once. */
 const MAX_IDLE = 8
-
-/**
- * What a scan reports, at depths 1 to `deepest` (at most 7): in objects, the keys whose shape
- * `shapes[depth]` allows (for each key length below 32, a bit for each first byte:
- * `1 << (byte & 31)`) and the values that follow them; in arrays, the elements at the depths
- * `elements` names (bits).
- */
-export interface Report {
-  deepest: number
-  shapes: readonly (readonly number[] | undefined)[]
-  elements: number
-}
 
 /** A scan ready for a new document, reporting what `report` says. */
 export function takeJsonScan(report: Report): JsonScan {
@@ -132,28 +328,5 @@ function newJsonScan(): JsonScan {
       },
     },
   })
-  const exports = instance.exports as unknown as Exports
-  const buffer = exports.memory.buffer
-  const capacity = exports.EVENT_CAPACITY.value
-  if (exports.SLICE.value !== SLICE) throw new Error('the JSON scanner is out of date')
-  const deepestReported = exports.MAX_REPORTED.value
-  const shapes = new Uint32Array(buffer, exports.SHAPES.value, (deepestReported + 1) * 32)
-  return {
-    reset: ({ deepest, shapes: wanted, elements }) => {
-      if (deepest > deepestReported)
-        throw new Error(`the JSON scanner reports depths to ${deepestReported}`)
-      shapes.fill(0)
-      for (let depth = 1; depth <= deepest; depth += 1) {
-        shapes.set((wanted[depth] ?? []).slice(0, 32), depth * 32)
-      }
-      exports.reset(deepest, elements)
-    },
-    scan: (from, length) => exports.scan(from, length),
-    finish: () => exports.finish(),
-    input: new Uint8Array(buffer, exports.IN.value, SLICE),
-    events: new Int32Array(buffer, exports.EVENTS.value, capacity * 4),
-    keys: new Uint8Array(buffer, exports.KEYS.value, capacity * 32),
-    eventCount: () => exports.events.value,
-    error: () => ({ code: exports.errorCode.value, at: exports.errorAt.value }),
-  }
+  return new JsonScan(instance.exports as unknown as Exports)
 }

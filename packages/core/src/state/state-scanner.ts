@@ -9,8 +9,14 @@ import {
   type InstanceDetail,
 } from '../resources/instance-collector'
 import {
+  EVENT_ATTRIBUTES_END,
+  EVENT_ATTRIBUTES_START,
   EVENT_END,
+  EVENT_KEY,
+  EVENT_RESOURCE_END,
   EVENT_START,
+  INDEX_KEYS,
+  RESOURCE_FIELD_COUNT,
   SLICE,
   giveJsonScan,
   scanError,
@@ -42,6 +48,11 @@ export interface ScannedState {
 export interface ScanOptions {
   /** Index the state's resources (`ScannedState.resources`). */
   index?: boolean
+  /**
+   * Follow the resources in this script rather than in the byte loop: slower, and the same index
+   * (a test checks that the two agree).
+   */
+  indexInScript?: boolean
   /**
    * Hand the raw attributes of the instances `wanted` accepts to `onDetail` (an attribute-level
    * diff), keeping no index.
@@ -169,28 +180,52 @@ export class StateScanner {
   #view: Buffer | undefined
   #viewStart = 0
   #encrypted = false
+  /**
+   * Set once the document is done, refused or ended: its scan has been given back, and what this
+   * throws if used again.
+   */
+  #finished: Error | undefined
+  /** Whether the byte loop follows the resources for the index (all but a detailed diff). */
+  readonly #indexing: boolean
 
   constructor(options: ScanOptions = {}) {
     if (options.index === true || options.detail !== undefined) {
       this.#collector = new InstanceCollector(options.detail)
     }
-    // Without an index only the top level is watched; with one, the `resources` tree down to the
-    // keys of each instance's attributes. Only the keys watched for are reported, and the elements
-    // of `resources` and of each resource's `instances`.
+    this.#indexing =
+      options.detail === undefined && options.index === true && options.indexInScript !== true
+    // Here only the top level is watched. For an index, the byte loop follows the resources
+    // itself; for a detailed diff (or `indexInScript`), the `resources` tree is watched here,
+    // down to the keys of each instance's attributes: only the keys watched for are reported,
+    // and the elements of `resources` and of each resource's `instances`.
     this.#json = takeJsonScan(
-      this.#collector === undefined
-        ? { deepest: TOP_KEYS, shapes: KEY_SHAPES, elements: 0 }
+      this.#collector === undefined || this.#indexing
+        ? { deepest: TOP_KEYS, shapes: KEY_SHAPES, elements: 0, index: this.#indexing }
         : {
             deepest: ATTRIBUTE_KEYS,
             shapes: KEY_SHAPES,
             elements: (1 << RESOURCE_ELEMENTS) | (1 << INSTANCE_ELEMENTS),
+            index: false,
           },
     )
   }
 
   /** Feeds the next chunk. @throws InvalidStateError at the first byte that is not JSON. */
   write(chunk: Uint8Array): void {
-    if (this.#collector !== undefined) this.#viewOf(chunk)
+    if (this.#finished !== undefined) throw this.#finished
+    try {
+      this.#write(chunk)
+    } catch (error) {
+      // A refused document is done: its scan is free for the next, and this one answers no more.
+      this.#finished = error instanceof Error ? error : new Error('the scan failed')
+      giveJsonScan(this.#json)
+      throw error
+    }
+  }
+
+  #write(chunk: Uint8Array): void {
+    // Resource fields are read from the chunk as text only when this follows the resources.
+    if (this.#collector !== undefined && !this.#indexing) this.#viewOf(chunk)
     if (this.#capture !== undefined) this.#capture.from = 0
     if (this.#hashing !== undefined) {
       this.#hashing.from = 0
@@ -233,12 +268,80 @@ export class StateScanner {
         case EVENT_END:
           if (depth === watched.end) this.#endWatch(chunk, at)
           break
-        default:
+        case EVENT_KEY:
           if (((watched.keys >>> depth) & 1) !== 0) {
             this.#endKey(depth, json.keys, k * 8, events[k + 2] as number, events[k + 3] === 1)
           }
+          break
+        case EVENT_ATTRIBUTES_START: {
+          const hashing = this.#hashSlot
+          hashing.crc = 0
+          hashing.length = 0
+          hashing.from = at
+          hashing.keep = undefined
+          this.#hashing = hashing
+          break
+        }
+        case EVENT_ATTRIBUTES_END: {
+          const hashing = this.#hashing as Hashing
+          this.#hashTo(chunk, at)
+          this.#hashing = undefined
+          json.setDigest(events[k + 2] as number, hashing.length, hashing.crc)
+          break
+        }
+        case EVENT_RESOURCE_END:
+          this.#indexResource(events[k + 2] as number, events[k + 3] === 1)
+          break
       }
     }
+  }
+
+  /**
+   * A resource has ended, whose pieces the byte loop kept: its `count` instances' entries are
+   * written there when it can, and here from those pieces when not.
+   */
+  #indexResource(count: number, lost: boolean): void {
+    const collector = this.#collector as InstanceCollector
+    // Its pieces outgrew the room the byte loop has for them: the index lacks this resource.
+    if (lost) {
+      collector.lose()
+      return
+    }
+    const json = this.#json
+    const field = (number: number) => {
+      const { at, length } = json.field(number)
+      if (length === -1) return
+      const text = length < 0 ? undefined : decode(json.bytes.subarray(at, at + length))
+      collector.resourceField(INDEX_KEYS.resource[number] as string, text)
+    }
+    let digests = 0
+    for (let n = 0; n < count; n += 1) if (json.hasDigest(n)) digests += 1
+    const written = collector.fits(digests) ? json.writeEntries() : undefined
+    collector.beginResource()
+    if (written !== undefined) {
+      // The entries hold the other fields; the index lists modules and providers.
+      field(MODULE_FIELD)
+      field(PROVIDER_FIELD)
+      collector.addEntries(json.bytes, written.at, written.at + written.length, digests)
+      return
+    }
+    for (let number = 0; number < RESOURCE_FIELD_COUNT; number += 1) field(number)
+    for (let n = 0; n < count; n += 1) {
+      collector.beginInstance()
+      for (let field = 0; field < 3; field += 1) {
+        const { at, length } = json.instanceField(n, field)
+        if (length === -1) continue
+        const key = INDEX_KEYS.instance[field] as string
+        collector.instanceField(key, length < 0 ? undefined : json.bytes, at, at + length)
+      }
+      for (const { name, at, length } of json.identities(n)) {
+        collector.identity(INDEX_KEYS.identity[name] as string, json.bytes, at, at + length)
+      }
+      const digest = json.digest(n)
+      if (digest !== undefined) collector.attributes(digest.length, digest.crc, undefined, false)
+      collector.endInstance()
+    }
+    collector.endResource()
   }
 
   /** Keeps the part of the chunk the open captures hold, and where the next one starts. */
@@ -252,11 +355,16 @@ export class StateScanner {
 
   /** Ends the document. @throws InvalidStateError if it is empty or incomplete. */
   end(): ScannedState {
+    if (this.#finished !== undefined) throw this.#finished
     const json = this.#json
     const code = json.finish()
     // The document is done either way: its scan is free for the next.
     giveJsonScan(json)
-    if (code !== 0) throw scanError(code, this.#offset, this.#offset === 0)
+    this.#finished =
+      code === 0
+        ? new Error('the state scanner was used after its end')
+        : scanError(code, this.#offset, this.#offset === 0)
+    if (code !== 0) throw this.#finished
     return this.#result()
   }
 
@@ -277,7 +385,11 @@ export class StateScanner {
     let kind: WatchKind | undefined
     if (known !== undefined) {
       if (known.kind === 'encrypted') this.#encrypted = true
-      else if (depth !== TOP_KEYS || known.kind === 'top' || this.#collector !== undefined) {
+      else if (
+        depth !== TOP_KEYS ||
+        known.kind === 'top' ||
+        (this.#collector !== undefined && !this.#indexing)
+      ) {
         kind = known.kind
       }
     }
@@ -553,6 +665,10 @@ function parseLineage(bytes: Uint8Array | undefined): string {
   return value
 }
 
+/** The numbers of a resource's module and provider in `INDEX_KEYS.resource`. */
+const MODULE_FIELD = INDEX_KEYS.resource.indexOf('module')
+const PROVIDER_FIELD = INDEX_KEYS.resource.indexOf('provider')
+
 /** A key the scanner watches for at one depth, and what watches its value. */
 interface KnownKey {
   key: string
@@ -684,6 +800,8 @@ export function base36(n: number): string {
   return text
 }
 
+const decoder = new TextDecoder()
+
 function decode(bytes: Uint8Array): string {
-  return new TextDecoder().decode(bytes)
+  return decoder.decode(bytes)
 }
