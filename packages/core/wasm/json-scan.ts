@@ -12,6 +12,9 @@
 // what it may want: in an object, the keys of a shape it names (SHAPES: for each depth, for each
 // key length below 32, a bit for each first byte folded to 32 buckets) and the values that follow
 // them; in an array, every element at the depths it names (`reset`).
+//
+// With the index, it also follows a Terraform state's `resources` and writes most of their index
+// entries itself (below, "The index").
 
 // Where things are, and how large.
 export const SLICE: i32 = 65536
@@ -25,7 +28,10 @@ export const KEYS: usize = EVENTS + <usize>EVENT_CAPACITY * 16
 export const SHAPES: usize = KEYS + <usize>EVENT_CAPACITY * 32
 /** The deepest depth reported, at most. */
 export const MAX_REPORTED: i32 = 7
-/** The keys the index looks for (see `setKeys`): four tables of 1 KiB. */
+/**
+ * The keys the index looks for, written by the caller (`INDEX_KEYS` in src/state/json-scan.ts):
+ * four tables of 1 KiB, each a count, then each key's length and bytes.
+ */
 export const KEY_TABLES: usize = SHAPES + 1024
 /** The current resource's fields: five pairs of i32, where each lies in BYTES and its length. */
 export const FIELDS: usize = KEY_TABLES + 4096
@@ -506,7 +512,7 @@ const INSTANCE_ELEMENTS: i32 = 4
 const INSTANCE_KEYS: i32 = 5
 const ATTRIBUTE_KEYS: i32 = 6
 
-// The key tables, in the order `setKeys` takes them.
+// The key tables, and the keys' numbers in them, as the caller writes them.
 const TABLE_TOP: i32 = 0 // resources
 const TABLE_RESOURCE: i32 = 1 // module, mode, type, name, provider, instances
 const TABLE_INSTANCE: i32 = 2 // index_key, deposed, sensitive_attributes, attributes

@@ -2,13 +2,11 @@ import { InvalidStateError } from '../errors'
 import { IDENTITY_ATTRIBUTES } from '../resources/resource-index'
 import { JSON_SCAN_WASM } from './json-scan-wasm'
 
-/**
- * The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
- * document chunk by chunk and reports where keys and values start and end down to a depth the
- * scanner chooses; with the index, it follows the state's `resources` itself, keeps each
- * resource's pieces, and writes most resources' index entries. Each `JsonScan` holds one
- * document's place; they are kept for reuse once a document is done.
- */
+// The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
+// document chunk by chunk and reports where keys and values start and end down to a depth the
+// scanner chooses; with the index, it follows the state's `resources` itself, keeps each
+// resource's pieces, and writes most resources' index entries.
+
 /** The most bytes one `scan` reads. */
 export const SLICE = 64 * 1024
 /** A value starts: its depth, position, and first byte. */
@@ -129,8 +127,9 @@ const RECORD_CRC = 9
 const RECORD_LENGTH = 5 // in f64s
 
 /**
- * One document's scan, on its own WebAssembly instance. The views of its memory are made again
- * when the memory grows (the index's pieces grow it), which detaches the old ones.
+ * One document's scan, on its own WebAssembly instance; they are kept for reuse once a document
+ * is done. The views of its memory are made again when the memory grows (the index's pieces grow
+ * it), which detaches the old ones.
  */
 export class JsonScan {
   readonly #exports: Exports
@@ -188,6 +187,11 @@ export class JsonScan {
   /** 0 when the document is whole, or an error code. */
   finish(): number {
     return this.#exports.finish()
+  }
+
+  /** The size of its memory. */
+  memoryBytes(): number {
+    return this.#exports.memory.buffer.byteLength
   }
 
   /** How many events the last `scan` wrote. */
@@ -306,6 +310,8 @@ let compiled: object | undefined
 const idle: JsonScan[] = []
 /** Scans kept for reuse on a thread: more are made when more documents are read at once. */
 const MAX_IDLE = 8
+/** The most memory a scan kept for reuse holds (an index's needs 26 MiB of address space). */
+const MAX_KEPT_MEMORY = 64 * 1024 * 1024
 
 /** A scan ready for a new document, reporting what `report` says. */
 export function takeJsonScan(report: Report): JsonScan {
@@ -316,7 +322,8 @@ export function takeJsonScan(report: Report): JsonScan {
 
 /** Gives back a scan whose document is done (whole or refused). */
 export function giveJsonScan(scan: JsonScan): void {
-  if (idle.length < MAX_IDLE) idle.push(scan)
+  // One whose memory grew for a huge resource is left to the collector rather than kept.
+  if (idle.length < MAX_IDLE && scan.memoryBytes() <= MAX_KEPT_MEMORY) idle.push(scan)
 }
 
 function newJsonScan(): JsonScan {
