@@ -784,11 +784,18 @@ function endCapture(i: i32): void {
   capturing = false
   if (lost) return
   const length = captureOver ? -2 : captureSize
+  // A key given twice keeps the last value the index can use, as the script does: a string
+  // field, a string or number key, a string deposed key; sensitive paths, whatever they are.
+  const first = captureOver ? 0 : <i32>load<u8>(BYTES + <usize>captureStart)
+  const text = first == 0x22
   if (captureKind == C_FIELD) {
+    if (!text) return
     store<i32>(FIELDS + (<usize>captureId << 3), captureStart)
     store<i32>(FIELDS + (<usize>captureId << 3), length, 4)
   } else if (captureKind == C_INSTANCE) {
     if (!instanceOpen || instanceCount >= MAX_RECORDS) return
+    if (captureId == I_INDEX_KEY && !text && first != 0x2d && (first < 0x30 || first > 0x39)) return
+    if (captureId == I_DEPOSED && !text) return
     const at = record(instanceCount) + (<usize>(captureId << 1) << 2)
     store<i32>(at, captureStart)
     store<i32>(at, length, 4)

@@ -393,6 +393,24 @@ describe('the index the byte loop writes', () => {
     return `${scanned.count} ${Buffer.concat(scanned.resources).toString('utf8')} ${scanned.modules.join()} ${scanned.providers.join()} ${scanned.truncated}`
   }
 
+  it('keeps what the script keeps of keys given twice', () => {
+    // JSON.parse keeps a key's last value; the index keeps the last it can use.
+    const text = `{"version":4,"serial":1,"lineage":"l","resources":[
+      {"mode":"managed","type":"t","type":{"x":1},"name":"n","name":"m","provider":"p",
+       "instances":[
+         {"index_key":1,"index_key":null,"attributes":{"id":"a","id":"b"}},
+         {"index_key":"k","index_key":2,"deposed":"d","deposed":5,"attributes":{"id":"c"}},
+         {"sensitive_attributes":[[{"type":"get_attr","value":"id"}]],"sensitive_attributes":[],
+          "attributes":{"id":"e"},"attributes":{"arn":"f"}}]},
+      {"mode":"data","type":"u","name":"v","module":"module.x","module":7,"instances":[
+         {"index_key":"a","attributes":{"name":"g"}}]}]}`
+    const expected = entriesOf(text, text.length, { index: true, indexInScript: true })
+    expect(expected).toContain('"address":"t.m[1]"')
+    for (const chunk of [text.length, 7]) {
+      expect(entriesOf(text, chunk, { index: true })).toBe(expected)
+    }
+  })
+
   it('is the index the script writes, for states of every kind and any chunks', () => {
     for (let seed = 1; seed <= 400; seed += 1) {
       const text = randomState(seed)
@@ -403,7 +421,7 @@ describe('the index the byte loop writes', () => {
         )
       }
     }
-  })
+  }, 60_000)
 })
 
 describe('an index of more instances than it keeps', () => {
