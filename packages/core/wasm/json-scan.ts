@@ -906,13 +906,6 @@ function plainField(f: i32, required: bool): bool {
   return length >= 0 && isString(fieldAt(f), length) && !oddlyEscaped(fieldAt(f), length)
 }
 
-function equals(from: i32, length: i32, text: string): bool {
-  if (length != text.length) return false
-  for (let at = 0; at < length; at++) {
-    if (<i32>load<u8>(BYTES + <usize>(from + at)) != text.charCodeAt(at)) return false
-  }
-  return true
-}
 
 // The constant parts of an entry.
 const ADDRESS_OPEN: usize = memory.data<u8>([123, 34, 97, 100, 100, 114, 101, 115, 115, 34, 58, 34])
@@ -954,11 +947,6 @@ let out: usize = 0
   out++
 }
 
-function putConstant(at: usize, length: usize): void {
-  copy(out, at, length)
-  out += length
-}
-
 function putMemory(at: usize, length: usize): void {
   copy(out, at, length)
   out += length
@@ -997,8 +985,8 @@ export function writeEntries(): i32 {
   if (lost) return -1
   const modeAt = fieldAt(F_MODE)
   const modeLength = fieldLength(F_MODE)
-  const data = equals(modeAt, modeLength, '"data"')
-  if (!data && !equals(modeAt, modeLength, '"managed"')) return -1
+  const data = same(BYTES + <usize>modeAt, modeLength, '"data"')
+  if (!data && !same(BYTES + <usize>modeAt, modeLength, '"managed"')) return -1
   if (!plainField(F_TYPE, true) || !plainField(F_NAME, true)) return -1
   if (!plainField(F_MODULE, false) || !plainField(F_PROVIDER, false)) return -1
   let most: i32 = 0
@@ -1048,29 +1036,29 @@ export function writeEntries(): i32 {
   // What every entry of the resource shares, written once: the entry up to the address's key,
   // and from the address's end to the digest.
   out = BYTES + <usize>partsAt
-  putConstant(ADDRESS_OPEN, ADDRESS_OPEN_LENGTH)
+  putMemory(ADDRESS_OPEN, ADDRESS_OPEN_LENGTH)
   if (fieldLength(F_MODULE) > 2) {
     putFieldText(F_MODULE)
     put(0x2e)
   }
-  if (data) putConstant(DATA_DOT, DATA_DOT_LENGTH)
+  if (data) putMemory(DATA_DOT, DATA_DOT_LENGTH)
   putFieldText(F_TYPE)
   put(0x2e)
   putFieldText(F_NAME)
   const head = BYTES + <usize>partsAt
   const headLength = out - head
   const middle = out
-  putConstant(MODULE_OPEN, MODULE_OPEN_LENGTH)
+  putMemory(MODULE_OPEN, MODULE_OPEN_LENGTH)
   putField(F_MODULE)
-  putConstant(MODE_OPEN, MODE_OPEN_LENGTH)
+  putMemory(MODE_OPEN, MODE_OPEN_LENGTH)
   putField(F_MODE)
-  putConstant(TYPE_OPEN, TYPE_OPEN_LENGTH)
+  putMemory(TYPE_OPEN, TYPE_OPEN_LENGTH)
   putField(F_TYPE)
-  putConstant(NAME_OPEN, NAME_OPEN_LENGTH)
+  putMemory(NAME_OPEN, NAME_OPEN_LENGTH)
   putField(F_NAME)
-  putConstant(PROVIDER_OPEN, PROVIDER_OPEN_LENGTH)
+  putMemory(PROVIDER_OPEN, PROVIDER_OPEN_LENGTH)
   putField(F_PROVIDER)
-  putConstant(DIGEST_OPEN, DIGEST_OPEN_LENGTH)
+  putMemory(DIGEST_OPEN, DIGEST_OPEN_LENGTH)
   const middleLength = out - middle
   const start = <i32>(out - BYTES)
   let first = true
@@ -1088,7 +1076,7 @@ export function writeEntries(): i32 {
 
 function putField(f: i32): void {
   const length = fieldLength(f)
-  if (length < 0) putConstant(EMPTY_STRING, EMPTY_STRING_LENGTH)
+  if (length < 0) putMemory(EMPTY_STRING, EMPTY_STRING_LENGTH)
   else putBytes(fieldAt(f), length)
 }
 
@@ -1103,9 +1091,9 @@ function writeEntry(at: usize, middle: usize, middleLength: usize, sensitive: i3
   const keyLength = load<i32>(at + (<usize>RECORD_KEY << 2), 4)
   if (keyLength >= 0) {
     if (load<u8>(BYTES + <usize>keyAt) == 0x22) {
-      putConstant(KEY_OPEN, KEY_OPEN_LENGTH)
+      putMemory(KEY_OPEN, KEY_OPEN_LENGTH)
       putBytes(keyAt + 1, keyLength - 2)
-      putConstant(KEY_CLOSE, KEY_CLOSE_LENGTH)
+      putMemory(KEY_CLOSE, KEY_CLOSE_LENGTH)
     } else {
       put(0x5b)
       putBytes(keyAt, keyLength)
@@ -1118,10 +1106,10 @@ function writeEntry(at: usize, middle: usize, middleLength: usize, sensitive: i3
   putBase36(<u64>load<u32>(at + (<usize>RECORD_CRC << 2)))
   put(0x22)
   if (keyLength >= 0) {
-    putConstant(INDEX_KEY_OPEN, INDEX_KEY_OPEN_LENGTH)
+    putMemory(INDEX_KEY_OPEN, INDEX_KEY_OPEN_LENGTH)
     putBytes(keyAt, keyLength)
   }
-  putConstant(IDENTITY_OPEN, IDENTITY_OPEN_LENGTH)
+  putMemory(IDENTITY_OPEN, IDENTITY_OPEN_LENGTH)
   // By name (the table is sorted), each name's last value, as JSON.parse keeps it.
   const first = load<i32>(at + (<usize>RECORD_IDENTITY_FIRST << 2))
   const count = sensitive == ALL_SENSITIVE ? 0 : load<i32>(at + (<usize>RECORD_IDENTITY_COUNT << 2))
@@ -1141,7 +1129,7 @@ function writeEntry(at: usize, middle: usize, middleLength: usize, sensitive: i3
       writeIdentity(last)
     }
   }
-  putConstant(ENTRY_CLOSE, ENTRY_CLOSE_LENGTH)
+  putMemory(ENTRY_CLOSE, ENTRY_CLOSE_LENGTH)
 }
 
 /** Identity value `k`: `"name":value`. */
@@ -1153,7 +1141,7 @@ function writeIdentity(k: i32): void {
   for (let n = 0; n < name; n++) entry += 1 + <usize>load<u8>(entry)
   put(0x22)
   putMemory(entry + 1, <usize>load<u8>(entry))
-  putConstant(NAME_CLOSE, NAME_CLOSE_LENGTH)
+  putMemory(NAME_CLOSE, NAME_CLOSE_LENGTH)
   putBytes(load<i32>(value, 4), load<i32>(value, 8))
 }
 
@@ -1220,6 +1208,7 @@ function skipString(): bool {
   return escapes
 }
 
+/** Whether the `length` bytes at `at` spell `text` (ASCII). */
 function same(at: usize, length: i32, text: string): bool {
   if (length != text.length) return false
   for (let k = 0; k < length; k++) {

@@ -649,28 +649,10 @@ class EntryWriter {
     this.#used += this.#block.write(value, this.#used)
   }
 
-  /**
-   * `n.toString(36)` for a whole number from 0 to 2^53-1, as ASCII: the engine's radix conversion
-   * takes the path made for fractions.
-   */
+  /** A whole number in base 36 (`writeBase36`). */
   base36(n: number): void {
     this.#room(11)
-    const block = this.#block
-    let end = this.#used
-    if (n < 36) {
-      block[end] = BASE36[n] as number
-      this.#used = end + 1
-      return
-    }
-    let digits = 0
-    for (let left = n; left > 0; left = Math.floor(left / 36)) digits += 1
-    end += digits
-    for (let left = n, at = end - 1; left > 0; at -= 1) {
-      const quotient = Math.floor(left / 36)
-      block[at] = BASE36[left - quotient * 36] as number
-      left = quotient
-    }
-    this.#used = end
+    this.#used = writeBase36(this.#block, this.#used, n)
   }
 
   /** The entries, in blocks that are each their own memory (none shared with a pool). */
@@ -695,6 +677,25 @@ class EntryWriter {
 }
 
 const MiB = 1024 * 1024
+
+/**
+ * Writes `n.toString(36)` for a whole number from 0 to 2^53-1 (at most 11 digits) as ASCII at
+ * `at`, and answers where it ends: the engine's radix conversion takes the path made for fractions.
+ */
+export function writeBase36(bytes: Uint8Array, at: number, n: number): number {
+  if (n < 36) {
+    bytes[at] = BASE36[n] as number
+    return at + 1
+  }
+  let digits = 0
+  for (let left = n; left > 0; left = Math.floor(left / 36)) digits += 1
+  for (let left = n, digit = at + digits - 1; left > 0; digit -= 1) {
+    const quotient = Math.floor(left / 36)
+    bytes[digit] = BASE36[left - quotient * 36] as number
+    left = quotient
+  }
+  return at + digits
+}
 
 function newFields(): ResourceFields {
   return {

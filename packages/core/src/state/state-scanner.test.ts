@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidStateError } from '../errors'
 import { terraformState } from '../testing/fixtures'
-import { base36, StateScanner } from './state-scanner'
+import { StateScanner } from './state-scanner'
 
 function scan(text: string, chunk = 3, index = false) {
   const scanner = new StateScanner({ index })
@@ -195,13 +195,5 @@ describe('the state scanner', () => {
     const result = scan(big, 1 << 20)
     expect(result.outputs).toBeUndefined()
     expect(result.outputsTooLarge).toBe(true)
-  })
-})
-
-describe('base36', () => {
-  it('writes what toString(36) writes, for every size of whole number a digest holds', () => {
-    const samples = [0, 1, 35, 36, 37, 1295, 1296, 46655, 2 ** 31 - 1, 2 ** 32 - 1, 2 ** 53 - 1]
-    for (let n = 1; n < 2 ** 53; n = n * 7 + 3) samples.push(n)
-    for (const n of samples) expect(base36(n)).toBe(n.toString(36))
   })
 })
