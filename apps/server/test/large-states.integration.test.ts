@@ -13,7 +13,15 @@ describe('large states, checked on worker threads', () => {
     fetch(`${server.url}/v1/units/${unit}/upload`, { method: 'POST', body })
 
   beforeAll(async () => {
-    for (const id of ['large/a', 'large/b', 'large/c', 'large/d', 'large/e', 'large/f']) {
+    for (const id of [
+      'large/a',
+      'large/b',
+      'large/c',
+      'large/d',
+      'large/e',
+      'large/f',
+      'large/g',
+    ]) {
       await fetch(`${server.url}/v1/units`, { method: 'POST', body: JSON.stringify({ id }) })
     }
   })
@@ -89,6 +97,30 @@ describe('large states, checked on worker threads', () => {
         attributes: [expect.objectContaining({ before: 'id-3999', after: 'id-3999-new' })],
       },
     ])
+  })
+
+  it('stores the index of a large state as the body streams in, every instance in it', async () => {
+    // Its entries (about a MiB) leave the worker thread in blocks, written as they come.
+    const state = terraformState({ serial: 1, resources: LARGE })
+    expect((await upload('large/g', state)).status).toBe(200)
+    const response = await fetch(`${server.url}/v1/units/large/g/versions/current/resources`)
+    expect(response.status).toBe(200)
+    const index = (await response.json()) as { indexed: boolean; resources: { address: string }[] }
+    expect(index.indexed).toBe(true)
+    const addresses = index.resources.map((resource) => resource.address)
+    expect(new Set(addresses).size).toBe(LARGE)
+    expect(addresses.slice(0, 3)).toEqual([
+      'terraform_data.r0',
+      'terraform_data.r1',
+      'terraform_data.r10',
+    ])
+    // The same body again: every digest equal, so nothing changed.
+    const again = terraformState({ serial: 2, resources: LARGE })
+    expect((await upload('large/g', again)).status).toBe(200)
+    const diff = await fetch(`${server.url}/v1/units/large/g/diff`)
+    expect(await diff.json()).toMatchObject({
+      resources: { added: [], removed: [], changed: [] },
+    })
   })
 
   it('searches large states, each loaded into the search index on a worker thread', async () => {

@@ -384,3 +384,111 @@ describe('the server on a data directory written before resource indexes', () =>
     expect(found['results']).not.toMatchObject([{ version: NET_CURRENT }])
   })
 })
+
+/**
+ * The server started on a data directory whose versions were indexed by the previous server, with
+ * CRC-32 digests (core's `layout-2-crc-digests` fixture, copied: written by that server through
+ * `/v1`, as it is). The new digests do not compare with those: a diff that spans both indexes the
+ * older version again from its body, and the stored indexes are left as they are.
+ */
+describe('the server on a data directory whose indexes hold CRC-32 digests', () => {
+  let dataDir: string
+  let server: RunningServer
+  const NET_FIRST = '2026-11-27T11:15:13.263Z'
+  const NET_SECOND = '2026-11-27T11:15:13.331Z'
+  const SECOND_INDEX =
+    'units/crc/net!/emwyvx84de6ad72/indexes/20261127T111513.318Z-de5f5a7f4c1d0874.json'
+  let third = ''
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'cairn-crc-digests-'))
+    await cp(join(FIXTURE, 'layout-2-crc-digests'), dataDir, { recursive: true })
+    server = await startServer({ dataDir })
+  }, 60_000)
+  afterAll(async () => {
+    await server.dispose()
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  const get = async (path: string): Promise<Record<string, unknown>> => {
+    const response = await fetch(`${server.url}${path}`)
+    const text = await response.text()
+    expect(response.status, text).toBe(200)
+    return JSON.parse(text) as Record<string, unknown>
+  }
+  const addresses = (list: unknown) => (list as { address: string }[]).map((r) => r.address)
+
+  it('diffs the two versions it indexed as before', async () => {
+    const diff = await get('/v1/units/crc/net/diff')
+    expect(diff).toMatchObject({ from: { timestamp: NET_FIRST }, to: { timestamp: NET_SECOND } })
+    const resources = diff['resources'] as Record<string, unknown>
+    expect(addresses(resources['added'])).toEqual(['aws_subnet.private[1]'])
+    expect(addresses(resources['changed'])).toEqual(['aws_vpc.main'])
+    expect(resources['removed']).toEqual([])
+    const listed = await get(`/v1/units/crc/net/versions/${NET_SECOND}/resources`)
+    expect(addresses(listed['resources'])).toEqual([
+      'aws_subnet.private[0]',
+      'aws_subnet.private[1]',
+      'aws_vpc.main',
+    ])
+  })
+
+  it('diffs a new version against one of them: only what changed, both ways, with the detail', async () => {
+    const stored = await readFile(join(dataDir, SECOND_INDEX))
+    const body = await fetch(`${server.url}/v1/units/crc/net/download`)
+    const state = (await body.json()) as {
+      serial: number
+      resources: { type: string; instances: { attributes: { cidr_block: string } }[] }[]
+    }
+    state.serial = 3
+    const subnets = state.resources.find((resource) => resource.type === 'aws_subnet')
+    const second = subnets?.instances[1]
+    if (second === undefined) throw new Error('the fixture has no second subnet')
+    second.attributes.cidr_block = '10.0.3.0/24'
+    const wrote = await fetch(`${server.url}/v1/units/crc/net/upload`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: `${JSON.stringify(state, null, 2)}\n`,
+    })
+    expect(wrote.status, await wrote.text()).toBe(200)
+
+    const diff = await get('/v1/units/crc/net/diff?detail=true')
+    expect(diff).toMatchObject({
+      from: { timestamp: NET_SECOND },
+      to: { serial: 3 },
+      resources: {
+        added: [],
+        removed: [],
+        changed: [
+          {
+            address: 'aws_subnet.private[1]',
+            attributes: [{ path: 'cidr_block', before: '10.0.2.0/24', after: '10.0.3.0/24' }],
+          },
+        ],
+      },
+      outputs: { added: [], removed: [], changed: [] },
+    })
+    third = (diff['to'] as { timestamp: string }).timestamp
+
+    // The other way round, and from the first version.
+    const back = await get(`/v1/units/crc/net/diff?from=${third}&to=${NET_SECOND}`)
+    expect(addresses((back['resources'] as { changed: unknown }).changed)).toEqual([
+      'aws_subnet.private[1]',
+    ])
+    const wide = await get(`/v1/units/crc/net/diff?from=${NET_FIRST}`)
+    const resources = wide['resources'] as Record<string, unknown>
+    expect(addresses(resources['added'])).toEqual(['aws_subnet.private[1]'])
+    expect(addresses(resources['changed'])).toEqual(['aws_vpc.main'])
+
+    // The old index is left as it was; the new one says what its digests are.
+    expect(await readFile(join(dataDir, SECOND_INDEX))).toEqual(stored)
+    const record = JSON.parse(
+      await readFile(join(dataDir, 'unit-records', 'crc', 'net!.json'), 'utf8'),
+    ) as { current: { index: { object: string } } }
+    const index = JSON.parse(
+      await readFile(join(dataDir, record.current.index.object), 'utf8'),
+    ) as { digests?: string; resources: { digest: string }[] }
+    expect(index.digests).toBe('hash64')
+    expect(index.resources[0]?.digest).toMatch(/^[0-9a-z]+-[0-9a-f]{16}$/)
+  })
+})

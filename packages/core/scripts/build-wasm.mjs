@@ -33,7 +33,7 @@ export function compile() {
         'stub',
         '--noAssert',
         '--initialMemory',
-        '6',
+        '7',
         '--maximumMemory',
         '16384',
         '--outFile',

@@ -35,6 +35,15 @@ export const MAX_REPORTED: i32 = 7
 export const KEY_TABLES: usize = SHAPES + 1024
 /** The current resource's fields: five pairs of i32, where each lies in BYTES and its length. */
 export const FIELDS: usize = KEY_TABLES + 4096
+/** The digest's secret, accumulators and pending bytes (see "The digest"). */
+const DIGEST_STATE: usize = FIELDS + 64
+/** Where the caller copies the bytes it digests itself, at most SLICE at a time (`digestIn`). */
+export const DIGEST_IN: usize = FIELDS + 4096
+/** The (module, provider) pairs the caller has read (see `isKnown`): slots, then bytes. */
+const KNOWN_SLOTS: usize = DIGEST_IN + <usize>SLICE
+const KNOWN_BYTES: usize = KNOWN_SLOTS + 8192
+/** Entries written without stopping, for the caller to take (see `takeEntries`), to RECORDS. */
+export const OUT: usize = 512 << 10
 
 // Events.
 const START: i32 = 1 // a value starts: a = its first byte
@@ -242,6 +251,7 @@ export function scan(from: i32, length: i32): i32 {
   events = 0
   halted = false
   if (capturing) captureFrom = from
+  if (digesting) digestFrom = from
   const deepest = report
   const keyDepth = indexing && deepest < ATTRIBUTE_KEYS ? ATTRIBUTE_KEYS : deepest
   const limit = EVENT_CAPACITY - 4
@@ -494,6 +504,11 @@ export function scan(from: i32, length: i32): i32 {
     keepCapture(captureFrom, i)
     captureFrom = i
   }
+  // So do attributes being digested.
+  if (digesting) {
+    digestBytes(IN + <usize>digestFrom, IN + <usize>i, false)
+    digestFrom = i
+  }
   return i
 }
 
@@ -512,13 +527,11 @@ export function finish(): i32 {
 // The index. With `index`, the scan follows the `resources` of a Terraform state (format 4) and
 // keeps, for the resource it is in, the JSON of its fields (module, mode, type, name, provider)
 // and of each instance's index key, deposed key, sensitive paths and identity attributes, in
-// BYTES. It reports where each instance's attributes start and end (the caller digests them), and
-// stops after each resource (RESOURCE_END), when the caller reads what was kept: in most states
-// it asks `writeEntries` to write the resource's index entries, and reads the rest itself.
+// BYTES, and the digest of each instance's attributes (below, "The digest"). It stops after each
+// resource (RESOURCE_END), when the caller reads what was kept: in most states it asks
+// `writeEntries` to write the resource's index entries, and reads the rest itself.
 
-const ATTRIBUTES_START: i32 = 4 // an instance's attributes start: a = the instance's number
-const ATTRIBUTES_END: i32 = 5 // and end before the position
-const RESOURCE_END: i32 = 6 // a resource ends: a = how many instances it has, b = 1 when lost
+const RESOURCE_END: i32 = 4 // a resource ends: a = how many instances it has, b = 1 when lost
 
 const TOP_KEYS: i32 = 1
 const RESOURCE_ELEMENTS: i32 = 2
@@ -553,11 +566,11 @@ const MAX_SENSITIVE_BYTES: i32 = 65536
 const MAX_IDENTITY_CHARS: i32 = 512
 
 // Where a resource's pieces are kept, grown into as needed.
-/** Each instance: 12 i32 (see `RECORD_*`). */
+/** Each instance: 56 bytes (see `RECORD_*`). */
 export const RECORDS: usize = 1 << 20
 const MAX_RECORDS: i32 = 262144
 /** Each identity value: 3 i32 (the attribute's number in its table, where, length). */
-export const IDENTITIES: usize = RECORDS + <usize>MAX_RECORDS * 48
+export const IDENTITIES: usize = RECORDS + <usize>MAX_RECORDS * 56
 const MAX_IDENTITIES: i32 = 1048576
 /** The bytes kept, and after them the entries `writeEntries` writes. */
 export const BYTES: usize = IDENTITIES + <usize>MAX_IDENTITIES * 12
@@ -565,16 +578,18 @@ const MAX_BYTES: i32 = 512 << 20
 
 // An instance's record, in i32: where its index key, deposed key and sensitive paths lie in
 // BYTES and their lengths (-1 when absent, -2 when too large), its first identity value and how
-// many; whether its attributes were read, and their CRC-32 and length (f64 at 40), which the
-// caller writes.
+// many; whether its attributes were read; the identity attributes its sensitive paths name (bits,
+// by number, once `writeEntries` read them); then its attributes' length (f64 at byte 40) and
+// digest (u64 at byte 48).
 const RECORD_KEY: i32 = 0
 const RECORD_DEPOSED: i32 = 2
 const RECORD_SENSITIVE: i32 = 4
 const RECORD_IDENTITY_FIRST: i32 = 6
 const RECORD_IDENTITY_COUNT: i32 = 7
 const RECORD_HAS_ATTRIBUTES: i32 = 8
-const RECORD_CRC: i32 = 9
+const RECORD_NAMES: i32 = 9
 const RECORD_LENGTH_AT: usize = 40
+const RECORD_DIGEST_AT: usize = 48
 
 let indexing: bool = false
 let halted: bool = false
@@ -613,6 +628,11 @@ function resetIndex(index: bool): void {
   instancesOpen = false
   instanceOpen = false
   attributesOpen = false
+  digesting = false
+  outUsed = 0
+  outCount = 0
+  entryCount = 0
+  if (indexing) resetKnown()
   pendingTop = -1
   pendingResource = -1
   pendingInstance = -1
@@ -699,7 +719,9 @@ function indexStart(d: i32, i: i32, c: i32): void {
     if (key == I_ATTRIBUTES) {
       if (c == 0x7b && !lost) {
         attributesOpen = true
-        emit(ATTRIBUTES_START, d, i, instanceCount, 0)
+        digesting = true
+        digestFrom = i
+        digestBegin()
       }
     } else if (key >= 0) {
       beginCapture(C_INSTANCE, key, d, i, key == I_SENSITIVE ? MAX_SENSITIVE_BYTES : MAX_FIELD_BYTES)
@@ -720,8 +742,10 @@ function indexEnd(d: i32, i: i32): void {
     if (resourceOpen) {
       resourceOpen = false
       instancesOpen = false
-      emit(RESOURCE_END, d, i, instanceCount, lost ? 1 : 0)
-      halted = true
+      if (!writeToOut()) {
+        emit(RESOURCE_END, d, i, instanceCount, lost ? 1 : 0)
+        halted = true
+      }
     }
   } else if (d == RESOURCE_KEYS) {
     instancesOpen = false
@@ -734,13 +758,18 @@ function indexEnd(d: i32, i: i32): void {
   } else if (d == INSTANCE_KEYS) {
     if (attributesOpen) {
       attributesOpen = false
-      emit(ATTRIBUTES_END, d, i, instanceCount, 0)
+      digesting = false
+      digestBytes(IN + <usize>digestFrom, IN + <usize>i, true)
+      const at = record(instanceCount)
+      store<i32>(at + (<usize>RECORD_HAS_ATTRIBUTES << 2), 1)
+      store<f64>(at + RECORD_LENGTH_AT, <f64>digestLength)
+      store<u64>(at + RECORD_DIGEST_AT, digestEnd())
     }
   }
 }
 
 function record(n: i32): usize {
-  return RECORDS + <usize>n * 48
+  return RECORDS + <usize>n * 56
 }
 
 function beginInstance(): void {
@@ -957,6 +986,15 @@ function putBytes(from: i32, length: i32): void {
   out += <usize>length
 }
 
+/** Sixteen lower-case hex digits. */
+function putHex64(n: u64): void {
+  for (let shift: i32 = 60, at = out; shift >= 0; shift -= 4, at++) {
+    const digit = <i32>((n >> <u64>shift) & 15)
+    store<u8>(at, digit < 10 ? 0x30 + digit : 0x57 + digit)
+  }
+  out += 16
+}
+
 function putBase36(n: u64): void {
   let digits = 1
   for (let left = n / 36; left > 0; left /= 36) digits++
@@ -975,13 +1013,130 @@ function putBase36(n: u64): void {
 export let written: i32 = 0
 
 /**
- * Writes the index entries of the resource just ended, joined by commas, after its kept bytes,
- * once the caller has written each instance's digest in its record; answers where they start in
- * BYTES and sets `written` to their length. Answers -1, writing nothing, when any of the
- * resource's pieces is not written as `JSON.stringify` writes it, or is one this does not write
- * (a deposed object, sensitive paths): the caller writes those entries itself.
+ * Entries written as resources end, without stopping: joined by commas, `outCount` of them in
+ * `outUsed` bytes, for the caller to take (`takeEntries`) whenever the scan stops. A resource is
+ * written here when its entries fit, the index has room for them, this writes them itself, and
+ * the caller has seen its module and provider (`isKnown`); any other stops the scan
+ * (RESOURCE_END), and the caller takes these first, then reads it.
+ */
+const OUT_CAPACITY: i32 = 512 << 10
+export let outUsed: i32 = 0
+export let outCount: i32 = 0
+/** The entries of the index so far, the caller's and those in OUT (`MAX_INDEXED` at most). */
+let entryCount: i32 = 0
+const MAX_INDEXED: i32 = 250000
+
+/** The caller took the entries in OUT, and its index now holds `count` entries. */
+export function takeEntries(count: i32): void {
+  outUsed = 0
+  outCount = 0
+  entryCount = count
+}
+
+/**
+ * The (module, provider) pairs of resources whose entries the caller wrote or took from
+ * `writeEntries`, and so read those fields: each pair's bytes (the module's JSON, a zero byte,
+ * the provider's JSON; a field absent is empty) in KNOWN_BYTES, found by an FNV-1a hash in 1024
+ * slots of (where, length). A state has a few: once the table is half full, or its bytes are,
+ * other pairs stay unknown, and their resources stop the scan.
+ */
+const KNOWN_SLOT_COUNT: u32 = 1024
+const KNOWN_CAPACITY: i32 = 65536
+let knownUsed: i32 = 0
+let knownCount: u32 = 0
+
+function resetKnown(): void {
+  memory.fill(KNOWN_SLOTS, 0, <usize>KNOWN_SLOT_COUNT * 8)
+  knownUsed = 0
+  knownCount = 0
+}
+
+// @ts-ignore: decorator
+@inline function fnv(hash: u32, at: usize, length: i32): u32 {
+  for (let k = 0; k < length; k++) hash = (hash ^ <u32>load<u8>(at + <usize>k)) * 16777619
+  return hash
+}
+
+/** Whether the caller has read the resource's module and provider; with `add`, it has now. */
+function isKnown(add: bool): bool {
+  const moduleAt = BYTES + <usize>fieldAt(F_MODULE)
+  const moduleLength = max(fieldLength(F_MODULE), 0)
+  const providerAt = BYTES + <usize>fieldAt(F_PROVIDER)
+  const providerLength = max(fieldLength(F_PROVIDER), 0)
+  const length = moduleLength + 1 + providerLength
+  const hash = fnv(fnv(2166136261, moduleAt, moduleLength) * 16777619, providerAt, providerLength)
+  let slot = hash & (KNOWN_SLOT_COUNT - 1)
+  for (;;) {
+    const entry = KNOWN_SLOTS + (<usize>slot << 3)
+    const keptLength = load<i32>(entry, 4)
+    if (keptLength == 0) break
+    if (keptLength == length) {
+      const kept = KNOWN_BYTES + <usize>load<i32>(entry)
+      if (
+        memory.compare(kept, moduleAt, <usize>moduleLength) == 0 &&
+        load<u8>(kept + <usize>moduleLength) == 0 &&
+        memory.compare(kept + <usize>moduleLength + 1, providerAt, <usize>providerLength) == 0
+      ) {
+        return true
+      }
+    }
+    slot = (slot + 1) & (KNOWN_SLOT_COUNT - 1)
+  }
+  if (!add || knownCount >= KNOWN_SLOT_COUNT / 2 || knownUsed + length > KNOWN_CAPACITY) return false
+  const kept = KNOWN_BYTES + <usize>knownUsed
+  copy(kept, moduleAt, <usize>moduleLength)
+  store<u8>(kept + <usize>moduleLength, 0)
+  copy(kept + <usize>moduleLength + 1, providerAt, <usize>providerLength)
+  const entry = KNOWN_SLOTS + (<usize>slot << 3)
+  store<i32>(entry, knownUsed)
+  store<i32>(entry, length, 4)
+  knownUsed += length
+  knownCount += 1
+  return true
+}
+
+/** The instances of the resource just ended whose attributes were read. */
+function digestCount(): i32 {
+  let digests = 0
+  for (let n = 0; n < instanceCount; n++) {
+    digests += load<i32>(record(n) + (<usize>RECORD_HAS_ATTRIBUTES << 2))
+  }
+  return digests
+}
+
+/** At the end of a resource: writes its entries to OUT when it can, or answers false. */
+function writeToOut(): bool {
+  if (lost) return false
+  const digests = digestCount()
+  if (entryCount + digests > MAX_INDEXED || !isKnown(false)) return false
+  const at = writeEntriesTo(OUT + <usize>outUsed, OUT_CAPACITY - outUsed, outCount == 0)
+  if (at < 0) return false
+  outUsed += written
+  outCount += digests
+  entryCount += digests
+  return true
+}
+
+/**
+ * Writes the index entries of the resource just ended, joined by commas, after its kept bytes;
+ * answers where they start in BYTES and sets `written` to their length. Answers -1, writing
+ * nothing, when any of the resource's pieces is not written as `JSON.stringify` writes it, or is
+ * one this does not write (a deposed object, sensitive paths): the caller writes those entries
+ * itself. The caller reads the resource's module and provider when this writes: they are known
+ * from then on (`isKnown`).
  */
 export function writeEntries(): i32 {
+  const at = writeEntriesTo(0, 0, true)
+  if (at >= 0) isKnown(true)
+  return at
+}
+
+/**
+ * Writes the entries to `to`, when they fit in `room` bytes there (0: after the kept bytes,
+ * in BYTES), the first after a comma unless `first`; answers where they start in BYTES (or 0
+ * for `to`), or -1.
+ */
+function writeEntriesTo(to: usize, room: i32, first: bool): i32 {
   if (lost) return -1
   const modeAt = fieldAt(F_MODE)
   const modeLength = fieldLength(F_MODE)
@@ -1002,11 +1157,11 @@ export function writeEntries(): i32 {
     if (load<i32>(at + (<usize>RECORD_DEPOSED << 2), 4) != -1) return -1
     const sensitiveLength = load<i32>(at + (<usize>RECORD_SENSITIVE << 2), 4)
     if (sensitiveLength == -2) return -1
-    if (sensitiveLength >= 0) {
-      if (sensitiveNames(load<i32>(at + (<usize>RECORD_SENSITIVE << 2)), sensitiveLength) == UNREADABLE) {
-        return -1
-      }
-    }
+    // The identity attributes the sensitive paths name, read once (RECORD_NAMES).
+    const names =
+      sensitiveLength < 0 ? 0 : sensitiveNames(load<i32>(at + (<usize>RECORD_SENSITIVE << 2)), sensitiveLength)
+    if (names == UNREADABLE) return -1
+    store<i32>(at + (<usize>RECORD_NAMES << 2), names)
     const first = load<i32>(at + (<usize>RECORD_IDENTITY_FIRST << 2))
     const count = load<i32>(at + (<usize>RECORD_IDENTITY_COUNT << 2))
     for (let k = first; k < first + count; k++) {
@@ -1020,19 +1175,10 @@ export function writeEntries(): i32 {
   // And the parts they share, written once first.
   for (let f = 0; f < 5; f++) most += (max(fieldLength(f), 0) * 2 + 16) * (instanceCount + 1)
   most += 256
-  // Each instance's sensitive identity attributes (bits, by number), then the shared parts.
-  const masksAt = (bytesUsed + 7) & ~7
-  const partsAt = masksAt + instanceCount * 4
+  if (to != 0 && most > room) return -1
+  // The shared parts, after the kept bytes.
+  const partsAt = (bytesUsed + 7) & ~7
   if (!ensure(BYTES + <usize>(partsAt + most))) return -1
-  for (let n = 0; n < instanceCount; n++) {
-    const at = record(n)
-    const sensitiveLength = load<i32>(at + (<usize>RECORD_SENSITIVE << 2), 4)
-    const names =
-      sensitiveLength < 0
-        ? 0
-        : sensitiveNames(load<i32>(at + (<usize>RECORD_SENSITIVE << 2)), sensitiveLength)
-    store<i32>(BYTES + <usize>(masksAt + n * 4), names)
-  }
   // What every entry of the resource shares, written once: the entry up to the address's key,
   // and from the address's end to the digest.
   out = BYTES + <usize>partsAt
@@ -1060,18 +1206,18 @@ export function writeEntries(): i32 {
   putField(F_PROVIDER)
   putMemory(DIGEST_OPEN, DIGEST_OPEN_LENGTH)
   const middleLength = out - middle
-  const start = <i32>(out - BYTES)
-  let first = true
+  if (to != 0) out = to
+  const start = out
   for (let n = 0; n < instanceCount; n++) {
     const at = record(n)
     if (load<i32>(at + (<usize>RECORD_HAS_ATTRIBUTES << 2)) == 0) continue
     if (!first) put(0x2c)
     first = false
     putMemory(head, headLength)
-    writeEntry(at, middle, middleLength, load<i32>(BYTES + <usize>(masksAt + n * 4)))
+    writeEntry(at, middle, middleLength, load<i32>(at + (<usize>RECORD_NAMES << 2)))
   }
-  written = <i32>(out - BYTES) - start
-  return start
+  written = <i32>(out - start)
+  return to != 0 ? 0 : <i32>(start - BYTES)
 }
 
 function putField(f: i32): void {
@@ -1103,7 +1249,7 @@ function writeEntry(at: usize, middle: usize, middleLength: usize, sensitive: i3
   putMemory(middle, middleLength)
   putBase36(<u64>load<f64>(at + RECORD_LENGTH_AT))
   put(0x2d)
-  putBase36(<u64>load<u32>(at + (<usize>RECORD_CRC << 2)))
+  putHex64(load<u64>(at + RECORD_DIGEST_AT))
   put(0x22)
   if (keyLength >= 0) {
     putMemory(INDEX_KEY_OPEN, INDEX_KEY_OPEN_LENGTH)
@@ -1310,3 +1456,195 @@ function identityNumber(at: usize, length: i32): i32 {
   }
   return 0
 }
+
+// ---------------------------------------------------------------------------------------------
+// The digest of an instance's attributes: 64 bits of a multiply-accumulate hash over their bytes
+// as written, in the manner of XXH3's loop for long inputs. The input is read in stripes of 64
+// bytes, eight u64 lanes each. Stripe `n` of a block of 16 takes its keys from the secret at
+// byte 8n; for each lane i, with k = data[i] ^ key[i], acc[i ^ 1] += data[i] and acc[i] +=
+// low32(k) * high32(k). After each block every accumulator is scrambled (acc ^= acc >> 47;
+// acc ^= the secret's u64 16 + i; acc *= 0x9E3779B1). A last stripe short of 64 bytes is read
+// with zeros after it. Then the length and the eight accumulators are merged as XXH64 merges
+// its lanes, and avalanched as XXH64 is. Digests are compared, never shown: a change is missed
+// with odds of about one in 2^64. The test of this module (src/state/attributes-digest.test.ts)
+// holds the same algorithm in plain script, on BigInt, and checks the two agree.
+
+/** The digest's secret: 24 u64 of splitmix64 from seed 0, written at start. */
+const DIGEST_SECRET: usize = DIGEST_STATE
+/** The eight u64 accumulators of the digest being taken. */
+const DIGEST_ACC: usize = DIGEST_SECRET + 192
+/** Bytes of the input short of a whole stripe, kept for the next call (zeros after them). */
+const DIGEST_PENDING: usize = DIGEST_ACC + 64
+
+const PRIME64_1: u64 = 0x9e3779b185ebca87
+const PRIME64_2: u64 = 0xc2b2ae3d27d4eb4f
+const PRIME64_3: u64 = 0x165667b19e3779f9
+const PRIME64_4: u64 = 0x85ebca77c2b2ae63
+const PRIME64_5: u64 = 0x27d4eb2f165667c5
+const PRIME32_1: u64 = 0x9e3779b1
+const PRIME32_2: u64 = 0x85ebca77
+const PRIME32_3: u64 = 0xc2b2ae3d
+
+/** The stripes of the current block already read (0 to 15). */
+let digestStripe: i32 = 0
+/** The bytes in DIGEST_PENDING. */
+let digestPending: i32 = 0
+let digestLength: u64 = 0
+/** In a scan with the index: the attributes being digested, and where they continue in IN. */
+let digesting: bool = false
+let digestFrom: i32 = 0
+
+/** Starts a digest. */
+export function digestBegin(): void {
+  store<u64>(DIGEST_ACC, PRIME32_3)
+  store<u64>(DIGEST_ACC, PRIME64_1, 8)
+  store<u64>(DIGEST_ACC, PRIME64_2, 16)
+  store<u64>(DIGEST_ACC, PRIME64_3, 24)
+  store<u64>(DIGEST_ACC, PRIME64_4, 32)
+  store<u64>(DIGEST_ACC, PRIME32_2, 40)
+  store<u64>(DIGEST_ACC, PRIME64_5, 48)
+  store<u64>(DIGEST_ACC, PRIME32_1, 56)
+  digestStripe = 0
+  digestPending = 0
+  digestLength = 0
+}
+
+/** One 16-byte pair of lanes of a stripe, into its accumulators. */
+// @ts-ignore: decorator
+@inline function accumulate(acc: v128, data: v128, key: v128): v128 {
+  const k = v128.xor(data, key)
+  const product = i64x2.extmul_low_i32x4_u(
+    v128.shuffle<i32>(k, k, 0, 2, 1, 3),
+    v128.shuffle<i32>(k, k, 1, 3, 0, 2),
+  )
+  return i64x2.add(i64x2.add(acc, product), v128.shuffle<i64>(data, data, 1, 0))
+}
+
+// @ts-ignore: decorator
+@inline function scramble(acc: v128, key: v128): v128 {
+  const mixed = v128.xor(v128.xor(acc, i64x2.shr_u(acc, 47)), key)
+  return i64x2.mul(mixed, i64x2.splat(PRIME32_1))
+}
+
+/** Reads the whole stripes from `p` on, up to `end`; answers where the first byte left is. */
+function digestStripes(p: usize, end: usize): usize {
+  let a0 = v128.load(DIGEST_ACC)
+  let a1 = v128.load(DIGEST_ACC, 16)
+  let a2 = v128.load(DIGEST_ACC, 32)
+  let a3 = v128.load(DIGEST_ACC, 48)
+  let n = digestStripe
+  while (p + 64 <= end) {
+    const key = DIGEST_SECRET + (<usize>n << 3)
+    a0 = accumulate(a0, v128.load(p), v128.load(key))
+    a1 = accumulate(a1, v128.load(p, 16), v128.load(key, 16))
+    a2 = accumulate(a2, v128.load(p, 32), v128.load(key, 32))
+    a3 = accumulate(a3, v128.load(p, 48), v128.load(key, 48))
+    p += 64
+    n++
+    if (n == 16) {
+      a0 = scramble(a0, v128.load(DIGEST_SECRET, 128))
+      a1 = scramble(a1, v128.load(DIGEST_SECRET, 144))
+      a2 = scramble(a2, v128.load(DIGEST_SECRET, 160))
+      a3 = scramble(a3, v128.load(DIGEST_SECRET, 176))
+      n = 0
+    }
+  }
+  v128.store(DIGEST_ACC, a0)
+  v128.store(DIGEST_ACC, a1, 16)
+  v128.store(DIGEST_ACC, a2, 32)
+  v128.store(DIGEST_ACC, a3, 48)
+  digestStripe = n
+  return p
+}
+
+/** The 16 bytes at `p`, those from the `left`-th on made zero. */
+// @ts-ignore: decorator
+@inline function firstBytes(p: usize, left: i32): v128 {
+  const count = i8x16.splat(<i8>min(max(left, 0), 16))
+  const lanes = i8x16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+  return v128.and(v128.load(p), i8x16.lt_u(lanes, count))
+}
+
+/** Reads the last stripe: `length` (1 to 63) bytes at `p`, with zeros after them. */
+function digestLast(p: usize, length: i32): void {
+  const d0 = firstBytes(p, length)
+  const d1 = firstBytes(p + 16, length - 16)
+  const d2 = firstBytes(p + 32, length - 32)
+  const d3 = firstBytes(p + 48, length - 48)
+  const key = DIGEST_SECRET + (<usize>digestStripe << 3)
+  v128.store(DIGEST_ACC, accumulate(v128.load(DIGEST_ACC), d0, v128.load(key)))
+  v128.store(DIGEST_ACC, accumulate(v128.load(DIGEST_ACC, 16), d1, v128.load(key, 16)), 16)
+  v128.store(DIGEST_ACC, accumulate(v128.load(DIGEST_ACC, 32), d2, v128.load(key, 32)), 32)
+  v128.store(DIGEST_ACC, accumulate(v128.load(DIGEST_ACC, 48), d3, v128.load(key, 48)), 48)
+}
+
+/**
+ * Reads the bytes from `from` up to `to`; with `last`, they end the input, and what is short of a
+ * stripe is read now (`digestEnd` then answers). The bytes at `to` and up to 63 after it must be
+ * in memory (they are read, and not used).
+ */
+function digestBytes(from: usize, to: usize, last: bool): void {
+  let p = from
+  digestLength += <u64>(to - from)
+  if (digestPending > 0) {
+    const take = min(<usize>(64 - digestPending), to - p)
+    copy(DIGEST_PENDING + <usize>digestPending, p, take)
+    digestPending += <i32>take
+    p += take
+    if (digestPending < 64) {
+      if (last) {
+        digestLast(DIGEST_PENDING, digestPending)
+        digestPending = 0
+      }
+      return
+    }
+    digestStripes(DIGEST_PENDING, DIGEST_PENDING + 64)
+    digestPending = 0
+  }
+  p = digestStripes(p, to)
+  const rest = <i32>(to - p)
+  if (rest == 0) return
+  if (last) {
+    digestLast(p, rest)
+  } else {
+    copy(DIGEST_PENDING, p, <usize>rest)
+    digestPending = rest
+  }
+}
+
+/** Digests `length` bytes the caller copied to DIGEST_IN, to be followed by more. */
+export function digestIn(length: i32): void {
+  digestBytes(DIGEST_IN, DIGEST_IN + <usize>length, false)
+}
+
+/** Ends the digest: the length and the accumulators, merged and avalanched. */
+export function digestEnd(): u64 {
+  if (digestPending > 0) {
+    digestLast(DIGEST_PENDING, digestPending)
+    digestPending = 0
+  }
+  let h = digestLength * PRIME64_1
+  for (let i: usize = 0; i < 8; i++) {
+    const lane = load<u64>(DIGEST_ACC + (i << 3))
+    h ^= rotl<u64>(lane * PRIME64_2, 31) * PRIME64_1
+    h = rotl<u64>(h, 27) * PRIME64_1 + PRIME64_4
+  }
+  h ^= h >> 33
+  h *= PRIME64_2
+  h ^= h >> 29
+  h *= PRIME64_3
+  h ^= h >> 32
+  return h
+}
+
+let splitmix: u64 = 0
+
+function splitmix64(): u64 {
+  splitmix += 0x9e3779b97f4a7c15
+  let z = splitmix
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+  z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+  return z ^ (z >> 31)
+}
+
+for (let k: usize = 0; k < 24; k++) store<u64>(DIGEST_SECRET + (k << 3), splitmix64())

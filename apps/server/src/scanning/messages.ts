@@ -7,8 +7,17 @@ import type { PostingsData, SourceScan, SourceScanOptions } from '@cairn/core'
  */
 export type ToWorker =
   /** `length` bytes of the body are in the ring at `offset`. */
-  | { type: 'chunk'; job: number; offset: number; length: number; options?: SourceScanOptions }
-  | { type: 'end'; job: number; options?: SourceScanOptions }
+  | ({ type: 'chunk'; job: number; offset: number; length: number } & JobStart)
+  | ({ type: 'end'; job: number } & JobStart)
+
+/**
+ * What the first message of a job says besides: what the scan should learn, and whether the
+ * index's entries come back as they are made (`entries` messages) rather than with `done`.
+ */
+export interface JobStart {
+  options?: SourceScanOptions
+  streamEntries?: boolean
+}
 
 /**
  * From a scan worker to the server, naming the job, so that replies about a body the server has
@@ -19,6 +28,8 @@ export type FromWorker =
   | { type: 'ack'; job: number; size: number }
   /** The body is not JSON (or breaks the Terraform header rules); its further chunks are ignored. */
   | { type: 'error'; job: number; reason: string }
+  /** A block of the index's entries, after those before it (moved, not copied). */
+  | { type: 'entries'; job: number; block: Uint8Array }
   | { type: 'done'; job: number; scan: SourceScan }
 
 /** From the server to a postings worker: a unit's stored index, to make its postings of. */

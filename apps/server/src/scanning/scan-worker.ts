@@ -20,7 +20,18 @@ port.on('message', (message: ToWorker) => {
   if (message.job !== job) {
     // A new body: whatever became of the last one (finished, refused, abandoned), start afresh.
     job = message.job
-    scanner = scannerFor(message.options)
+    const current = job
+    scanner = scannerFor(
+      message.options,
+      message.streamEntries === true
+        ? (block) => {
+            // The block is memory of its own, which the scan does not touch again: moved.
+            port.postMessage({ type: 'entries', job: current, block } satisfies FromWorker, [
+              block.buffer as ArrayBuffer,
+            ])
+          }
+        : undefined,
+    )
     failed = false
   }
   try {

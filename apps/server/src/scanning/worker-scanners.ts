@@ -8,7 +8,7 @@ import {
   type SourceScan,
   type SourceScanOptions,
 } from '@cairn/core'
-import type { FromWorker, ToWorker } from './messages'
+import type { FromWorker, JobStart, ToWorker } from './messages'
 
 /** Bodies declared at least this large are scanned on a worker; smaller ones inline. */
 const WORKER_THRESHOLD = 1024 * 1024
@@ -47,13 +47,13 @@ export class WorkerScanners {
   }
 
   /** The `ScannerSource` to give `createCore`. */
-  readonly source: ScannerSource = (sizeHint, options = {}) => {
+  readonly source: ScannerSource = (sizeHint, options = {}, onEntries) => {
     if (this.#closed || sizeHint === undefined || sizeHint < WORKER_THRESHOLD) {
-      return scannerFor(options)
+      return scannerFor(options, onEntries)
     }
     const thread = this.#take()
-    if (thread === undefined) return scannerFor(options)
-    return new WorkerScanner(thread, options, (done) => {
+    if (thread === undefined) return scannerFor(options, onEntries)
+    return new WorkerScanner(thread, options, onEntries, (done) => {
       this.#give(done)
     })
   }
@@ -105,7 +105,8 @@ class WorkerScanner implements ChunkScanner {
   readonly #release: (thread: ScanThread | undefined) => void
   readonly #job: number
   /** What the scan is asked besides the JSON check, sent with the job's first message only. */
-  #options: SourceScanOptions | undefined
+  #start: JobStart | undefined
+  readonly #onEntries: ((block: Uint8Array) => void) | undefined
   #head = 0
   #inFlight = 0
   #error: Error | undefined
@@ -116,10 +117,12 @@ class WorkerScanner implements ChunkScanner {
   constructor(
     thread: ScanThread,
     options: SourceScanOptions,
+    onEntries: ((block: Uint8Array) => void) | undefined,
     release: (thread: ScanThread | undefined) => void,
   ) {
     this.#thread = thread
-    this.#options = options
+    this.#start = { options, ...(onEntries === undefined ? {} : { streamEntries: true }) }
+    this.#onEntries = onEntries
     this.#release = release
     thread.jobs += 1
     this.#job = thread.jobs
@@ -143,7 +146,7 @@ class WorkerScanner implements ChunkScanner {
     const done = new Promise<SourceScan>((resolve, reject) => {
       this.#done = { resolve, reject }
     })
-    this.#send({ type: 'end', job: this.#job, ...this.#firstOptions() })
+    this.#send({ type: 'end', job: this.#job, ...this.#jobStart() })
     return done
   }
 
@@ -177,7 +180,7 @@ class WorkerScanner implements ChunkScanner {
         job: this.#job,
         offset: this.#head,
         length,
-        ...this.#firstOptions(),
+        ...this.#jobStart(),
       })
       this.#head = (this.#head + length) % RING_SIZE
       this.#inFlight += length
@@ -185,11 +188,11 @@ class WorkerScanner implements ChunkScanner {
     }
   }
 
-  /** The scan's options, for the job's first message (which starts it in the worker). */
-  #firstOptions(): { options?: SourceScanOptions } {
-    const options = this.#options
-    this.#options = undefined
-    return options === undefined ? {} : { options }
+  /** What starts the job, for its first message (which starts it in the worker). */
+  #jobStart(): JobStart {
+    const start = this.#start
+    this.#start = undefined
+    return start ?? {}
   }
 
   #send(message: ToWorker): void {
@@ -206,6 +209,9 @@ class WorkerScanner implements ChunkScanner {
         break
       case 'error':
         this.#fail(new InvalidStateError(message.reason))
+        break
+      case 'entries':
+        this.#onEntries?.(message.block)
         break
       case 'done':
         this.#done?.resolve(message.scan)

@@ -2,7 +2,7 @@ import { outputDigests } from '../state/canonical-json'
 import { parseOutputs } from '../state/outputs'
 import type { ScannedState } from '../state/state-scanner'
 import { compare } from './instance-collector'
-import type { IndexedOutput, ResourceIndex } from './resource-index'
+import { DIGESTS, type IndexedOutput, type ResourceIndex } from './resource-index'
 
 /** An index as stored: its JSON, and how many instances it lists. */
 export interface IndexBytes {
@@ -11,19 +11,26 @@ export interface IndexBytes {
 }
 
 /**
- * The stored form of a scanned state's index: its resources as the scan collected them (already
- * JSON), and its outputs with the digests of their values and their sensitivity. `{ none }` when
- * the state is not a readable Terraform state; undefined when the scan did not index.
+ * How a stored index starts: the fields of `ResourceIndex`, `resources` first. It is the one large
+ * part, written as the scan makes it (`INDEX_OPENING`, the entries, then `indexClosing`); the rest
+ * is known once the body has ended. (Older indexes have `resources` last; readers parse either.)
  */
-export function buildIndexBytes(scan: ScannedState): IndexBytes | { none: string } | undefined {
+export const INDEX_OPENING: Uint8Array = Buffer.from('{"resources":[')
+
+/**
+ * What a stored index holds after the entries the scan handed over as it went: the entries it
+ * kept to the end, then the other fields. `{ none }` when the state is not a readable Terraform
+ * state; undefined when the scan did not index.
+ */
+export function indexClosing(scan: ScannedState): IndexBytes | { none: string } | undefined {
   const resources = scan.resources
   if (resources === undefined) return undefined
   if ('none' in resources) return resources
   const header = scan.terraform
   if (header === undefined) return { none: 'the body is not a Terraform state' }
-  // The fields of `ResourceIndex`, `resources` last: it is the one large part, spliced in whole.
-  const head = {
+  const rest = {
     format: 1,
+    digests: DIGESTS,
     state_version: header.version,
     terraform_version: header.terraformVersion ?? null,
     modules: resources.modules,
@@ -32,11 +39,22 @@ export function buildIndexBytes(scan: ScannedState): IndexBytes | { none: string
     truncated: resources.truncated,
   }
   const bytes = Buffer.concat([
-    Buffer.from(`${JSON.stringify(head).slice(0, -1)},"resources":[`),
     ...resources.resources,
-    Buffer.from(']}'),
+    Buffer.from(`],${JSON.stringify(rest).slice(1)}`),
   ])
   return { bytes, count: resources.count }
+}
+
+/**
+ * The stored form of a scanned state's index, whole: its resources as the scan collected them
+ * (already JSON), and its outputs with the digests of their values and their sensitivity.
+ * `{ none }` when the state is not a readable Terraform state; undefined when the scan did not
+ * index.
+ */
+export function buildIndexBytes(scan: ScannedState): IndexBytes | { none: string } | undefined {
+  const closing = indexClosing(scan)
+  if (closing === undefined || 'none' in closing) return closing
+  return { bytes: Buffer.concat([INDEX_OPENING, closing.bytes]), count: closing.count }
 }
 
 /** The index of a scanned state, as objects (see `buildIndexBytes`). */

@@ -18,7 +18,8 @@ export type IndexOrNone = ResourceIndex | { none: string }
 
 /**
  * The index of a version: the stored one its record names, or, for a version written before
- * indexes existed (or with indexing off), one made now from its body, streamed.
+ * indexes existed (or with indexing off), one made now from its body, streamed. `fromBody` makes
+ * it from the body whatever is stored (for digests an older server took another way).
  *
  * @throws StorageUnavailableError when the record names an object the store no longer has
  */
@@ -27,10 +28,11 @@ export async function readIndex(
   id: UnitId,
   version: VersionRecord,
   scanners: ScannerSource = inlineScanners,
+  fromBody = false,
 ): Promise<IndexOrNone> {
   const ref = version.index
   if (ref !== undefined && 'none' in ref) return ref
-  if (ref === undefined) {
+  if (ref === undefined || fromBody) {
     const scanned = await scanVersion(store, id, version, { index: true }, scanners)
     const built = buildIndex(scanned) ?? { none: 'the state could not be indexed' }
     return 'none' in built ? built : sortedByAddress(built)

@@ -47,9 +47,9 @@ interface PartialInstance {
   keyKind: KeyKind
   keyJson: string | undefined
   deposed: string | undefined
-  /** The digest of the attributes: their length and CRC-32 (-1 before they are read). */
+  /** The digest of the attributes: their length (-1 before they are read) and hash. */
   length: number
-  crc: number
+  hash: string
   /** The identity attributes read, in the order read. */
   identity: IdentityValue[] | undefined
   /** The JSON of `sensitive_attributes`; null when too large to read. */
@@ -128,7 +128,7 @@ const BACKSLASH = 0x5c
  */
 export class InstanceCollector {
   /** Each instance's entry (`IndexedInstance`) as JSON, in the state's order. */
-  readonly #entries = new EntryWriter()
+  readonly #entries: EntryWriter
   readonly #modules = new Set<string>()
   readonly #providers = new Set<string>()
   readonly #wanted: ((address: string) => boolean) | undefined
@@ -149,14 +149,19 @@ export class InstanceCollector {
 
   /**
    * With `detail`, the raw attributes of the instances whose address `wanted` accepts go to
-   * `onDetail` as each resource ends, and no index is kept.
+   * `onDetail` as each resource ends, and no index is kept. With `onEntries`, each block of the
+   * entries goes there once full, and `result` holds only the rest.
    */
-  constructor(detail?: {
-    wanted: (address: string) => boolean
-    onDetail: (detail: InstanceDetail) => void
-  }) {
+  constructor(
+    detail?: {
+      wanted: (address: string) => boolean
+      onDetail: (detail: InstanceDetail) => void
+    },
+    onEntries?: (block: Uint8Array) => void,
+  ) {
     this.#wanted = detail?.wanted
     this.#onDetail = detail?.onDetail
+    this.#entries = new EntryWriter(onEntries)
   }
 
   /** Whether the raw attributes of instances are wanted at all (detail mode). */
@@ -220,7 +225,7 @@ export class InstanceCollector {
       keyJson: undefined,
       deposed: undefined,
       length: -1,
-      crc: 0,
+      hash: '',
       identity: undefined,
       sensitive: undefined,
       attributes: undefined,
@@ -299,14 +304,14 @@ export class InstanceCollector {
   }
 
   /**
-   * The instance's attributes: their length and CRC-32 (the digest), and in detail mode their
-   * bytes (or too large).
+   * The instance's attributes: their length and hash (the digest, `AttributesDigest`; empty in
+   * detail mode), and in detail mode their bytes (or too large).
    */
-  attributes(length: number, crc: number, raw: Uint8Array | undefined, tooLarge: boolean): void {
+  attributes(length: number, hash: string, raw: Uint8Array | undefined, tooLarge: boolean): void {
     const instance = this.#instance
     if (instance === undefined) return
     instance.length = length
-    instance.crc = crc
+    instance.hash = hash
     if (raw !== undefined) instance.attributes = raw
     instance.attributesTooLarge = tooLarge
   }
@@ -334,6 +339,19 @@ export class InstanceCollector {
   addEntries(bytes: Uint8Array, from: number, to: number, entries: number): void {
     this.#entries.join(bytes, from, to, entries)
     this.#noteResource()
+  }
+
+  /**
+   * Entries of resources written elsewhere whose modules and providers were noted before:
+   * `entries` of them, joined by commas.
+   */
+  joinEntries(bytes: Uint8Array, entries: number): void {
+    this.#entries.join(bytes, 0, bytes.length, entries)
+  }
+
+  /** How many entries the index holds. */
+  get entryCount(): number {
+    return this.#entries.count
   }
 
   /** A resource could not be read whole: the index lacks it, and says it is incomplete. */
@@ -433,7 +451,7 @@ export class InstanceCollector {
     out.bytes(DIGEST_OPEN, 0, DIGEST_OPEN.length)
     out.base36(instance.length)
     out.byte(0x2d)
-    out.base36(instance.crc)
+    out.text(instance.hash)
     out.byte(QUOTE)
     if (kind === KeyKind.Integer || kind === KeyKind.PlainString) {
       out.bytes(INDEX_KEY_OPEN, 0, INDEX_KEY_OPEN.length)
@@ -597,13 +615,20 @@ function isPlainString(json: string): boolean {
  * Entries written out as UTF-8 as they are made, joined by commas, straight into blocks of bytes:
  * a hundred thousand entries make no string each.
  * The blocks are their own memory (never a pooled slab), so the scan thread can hand them over
- * whole.
+ * whole; with `onBlock`, each as soon as it is full (the index is then stored as the body streams).
  */
 class EntryWriter {
   readonly #blocks: Buffer[] = []
+  readonly #onBlock: ((block: Uint8Array) => void) | undefined
   #block = Buffer.allocUnsafeSlow(16 * 1024)
   #used = 0
+  /** Whether a block was filled: the next ones are larger. */
+  #filled = false
   count = 0
+
+  constructor(onBlock?: (block: Uint8Array) => void) {
+    this.#onBlock = onBlock
+  }
 
   /** Starts an entry, after a comma when any were written before. */
   begin(): void {
@@ -669,8 +694,13 @@ class EntryWriter {
    */
   #room(most: number): void {
     if (this.#used + most <= this.#block.length) return
-    if (this.#used !== 0) this.#blocks.push(this.#block.subarray(0, this.#used))
-    const size = this.#blocks.length === 0 ? 256 * 1024 : MiB
+    if (this.#used !== 0) {
+      const full = this.#block.subarray(0, this.#used)
+      if (this.#onBlock === undefined) this.#blocks.push(full)
+      else this.#onBlock(full)
+      this.#filled = true
+    }
+    const size = this.#filled ? MiB : 256 * 1024
     this.#block = Buffer.allocUnsafeSlow(Math.max(size, most))
     this.#used = 0
   }

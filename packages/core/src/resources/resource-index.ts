@@ -41,10 +41,11 @@ export const IndexedInstanceSchema = v.object({
   /** The provider configuration: `provider["registry.terraform.io/hashicorp/aws"].eu`. */
   provider: v.string(),
   /**
-   * The digest of the instance's `attributes` as written: their length and CRC-32, in base 36
-   * (`<length>-<crc>`). Different digests mean changed attributes; equal ones, unchanged (a change
-   * of up to 32 bits in a row is always seen, any other missed with odds of one in four billion).
-   * Never shown by the API.
+   * The digest of the instance's `attributes` as written: their length in base 36 and a 64-bit
+   * hash of their bytes in hex (`<length>-<hash>`, see `AttributesDigest`). Different digests
+   * mean changed attributes; equal ones, unchanged (a change is missed with odds of about one in
+   * 2^64). Indexes without `digests` hold CRC-32s instead (`<length>-<crc>`, both in base 36),
+   * which are not compared with these. Never shown by the API.
    */
   digest: v.string(),
   /** The identity attributes (`IDENTITY_ATTRIBUTES`) that are strings and not sensitive. */
@@ -60,9 +61,14 @@ export const IndexedOutputSchema = v.object({
 })
 export type IndexedOutput = v.InferOutput<typeof IndexedOutputSchema>
 
+/** What the index's instance digests are: absent in indexes written before `hash64`, CRC-32s. */
+export const DIGESTS = 'hash64'
+
 /** The stored index of one version (`format` 1). */
 export const ResourceIndexSchema = v.object({
   format: v.literal(1),
+  /** `hash64` (`DIGESTS`); absent when the digests are CRC-32s, which an older server wrote. */
+  digests: v.optional(v.literal(DIGESTS)),
   /** The state format (`version` in the state: 4 today). */
   state_version: v.number(),
   terraform_version: v.nullable(v.string()),

@@ -424,6 +424,72 @@ describe('the index the byte loop writes', () => {
   }, 60_000)
 })
 
+describe('the entries the byte loop writes without stopping', () => {
+  /** The index as the byte loop and as the script write it, for chunks of `chunk` bytes. */
+  function bothWays(text: string, chunk: number) {
+    const entries = (options: ScanOptions) => {
+      const scanned = scan(text, chunk, options).resources
+      if (scanned === undefined || 'none' in scanned) throw new Error('no index')
+      const joined = Buffer.concat(scanned.resources).toString('utf8')
+      return { ...scanned, resources: joined }
+    }
+    return { loop: entries({ index: true }), script: entries({ index: true, indexInScript: true }) }
+  }
+
+  /** Plain resources, `count` of them, with the modules and instances `shape` gives each. */
+  function manyResources(
+    count: number,
+    shape: (n: number) => { module: string; instances: number },
+  ) {
+    const resources = Array.from({ length: count }, (_, n) => {
+      const { module, instances } = shape(n)
+      return {
+        ...(module === '' ? {} : { module }),
+        mode: 'managed',
+        type: 'aws_instance',
+        name: `r${n}`,
+        provider: n % 3 === 0 ? AWS : NULL,
+        instances: Array.from({ length: instances }, (_, k) => ({
+          index_key: k,
+          attributes: { id: `i-${n}-${k}`, arn: `arn:aws:ec2:::instance/i-${n}-${k}` },
+        })),
+      }
+    })
+    return JSON.stringify({ version: 4, serial: 1, lineage: 'l', resources }, null, 2)
+  }
+
+  it('writes what the script writes past its room for entries and its table of modules', () => {
+    // 700 modules with two providers make more pairs than the loop's table keeps; one resource
+    // has more entries than its room holds at once, and the rest fill that room many times.
+    const shape = (n: number) => ({
+      module: n % 5 === 0 ? '' : `module.m${n % 700}`,
+      instances: n === 2000 ? 3000 : 1 + (n % 3),
+    })
+    const text = manyResources(4000, shape)
+    let instances = 0
+    const modules = new Set<string>()
+    for (let n = 0; n < 4000; n += 1) {
+      instances += shape(n).instances
+      if (shape(n).module !== '') modules.add(shape(n).module)
+    }
+    expect(modules.size).toBeGreaterThan(512)
+    for (const chunk of [text.length, 65_543]) {
+      const { loop, script } = bothWays(text, chunk)
+      expect(loop.count).toBe(instances)
+      expect(loop.modules).toHaveLength(modules.size)
+      expect(loop).toEqual(script)
+    }
+  })
+
+  it('stops at the index limit where the script stops, over many resources', () => {
+    const text = manyResources(2600, (n) => ({ module: `module.m${n % 50}`, instances: 100 }))
+    const { loop, script } = bothWays(text, 1 << 20)
+    expect(loop.count).toBe(MAX_INDEXED_INSTANCES)
+    expect(loop.truncated).toBe(true)
+    expect(loop).toEqual(script)
+  }, 60_000)
+})
+
 describe('an index of more instances than it keeps', () => {
   it(`keeps the first ${MAX_INDEXED_INSTANCES} and says it is truncated`, () => {
     const instances = Array.from({ length: MAX_INDEXED_INSTANCES + 1 }, (_, k) => ({

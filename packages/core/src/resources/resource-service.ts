@@ -20,7 +20,7 @@ import { buildIndexBytes } from './index-builder'
 import type { InstanceDetail } from './instance-collector'
 import { readIndex, scanVersion, type IndexOrNone } from './index-reader'
 import type { ScannedState } from '../state/state-scanner'
-import type { ResourceIndex } from './resource-index'
+import { DIGESTS, type ResourceIndex } from './resource-index'
 import type { SearchFeed } from './search-feed'
 import type { SearchIndex } from './search-index'
 
@@ -117,10 +117,16 @@ export class ResourceService {
       options.from === undefined
         ? await this.#previous(id, snapshot, to)
         : await this.#version(id, snapshot, options.from)
-    const [before, after] = await Promise.all([
+    let [before, after] = await Promise.all([
       from === null ? null : this.#indexOf(id, from),
       this.#indexOf(id, to),
     ])
+    // Digests of two kinds do not compare: the version an older server indexed (with CRC-32s) is
+    // indexed again from its body, as this server digests.
+    if (from !== null && before !== null && before.digests !== after.digests) {
+      if (before.digests !== DIGESTS) before = await this.#indexOf(id, from, true)
+      else after = await this.#indexOf(id, to, true)
+    }
     const diff = diffIndexes(before, after)
     let changed: ResourceChange[] = diff.changed.map(({ after: instance }) => toResource(instance))
     let outputs = outputChanges(diff.outputs, null, null)
@@ -273,8 +279,14 @@ export class ResourceService {
     return parseStored(VersionRecordSchema, await collectBytes(object.body), key)
   }
 
-  async #indexOf(id: UnitId, version: VersionRecord): Promise<ResourceIndex> {
-    const index: IndexOrNone = await readIndex(this.#kernel.store, id, version, this.#scanners)
+  async #indexOf(id: UnitId, version: VersionRecord, fromBody = false): Promise<ResourceIndex> {
+    const index: IndexOrNone = await readIndex(
+      this.#kernel.store,
+      id,
+      version,
+      this.#scanners,
+      fromBody,
+    )
     if ('none' in index) throw new NotIndexedError(id, version.timestamp, index.none)
     return index
   }

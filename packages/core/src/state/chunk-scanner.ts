@@ -39,12 +39,15 @@ export interface ChunkScanner {
 
 /**
  * Chooses a scanner for a body; `sizeHint` is its declared length, when the client sent one, and
- * `options` what the scan should learn besides (the resource index, details for a diff). The
+ * `options` what the scan should learn besides (the resource index, details for a diff). With
+ * `onEntries` and the index, each block of the index's entries goes there as soon as it is
+ * made, in order and before `end` answers, and the scan's `resources` hold only the rest. The
  * default scans inline.
  */
 export type ScannerSource = (
   sizeHint: number | undefined,
   options?: SourceScanOptions,
+  onEntries?: (block: Uint8Array) => void,
 ) => ChunkScanner
 
 /** A scanner that runs on the caller's thread, and so answers at once. */
@@ -53,9 +56,17 @@ export interface InlineScanner extends ChunkScanner {
   end(): SourceScan
 }
 
-/** A scanner on this thread for what `options` ask. */
-export function scannerFor(options: SourceScanOptions = {}): InlineScanner {
-  if (options.detail === undefined) return new StateScanner({ index: options.index === true })
+/** A scanner on this thread for what `options` ask (`onEntries`: see `ScannerSource`). */
+export function scannerFor(
+  options: SourceScanOptions = {},
+  onEntries?: (block: Uint8Array) => void,
+): InlineScanner {
+  if (options.detail === undefined) {
+    return new StateScanner({
+      index: options.index === true,
+      ...(onEntries === undefined ? {} : { onEntries }),
+    })
+  }
   const { wanted, limit } = options.detail
   const details: InstanceDetail[] = []
   let left = limit
@@ -78,4 +89,5 @@ export function scannerFor(options: SourceScanOptions = {}): InlineScanner {
   }
 }
 
-export const inlineScanners: ScannerSource = (_sizeHint, options) => scannerFor(options)
+export const inlineScanners: ScannerSource = (_sizeHint, options, onEntries) =>
+  scannerFor(options, onEntries)

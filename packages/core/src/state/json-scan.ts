@@ -5,7 +5,8 @@ import { JSON_SCAN_WASM } from './json-scan-wasm'
 // The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
 // document chunk by chunk and reports where keys and values start and end down to a depth the
 // scanner chooses; with the index, it follows the state's `resources` itself, keeps each
-// resource's pieces, and writes most resources' index entries.
+// resource's pieces, digests each instance's attributes, and writes most resources' index
+// entries.
 
 /** The most bytes one `scan` reads. */
 export const SLICE = 64 * 1024
@@ -15,12 +16,8 @@ export const EVENT_START = 1
 export const EVENT_END = 2
 /** A key ends: its depth, the position after it, its length, and 1 when unreadable (long, escaped). */
 export const EVENT_KEY = 3
-/** With the index, an instance's attributes start: the position, and the instance's number. */
-export const EVENT_ATTRIBUTES_START = 4
-/** And end before the position. */
-export const EVENT_ATTRIBUTES_END = 5
 /** With the index, a resource ends: the position, its instances, and 1 when its pieces were lost. */
-export const EVENT_RESOURCE_END = 6
+export const EVENT_RESOURCE_END = 4
 
 /**
  * The keys the index follows, numbered as the scan reports them: the top-level key of the
@@ -86,6 +83,10 @@ interface Exports {
   RECORDS: Global
   IDENTITIES: Global
   BYTES: Global
+  DIGEST_IN: Global
+  OUT: Global
+  outUsed: Global
+  outCount: Global
   MAX_REPORTED: Global
   SLICE: Global
   EVENT_CAPACITY: Global
@@ -97,6 +98,10 @@ interface Exports {
   scan(from: number, length: number): number
   finish(): number
   writeEntries(): number
+  takeEntries(count: number): void
+  digestBegin(): void
+  digestIn(length: number): void
+  digestEnd(): bigint
 }
 
 /**
@@ -118,13 +123,22 @@ export interface Piece {
   length: number
 }
 
+/**
+ * The digest of an instance's attributes: their length, and 64 bits of a hash of their bytes as
+ * written (see "The digest" in wasm/json-scan.ts), in 16 hex digits.
+ */
+export interface AttributesDigest {
+  length: number
+  hash: string
+}
+
 /** An instance's record, as the scan kept it (see wasm/json-scan.ts). */
-const RECORD_WORDS = 12
+const RECORD_WORDS = 14
 const RECORD_IDENTITY_FIRST = 6
 const RECORD_IDENTITY_COUNT = 7
 const RECORD_HAS_ATTRIBUTES = 8
-const RECORD_CRC = 9
 const RECORD_LENGTH = 5 // in f64s
+const RECORD_DIGEST = 6 // in u64s
 
 /**
  * One document's scan, on its own WebAssembly instance; they are kept for reuse once a document
@@ -147,7 +161,9 @@ export class JsonScan {
   #fields = new Int32Array(0)
   #records = new Int32Array(0)
   #recordNumbers = new Float64Array(0)
+  #recordDigests = new BigUint64Array(0)
   #identities = new Int32Array(0)
+  #digestIn = new Uint8Array(0)
 
   constructor(exports: Exports) {
     this.#exports = exports
@@ -231,25 +247,58 @@ export class JsonScan {
     return values
   }
 
-  /** Whether instance `n`'s attributes were read (and its digest written). */
+  /** Whether instance `n`'s attributes were read (and digested). */
   hasDigest(n: number): boolean {
     return this.#records[n * RECORD_WORDS + RECORD_HAS_ATTRIBUTES] !== 0
   }
 
-  /** Instance `n`'s digest, once its attributes were read; undefined before. */
-  digest(n: number): { length: number; crc: number } | undefined {
+  /** The digest of instance `n`'s attributes, once they were read; undefined before. */
+  digest(n: number): AttributesDigest | undefined {
     if (this.#records[n * RECORD_WORDS + RECORD_HAS_ATTRIBUTES] === 0) return undefined
     return {
       length: this.#recordNumbers[n * (RECORD_WORDS / 2) + RECORD_LENGTH] as number,
-      crc: (this.#records[n * RECORD_WORDS + RECORD_CRC] as number) >>> 0,
+      hash: hex64(this.#recordDigests[n * (RECORD_WORDS / 2) + RECORD_DIGEST] as bigint),
     }
   }
 
-  /** Writes instance `n`'s digest: the length and CRC-32 of its attributes. */
-  setDigest(n: number, length: number, crc: number): void {
-    this.#records[n * RECORD_WORDS + RECORD_HAS_ATTRIBUTES] = 1
-    this.#records[n * RECORD_WORDS + RECORD_CRC] = crc | 0
-    this.#recordNumbers[n * (RECORD_WORDS / 2) + RECORD_LENGTH] = length
+  /**
+   * Starts a digest of bytes the caller gives (`digestUpdate`), as the scan with the index takes
+   * of each instance's attributes itself. Only in a scan without the index, which would disturb it.
+   */
+  digestBegin(): void {
+    this.#exports.digestBegin()
+  }
+
+  /** Digests bytes `from` to `to` of `bytes`. */
+  digestUpdate(bytes: Uint8Array, from: number, to: number): void {
+    for (let at = from; at < to; at += SLICE) {
+      const end = Math.min(to, at + SLICE)
+      this.#digestIn.set(bytes.subarray(at, end))
+      this.#exports.digestIn(end - at)
+    }
+  }
+
+  /** The hash of the bytes given since `digestBegin`, in 16 hex digits. */
+  digestEnd(): string {
+    // An i64 reaches script signed.
+    return hex64(BigInt.asUintN(64, this.#exports.digestEnd()))
+  }
+
+  /**
+   * The entries the scan wrote as resources ended without stopping (see `OUT` in
+   * wasm/json-scan.ts): their bytes, joined by commas, and how many; `takeEntries` then.
+   */
+  entries(): { bytes: Uint8Array; count: number } {
+    const exports = this.#exports
+    return {
+      bytes: new Uint8Array(exports.memory.buffer, exports.OUT.value, exports.outUsed.value),
+      count: exports.outCount.value,
+    }
+  }
+
+  /** The caller took the `entries`, and its index holds `count` entries. */
+  takeEntries(count: number): void {
+    this.#exports.takeEntries(count)
   }
 
   /**
@@ -273,11 +322,17 @@ export class JsonScan {
     this.keys = new Uint8Array(buffer, exports.KEYS.value, capacity * 32)
     this.#shapes = new Uint32Array(buffer, exports.SHAPES.value, (this.#deepestReported + 1) * 32)
     this.#fields = new Int32Array(buffer, exports.FIELDS.value, 10)
+    this.#digestIn = new Uint8Array(buffer, exports.DIGEST_IN.value, SLICE)
     const bytesAt = exports.BYTES.value
     if (buffer.byteLength <= bytesAt) return
     const records = exports.RECORDS.value
     this.#records = new Int32Array(buffer, records, (exports.IDENTITIES.value - records) / 4)
     this.#recordNumbers = new Float64Array(
+      buffer,
+      records,
+      (exports.IDENTITIES.value - records) / 8,
+    )
+    this.#recordDigests = new BigUint64Array(
       buffer,
       records,
       (exports.IDENTITIES.value - records) / 8,
@@ -289,6 +344,10 @@ export class JsonScan {
     )
     this.bytes = new Uint8Array(buffer, bytesAt)
   }
+}
+
+function hex64(value: bigint): string {
+  return value.toString(16).padStart(16, '0')
 }
 
 /** Writes `INDEX_KEYS` into the scan's key tables: for each, a count, then each key's length and bytes. */

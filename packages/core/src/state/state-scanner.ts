@@ -1,4 +1,3 @@
-import { crc32 } from 'node:zlib'
 import { InvalidStateError } from '../errors'
 import {
   IDENTITY_FIELDS,
@@ -9,8 +8,6 @@ import {
   type InstanceDetail,
 } from '../resources/instance-collector'
 import {
-  EVENT_ATTRIBUTES_END,
-  EVENT_ATTRIBUTES_START,
   EVENT_END,
   EVENT_KEY,
   EVENT_RESOURCE_END,
@@ -58,6 +55,11 @@ export interface ScanOptions {
    * diff), keeping no index.
    */
   detail?: { wanted: (address: string) => boolean; onDetail: (detail: InstanceDetail) => void }
+  /**
+   * With `index`, hand each block of the index's entries here as soon as it is full: the result's
+   * `resources` then holds only the blocks after them.
+   */
+  onEntries?: (block: Uint8Array) => void
 }
 
 export interface TerraformHeader {
@@ -119,14 +121,14 @@ interface Watched {
 }
 
 /**
- * The digest of an instance's attributes, taken as they stream past: their length and their
- * CRC-32. A CRC catches every change of up to 32 bits in a row and misses any other with odds of
- * one in four billion, at a twentieth of a SHA-256's cost per instance: a state of 100 MiB holds
- * tens of thousands of instances, and this runs inline with its upload. It tells changed from
- * unchanged in a diff, which then reads the values themselves when asked for detail.
+ * An instance's attributes, read here as they stream past (in a detailed diff, or with
+ * `indexInScript`): their length, and for an index their digest, taken by the byte loop's
+ * hash (`AttributesDigest`); with the index, the byte loop takes it itself. It tells changed
+ * from unchanged in a diff, which then reads the values themselves when asked for detail.
  */
 interface Hashing {
-  crc: number
+  /** Whether the attributes are digested (for an index; a detailed diff needs their bytes). */
+  digest: boolean
   length: number
   from: number
   /** The attributes' bytes too, for a detailed diff. */
@@ -170,7 +172,7 @@ export class StateScanner {
   readonly #fieldCapture: Capture = newCapture('', 0, 0, 0)
   #hashing: Hashing | undefined
   /** The one `Hashing` an instance's attributes use, reused from one instance to the next. */
-  readonly #hashSlot: Hashing = { crc: 0, length: 0, from: 0, keep: undefined }
+  readonly #hashSlot: Hashing = { digest: false, length: 0, from: 0, keep: undefined }
   readonly #collector: InstanceCollector | undefined
   /**
    * The memory of the current chunk as a Buffer, to read captured text from (when indexing), and
@@ -190,7 +192,7 @@ export class StateScanner {
 
   constructor(options: ScanOptions = {}) {
     if (options.index === true || options.detail !== undefined) {
-      this.#collector = new InstanceCollector(options.detail)
+      this.#collector = new InstanceCollector(options.detail, options.onEntries)
     }
     this.#indexing =
       options.detail === undefined && options.index === true && options.indexInScript !== true
@@ -273,27 +275,24 @@ export class StateScanner {
             this.#endKey(depth, json.keys, k * 8, events[k + 2] as number, events[k + 3] === 1)
           }
           break
-        case EVENT_ATTRIBUTES_START: {
-          const hashing = this.#hashSlot
-          hashing.crc = 0
-          hashing.length = 0
-          hashing.from = at
-          hashing.keep = undefined
-          this.#hashing = hashing
-          break
-        }
-        case EVENT_ATTRIBUTES_END: {
-          const hashing = this.#hashing as Hashing
-          this.#hashTo(chunk, at)
-          this.#hashing = undefined
-          json.setDigest(events[k + 2] as number, hashing.length, hashing.crc)
-          break
-        }
         case EVENT_RESOURCE_END:
+          // The entries written before it come first.
+          this.#takeEntries()
           this.#indexResource(events[k + 2] as number, events[k + 3] === 1)
+          json.takeEntries((this.#collector as InstanceCollector).entryCount)
           break
       }
     }
+  }
+
+  /** Takes the entries the byte loop wrote without stopping, into the index. */
+  #takeEntries(): void {
+    const json = this.#json
+    const { bytes, count } = json.entries()
+    if (count === 0) return
+    const collector = this.#collector as InstanceCollector
+    collector.joinEntries(bytes, count)
+    json.takeEntries(collector.entryCount)
   }
 
   /**
@@ -338,7 +337,7 @@ export class StateScanner {
         collector.identity(INDEX_KEYS.identity[name] as string, json.bytes, at, at + length)
       }
       const digest = json.digest(n)
-      if (digest !== undefined) collector.attributes(digest.length, digest.crc, undefined, false)
+      if (digest !== undefined) collector.attributes(digest.length, digest.hash, undefined, false)
       collector.endInstance()
     }
     collector.endResource()
@@ -358,6 +357,7 @@ export class StateScanner {
     if (this.#finished !== undefined) throw this.#finished
     const json = this.#json
     const code = json.finish()
+    if (code === 0 && this.#indexing) this.#takeEntries()
     // The document is done either way: its scan is free for the next.
     giveJsonScan(json)
     this.#finished =
@@ -432,13 +432,14 @@ export class StateScanner {
         this.#watched.keys |= 1 << ATTRIBUTE_KEYS
         {
           const hashing = this.#hashSlot
-          hashing.crc = 0
+          const detail = this.#collector?.keepsAttributes === true
+          hashing.digest = !detail
           hashing.length = 0
           hashing.from = i
-          hashing.keep =
-            this.#collector?.keepsAttributes === true
-              ? newCapture('', this.#offset + i, MAX_DETAIL_ATTRIBUTES_BYTES, i)
-              : undefined
+          hashing.keep = detail
+            ? newCapture('', this.#offset + i, MAX_DETAIL_ATTRIBUTES_BYTES, i)
+            : undefined
+          if (hashing.digest) this.#json.digestBegin()
           this.#hashing = hashing
         }
         this.#open(kind, depth)
@@ -500,7 +501,7 @@ export class StateScanner {
         const keep = hashing.keep
         collector?.attributes(
           hashing.length,
-          hashing.crc,
+          hashing.digest ? this.#json.digestEnd() : '',
           keep === undefined || keep.overflow ? undefined : joined(keep),
           keep?.overflow === true,
         )
@@ -552,11 +553,11 @@ export class StateScanner {
     return capture.overflow ? undefined : decode(joined(capture))
   }
 
-  /** Hashes the attributes' bytes up to `to` in the current chunk. */
+  /** Reads the attributes' bytes up to `to` in the current chunk (digests or keeps them). */
   #hashTo(chunk: Uint8Array, to: number): void {
     const hashing = this.#hashing as Hashing
     if (to > hashing.from) {
-      hashing.crc = crc32(chunk.subarray(hashing.from, to), hashing.crc)
+      if (hashing.digest) this.#json.digestUpdate(chunk, hashing.from, to)
       hashing.length += to - hashing.from
     }
     hashing.from = to

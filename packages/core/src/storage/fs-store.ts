@@ -153,7 +153,7 @@ export async function openFsStore(root: string): Promise<FsStore> {
       const target = pathOf(key)
       const tmp = join(tmpDir, `${randomBytes(12).toString('hex')}.tmp`)
       try {
-        await writeDurably(tmp, body)
+        await writeDurably(tmp, body, options?.flushEvery ?? FLUSH_EVERY)
         return await mutex.run(key, async () => {
           await checkCondition(key, options)
           await placeFile(
@@ -243,7 +243,7 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function writeDurably(path: string, body: Body): Promise<void> {
+async function writeDurably(path: string, body: Body, flushEvery: number): Promise<void> {
   const handle = await open(path, 'wx', 0o600)
   try {
     if (body instanceof Uint8Array) {
@@ -270,7 +270,7 @@ async function writeDurably(path: string, body: Body): Promise<void> {
             unflushed += batched
             batch = []
             batched = 0
-            if (unflushed >= FLUSH_EVERY && flushed) {
+            if (unflushed >= flushEvery && flushed) {
               flushed = false
               unflushed = 0
               flushing = writing.then(() => handle.datasync()).finally(() => (flushed = true))

@@ -76,6 +76,11 @@ export type PutCondition = { ifNoneMatch: '*' } | { ifMatch: string }
 export interface PutOptions {
   condition?: PutCondition
   contentType?: string
+  /**
+   * For a streamed body, about how many bytes a store that writes to disk writes between flushes
+   * (8 MiB by default), so that less is left to make durable when the body ends. Others ignore it.
+   */
+  flushEvery?: number
 }
 
 export interface ListOptions {

@@ -14,7 +14,7 @@ import type { ScannerSource } from '../state/chunk-scanner'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
 import { writeRecord } from '../storage/stored-json'
-import { buildIndexBytes } from '../resources/index-builder'
+import { IndexStream, NoIndex } from '../resources/index-stream'
 import type { IndexRef } from '../resources/resource-index'
 import { indexKeyOf, stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
@@ -83,6 +83,11 @@ class CurrentMoved extends Error {}
 
 /** How often a restore recomputes when writers keep moving the current version. */
 const RESTORE_ATTEMPTS = 5
+/**
+ * How much of a streamed index is written between flushes to disk: an index is some 7 % of its
+ * state's size, and what is left unflushed when the body ends is made durable before the answer.
+ */
+const INDEX_FLUSH_EVERY = 1024 * 1024
 
 /**
  * The one write path: stream the body to a new object (hashing and checking it on the way), then
@@ -172,28 +177,28 @@ export class StateWriter {
     sizeHint: number | undefined,
   ): Promise<Staged> {
     const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
+    // The index is stored beside the body as both stream in (entries as the scan makes them),
+    // so that little of it is left to write and make durable once the body is whole.
+    const stream = this.#indexResources ? new IndexStream() : undefined
     const inspector = new StateInspector(
       this.#maxStateBytes,
-      this.#scanners(sizeHint, { index: this.#indexResources }),
+      this.#scanners(sizeHint, { index: this.#indexResources }, stream?.push),
     )
-    let indexing: Promise<IndexRef | undefined> | undefined
-    const storeIndex = () => this.#storeIndex(object, inspector.result())
+    const indexing = stream === undefined ? undefined : this.#storeIndex(object, stream)
+    indexing?.catch(() => undefined)
     async function* passed(): AsyncGenerator<Uint8Array> {
       yield* inspector.pass(body)
-      // The body is whole and checked: its index is stored while the store makes the body durable.
-      indexing = storeIndex()
-      indexing.catch(() => undefined)
+      // The body is whole and checked: the index's rest is stored while the store makes the
+      // body durable.
+      stream?.end(inspector.result().scan)
     }
     try {
       await this.#kernel.store.put(object, passed(), { contentType: 'application/json' })
-      const index = await (indexing ?? storeIndex())
-      return {
-        object,
-        epoch,
-        inspected: inspector.result(),
-        ...(index === undefined ? {} : { index }),
-      }
+      const inspected = inspector.result()
+      const index = await indexing
+      return { object, epoch, inspected, ...(index === undefined ? {} : { index }) }
     } catch (error) {
+      stream?.fail(error instanceof Error ? error : new Error('the write of the state failed'))
       await indexing?.catch(() => undefined)
       await this.#discard([object, indexKeyOf(object)])
       throw error
@@ -204,13 +209,17 @@ export class StateWriter {
    * Stores the index of the state at `object` beside it, before the commit that names both: a
    * version is never current without its index. Returns what its version record says of it.
    */
-  async #storeIndex(object: string, inspected: InspectedState): Promise<IndexRef | undefined> {
-    const index = buildIndexBytes(inspected.scan)
-    if (index === undefined || 'none' in index) return index
-    await this.#kernel.store.put(indexKeyOf(object), index.bytes, {
-      contentType: 'application/json',
-    })
-    return { object: indexKeyOf(object), resources: index.count }
+  async #storeIndex(object: string, stream: IndexStream): Promise<IndexRef | undefined> {
+    try {
+      await this.#kernel.store.put(indexKeyOf(object), stream.body(), {
+        contentType: 'application/json',
+        flushEvery: INDEX_FLUSH_EVERY,
+      })
+    } catch (error) {
+      if (error instanceof NoIndex) return error.ref
+      throw error
+    }
+    return { object: indexKeyOf(object), resources: stream.count }
   }
 
   /**
