@@ -1024,7 +1024,8 @@ export let outUsed: i32 = 0
 export let outCount: i32 = 0
 /** The entries of the index so far, the caller's and those in OUT (`MAX_INDEXED` at most). */
 let entryCount: i32 = 0
-const MAX_INDEXED: i32 = 250000
+/** The most instances an index holds (`MAX_INDEXED_INSTANCES`; the caller checks they agree). */
+export const MAX_INDEXED: i32 = 250000
 
 /** The caller took the entries in OUT, and its index now holds `count` entries. */
 export function takeEntries(count: i32): void {

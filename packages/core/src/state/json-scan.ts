@@ -1,5 +1,5 @@
 import { InvalidStateError } from '../errors'
-import { IDENTITY_ATTRIBUTES } from '../resources/resource-index'
+import { IDENTITY_ATTRIBUTES, MAX_INDEXED_INSTANCES } from '../resources/resource-index'
 import { JSON_SCAN_WASM } from './json-scan-wasm'
 
 // The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
@@ -85,6 +85,7 @@ interface Exports {
   BYTES: Global
   DIGEST_IN: Global
   OUT: Global
+  MAX_INDEXED: Global
   outUsed: Global
   outCount: Global
   MAX_REPORTED: Global
@@ -167,7 +168,9 @@ export class JsonScan {
 
   constructor(exports: Exports) {
     this.#exports = exports
-    if (exports.SLICE.value !== SLICE) throw new Error('the JSON scanner is out of date')
+    if (exports.SLICE.value !== SLICE || exports.MAX_INDEXED.value !== MAX_INDEXED_INSTANCES) {
+      throw new Error('the JSON scanner is out of date')
+    }
     this.#deepestReported = exports.MAX_REPORTED.value
     this.#refresh()
     writeKeyTables(new Uint8Array(exports.memory.buffer, exports.KEY_TABLES.value, 4096))
