@@ -11,14 +11,7 @@ import { join } from 'node:path'
 import process from 'node:process'
 import { parseArgs } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
-import {
-  BenchError,
-  makeTemporaryDir,
-  runBench,
-  serverMain,
-  serverNodeFlags,
-  startServer,
-} from './processes.mjs'
+import { BenchError, makeTemporaryDir, runBench, serverArgs, startServer } from './processes.mjs'
 
 const MIB = 1024 * 1024
 
@@ -163,16 +156,7 @@ let serverPort = 0
 await runBench({ build: !flags['no-build'] }, async () => {
   const bodyBytes = Number(flags['body-mib']) * MIB
   const dataDir = await makeTemporaryDir('cairn-probe-')
-  const server = await startServer('cairn', [
-    ...serverNodeFlags,
-    serverMain,
-    '-host',
-    '127.0.0.1',
-    '-port',
-    '0',
-    '-data-dir',
-    dataDir,
-  ])
+  const server = await startServer('cairn', serverArgs('-data-dir', dataDir))
   serverPort = server.port
   const admin = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
   // The first request of this process sets up its HTTP client: not the server's cost.

@@ -276,16 +276,20 @@ function scanThread() {
   let waiting
   let inFlight = 0
   let head = 0
+  let blocks = 0
   worker.on('message', (message) => {
     if (message.type === 'ack') inFlight -= message.size
+    if (message.type === 'entries') blocks += 1
     waiting?.(message)
   })
   const next = () => new Promise((resolve) => (waiting = resolve))
   /** Scans `body` (indexed or not); answers the time from its first byte to the scan's end. */
   async function scan(body, index) {
     job += 1
-    // What the scan is asked goes with the job's first message, as the server sends it.
-    let options = { options: { index } }
+    blocks = 0
+    // What the scan is asked goes with the job's first message, as the server sends it: with the
+    // index, its entries come back in blocks as they are made (the server stores them as they come).
+    let options = { options: { index }, ...(index ? { streamEntries: true } : {}) }
     const first = () => {
       const sent = options
       options = {}
@@ -318,6 +322,7 @@ function scanThread() {
       if (index && found?.count !== undefined && found.count === 0) {
         throw new BenchError('the indexing scan found no instances')
       }
+      if (index && blocks === 0) throw new BenchError('the indexing scan streamed no entries')
       return performance.now() - started
     }
   }

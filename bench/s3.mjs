@@ -28,8 +28,7 @@ import {
   resources,
   root,
   runBench,
-  serverMain,
-  serverNodeFlags,
+  serverArgs,
   startServer,
   parseBenchFlags,
 } from './processes.mjs'
@@ -221,16 +220,7 @@ async function startServers(count, rgw) {
     AWS_REGION: rgw.region,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   }
-  const args = [
-    ...serverNodeFlags,
-    serverMain,
-    '-host',
-    '127.0.0.1',
-    '-port',
-    '0',
-    '-storage',
-    's3',
-  ]
+  const args = serverArgs('-storage', 's3')
   const servers = []
   for (let index = 0; index < count; index += 1) {
     const server = await startServer(`Cairn ${index + 1}`, [...args, '-data-dir', dataDir], { env })

@@ -19,10 +19,12 @@ export const INDEX_OPENING: Uint8Array = Buffer.from('{"resources":[')
 
 /**
  * What a stored index holds after the entries the scan handed over as it went: the entries it
- * kept to the end, then the other fields. `{ none }` when the state is not a readable Terraform
- * state; undefined when the scan did not index.
+ * kept to the end, then the other fields, in parts. `{ none }` when the state is not a readable
+ * Terraform state; undefined when the scan did not index.
  */
-export function indexClosing(scan: ScannedState): IndexBytes | { none: string } | undefined {
+export function indexClosing(
+  scan: ScannedState,
+): { parts: Uint8Array[]; count: number } | { none: string } | undefined {
   const resources = scan.resources
   if (resources === undefined) return undefined
   if ('none' in resources) return resources
@@ -38,11 +40,8 @@ export function indexClosing(scan: ScannedState): IndexBytes | { none: string } 
     outputs: indexedOutputs(scan.outputs),
     truncated: resources.truncated,
   }
-  const bytes = Buffer.concat([
-    ...resources.resources,
-    Buffer.from(`],${JSON.stringify(rest).slice(1)}`),
-  ])
-  return { bytes, count: resources.count }
+  const parts = [...resources.resources, Buffer.from(`],${JSON.stringify(rest).slice(1)}`)]
+  return { parts, count: resources.count }
 }
 
 /**
@@ -54,7 +53,7 @@ export function indexClosing(scan: ScannedState): IndexBytes | { none: string } 
 export function buildIndexBytes(scan: ScannedState): IndexBytes | { none: string } | undefined {
   const closing = indexClosing(scan)
   if (closing === undefined || 'none' in closing) return closing
-  return { bytes: Buffer.concat([INDEX_OPENING, closing.bytes]), count: closing.count }
+  return { bytes: Buffer.concat([INDEX_OPENING, ...closing.parts]), count: closing.count }
 }
 
 /** The index of a scanned state, as objects (see `buildIndexBytes`). */

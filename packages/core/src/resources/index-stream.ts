@@ -23,7 +23,7 @@ export class NoIndex extends Error {
  */
 export class IndexStream {
   readonly #queue: Uint8Array[] = []
-  #closing: Uint8Array | undefined
+  #closing: Uint8Array[] | undefined
   #failed: Error | undefined
   /** Set once the body's reader is gone: what comes after is dropped. */
   #closed = false
@@ -46,7 +46,7 @@ export class IndexStream {
       return
     }
     this.count = closing.count
-    this.#closing = closing.bytes
+    this.#closing = closing.parts
     this.#notify()
   }
 
@@ -68,7 +68,7 @@ export class IndexStream {
         }
         if (this.#failed !== undefined) throw this.#failed
         if (this.#closing !== undefined) {
-          yield this.#closing
+          yield* this.#closing
           return
         }
         await new Promise<void>((resolve) => {
