@@ -23,17 +23,27 @@ export const serverMain = join(root, 'apps', 'server', 'dist', 'main.js')
  */
 export const serverNodeFlags = ['--initial-heap-size=64']
 
-/** The arguments that run the built server on a free local port, with `flags` after. */
+/**
+ * The arguments that run the built server on a free local port, with `flags` after. No server
+ * serves metrics: several run at once, and would all take its default port.
+ */
 export function serverArgs(...flags) {
-  return [...serverNodeFlags, serverMain, '-host', '127.0.0.1', '-port', '0', ...flags]
+  return [
+    ...serverNodeFlags,
+    serverMain,
+    '-host',
+    '127.0.0.1',
+    '-port',
+    '0',
+    '-metrics-port',
+    'off',
+    ...flags,
+  ]
 }
 
-/**
- * The arguments that run the built server on the `fs` store in `dataDir`, authentication off. No
- * server serves metrics: several run at once, and would all take its default port.
- */
+/** The arguments that run the built server on the `fs` store in `dataDir`, authentication off. */
 export function cairnArgs(dataDir) {
-  return serverArgs('-metrics-port', 'off', '-auth-disable', '-storage', 'fs', '-data-dir', dataDir)
+  return serverArgs('-auth-disable', '-storage', 'fs', '-data-dir', dataDir)
 }
 
 /** A failure the benchmark reports in one line (exit 1), rather than with a stack. */
