@@ -12,6 +12,7 @@ import {
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI_MAIN, CliSession } from './support/cairn-cli'
+import { RecordingProxy } from './support/recording-proxy'
 
 const UNIT = 'team/app'
 const KEY = `${UNIT}/terraform.tfstate`
@@ -394,6 +395,63 @@ describe("Terraform's s3 backend over plain http, with cairn creds as credential
       expect(downloaded.text).toHaveLength(version?.size ?? 0)
       expect(JSON.parse(downloaded.text)).toEqual(JSON.parse(pulled.stdout))
       expect((await client.unit(big)).locked).toBe(false)
+    })
+  })
+
+  describe('through a proxy that keeps what Terraform sends', () => {
+    const unit = 'replay/app'
+    let proxy: RecordingProxy
+    let recorded: TerraformWorkspace
+    beforeAll(async () => {
+      proxy = await RecordingProxy.start(server.url)
+      recorded = await client.workspace()
+      await recorded.write(
+        'main.tf',
+        configuration(proxy.url, 'v1').replace(KEY, `${unit}/terraform.tfstate`),
+      )
+    })
+    afterAll(async () => {
+      await recorded.dispose()
+      await proxy.close()
+    })
+
+    it("refuses Terraform's DELETE of its lock file sent again, keeping a later lock of the same principal", async () => {
+      expect((await recorded.run(['init', '-input=false'])).code).toBe(0)
+      const apply = await recorded.run(['apply', '-auto-approve', '-input=false'])
+      expect(apply.code, apply.stderr).toBe(0)
+      const deletes = proxy.recorded.filter(
+        (request) => request.method === 'DELETE' && request.url.includes('.tflock'),
+      )
+      const release = deletes.at(-1)
+      if (release === undefined) throw new Error('Terraform sent no DELETE of its .tflock')
+      // Terraform 1.11 deletes its lock file with no condition: it compared the IDs itself.
+      expect(release.headers['if-match']).toBeUndefined()
+      const signed = String(release.headers['x-amz-date'])
+      const signedAt = Date.parse(
+        signed.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'),
+      )
+      // X-Amz-Date counts whole seconds: the later lock is taken in a later one.
+      await waitFor('the next second', () => Date.now() >= signedAt + 1000, 5000)
+      const taken = await client.v1(`/units/${unit}/lock`, {
+        method: 'POST',
+        body: JSON.stringify({ Who: 'ops@laptop', Operation: 'maintenance' }),
+      })
+      expect(taken.status, taken.text).toBe(200)
+      const lockId = (taken.json() as { ID: string }).ID
+
+      const replayed = await proxy.replay(release)
+      expect(replayed.status, replayed.body).toBe(412)
+      expect(replayed.body).toContain('<Code>PreconditionFailed</Code>')
+      expect((await client.unit(unit)).lock?.ID).toBe(lockId)
+      const before = (await client.v1(`/units/${unit}/history`)).json() as HistoryBody
+      expect(before.events).toEqual([])
+
+      // Terraform's own force-unlock, signed now, releases it.
+      const unlock = await recorded.run(['force-unlock', '-force', lockId])
+      expect(unlock.code, unlock.stderr).toBe(0)
+      expect(await client.unit(unit)).toMatchObject({ locked: false, lock: null })
+      const after = (await client.v1(`/units/${unit}/history`)).json() as HistoryBody
+      expect(after.events).toMatchObject([{ type: 'force_unlock', lock: { ID: lockId } }])
     })
   })
 })

@@ -36,6 +36,11 @@ export interface AppEnv {
     audit: AuditNote | undefined
     /** `/s3` only: the request body as its signing mode says to decode and check it. */
     payload: S3Payload
+    /**
+     * `/s3` only: when the client signed the request (its X-Amz-Date), epoch ms; undefined when
+     * authentication is disabled and nothing is signed.
+     */
+    signedAt: number | undefined
     /** `/app` only: the dashboard's session, once its pages have read and refreshed it. */
     session: Session
   }

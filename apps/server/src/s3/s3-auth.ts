@@ -47,6 +47,8 @@ export function s3Authenticate(options: S3AuthOptions): MiddlewareHandler<S3Env>
     const verified = await verifySignature(request, credentials, secretAccessKey)
     c.set('principal', identity)
     c.set('payload', verified)
+    // Checked by the signature, so a replayed request keeps the time it was first signed at.
+    c.set('signedAt', credentials.date)
     await next()
   }
 }

@@ -71,9 +71,12 @@ export async function putLockObject(c: Context<S3Env>, core: Core, unit: UnitId)
   }
   const request = parseLockRequest(parsed)
   try {
+    const { signedAt } = c.var
     const lock = await core.locks.lock(c.var.principal, unit, request, {
       source: 's3',
       create: true,
+      // Kept with the lock: the holder's delete is signed by the same clock.
+      ...(signedAt === undefined ? {} : { signedAt }),
     })
     return c.body(null, 200, { ETag: lockEtag(lockBytes(lock)) })
   } catch (error) {
@@ -98,32 +101,56 @@ export function readSmallPayload(c: Context<S3Env>, limit: number): Promise<Buff
 }
 
 /**
- * DELETE of a unit's `.tflock`: releases the lock. The `s3` backend names no lock ID here (it
- * compared the IDs itself just before), so the principal that took the lock through S3 releases
- * it as its holder; anyone else's delete is a forced unlock (`terraform force-unlock`), which
- * needs `unit:manage` and is recorded in the unit's history. With `If-Match`, only the lock with
- * that ETag is released.
+ * DELETE of a unit's `.tflock`: releases the lock the client saw, and no later one. The `s3`
+ * backend names no lock ID here (it read the lock object and compared IDs itself just before), so
+ * the principal that took the lock through S3 releases it as its holder; anyone else's delete is
+ * a forced unlock (`terraform force-unlock`), which needs `unit:manage` and is recorded in the
+ * unit's history. With `If-Match`, only the lock with that ETag is released (412 otherwise).
+ * Without it, the request's signing time stands for what the client saw: a delete signed before
+ * the lock was taken (a replayed or stale one) releases nothing and answers 412.
  */
 export async function deleteLockObject(c: Context<S3Env>, core: Core, unit: UnitId) {
-  const { principal } = c.var
+  const { principal, signedAt } = c.var
   const ifMatch = c.req.header('if-match')
-  if (ifMatch !== undefined) await expectLockEtag(core, principal, unit, ifMatch)
+  // The ETag names the lock by its ID to core, so that the check and the release are one
+  // conditional write of the unit.
+  const lockId = ifMatch === undefined ? undefined : await lockIdOf(core, principal, unit, ifMatch)
+  const request = {
+    source: 's3' as const,
+    ...(signedAt === undefined ? {} : { signedAt }),
+    ...(lockId === undefined ? { asHolder: true } : { lockId }),
+  }
   try {
-    await core.locks.unlock(principal, unit, { source: 's3', asHolder: true })
+    await core.locks.unlock(principal, unit, request)
   } catch (error) {
     if (!(error instanceof LockConflictError)) throw error
     noteAudit(c, { action: 'force_unlock' })
-    await core.locks.unlock(principal, unit, { source: 's3', force: true })
+    try {
+      await core.locks.unlock(principal, unit, { ...request, asHolder: false, force: true })
+    } catch (forcing) {
+      // The lock of that ETag went before the release could name it.
+      if (lockId !== undefined && forcing instanceof LockConflictError) {
+        throw new S3Error('PreconditionFailed', forcing.message, {}, { cause: forcing })
+      }
+      throw forcing
+    }
   }
   return c.body(null, 204)
 }
 
-async function expectLockEtag(core: Core, principal: Identity, unit: UnitId, ifMatch: string) {
+/** The ID of the lock whose object has the ETag `ifMatch`; `PreconditionFailed` if none has. */
+async function lockIdOf(
+  core: Core,
+  principal: Identity,
+  unit: UnitId,
+  ifMatch: string,
+): Promise<string> {
   const details = await core.units.get(principal, unit)
   const current = details.lock === null ? undefined : lockEtag(lockBytes(details.lock))
-  if (current === undefined || unquote(current) !== unquote(ifMatch.trim())) {
+  if (details.lock === null || unquote(current ?? '') !== unquote(ifMatch.trim())) {
     throw new S3Error('PreconditionFailed', 'the lock object is not the one If-Match names')
   }
+  return details.lock.ID
 }
 
 /** GET or HEAD of a unit's state, whole or one byte range (Terraform reads in 5 MiB ranges). */

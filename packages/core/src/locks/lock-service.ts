@@ -22,7 +22,7 @@ import {
 } from '../units/unit-listing'
 import { viewOf, type HeldLockView } from './held-lock-view'
 import { printableLockText, type LockInfo, type LockRequest } from './lock-info'
-import { completeLockInfo, describeLock } from './lock-rules'
+import { completeLockInfo, describeLock, releaseOf, type UnlockRequest } from './lock-rules'
 import type { Kernel } from '../kernel'
 
 /** The longest reason a forced unlock may give, in characters. */
@@ -43,8 +43,8 @@ export class LockService {
   }
 
   /**
-   * Takes the unit's lock. Sending the ID of the lock already held succeeds again (a retried
-   * request); any other request while locked fails. `create` makes the unit first if it does not
+   * Takes the unit's lock. The holder sending the ID of the lock it holds succeeds again (a
+   * retried request); any other request while locked fails. `create` makes the unit first if it does not
    * exist (first use through the `http` backend), which needs `unit:write` too.
    *
    * A freeze covering the unit refuses every new lock: it is checked in the conditional write
@@ -56,7 +56,12 @@ export class LockService {
     principal: Principal,
     id: UnitId,
     request: LockRequest,
-    options: { source: Source; create?: boolean },
+    options: {
+      source: Source
+      create?: boolean
+      /** When the client signed the request (S3's X-Amz-Date), epoch ms: kept with the lock. */
+      signedAt?: number
+    },
   ): Promise<LockInfo> {
     await demand(this.#kernel.authorizer, principal, 'unit:lock', id)
     if (options.create === true) await demand(this.#kernel.authorizer, principal, 'unit:write', id)
@@ -65,7 +70,8 @@ export class LockService {
       const record = current?.record ?? newUnitRecord(id, this.#kernel.clock, this.#kernel.ids)
       const held = record.lock
       if (held !== null) {
-        if (request.ID !== undefined && held.info.ID === request.ID) {
+        // The holder's own retry; the ID alone, which every reader sees, is not enough.
+        if (request.ID === held.info.ID && isSamePrincipal(held, principal)) {
           return { keep: true as const, result: { info: held.info, taken: false } }
         }
         throw new LockConflictError(
@@ -82,6 +88,7 @@ export class LockService {
         ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
         source: options.source,
         acquired: iso(now),
+        ...(options.signedAt === undefined ? {} : { signed: iso(options.signedAt) }),
       }
       return { put: { ...record, lock }, result: { info, taken: true } }
     })
@@ -98,23 +105,22 @@ export class LockService {
   }
 
   /**
-   * Releases the lock: with the holder's ID, or with `force` (which needs `unit:manage` and is
-   * recorded in the unit's history, with the `reason` given). Unlocking an unlocked unit succeeds
-   * and returns null.
-   * `asHolder` is for protocols whose unlock carries no lock ID: the holder is the principal that
-   * took it through the same surface.
+   * Releases the lock. The holder (the same principal: subject and issuer) releases it with its
+   * ID, or, on protocols whose unlock carries no lock ID (`asHolder`), through the surface it took
+   * it with. Anyone else is refused whatever ID they give: they force, which needs `unit:manage`
+   * and is recorded as a forced unlock in the unit's history, with the `reason` given, and heard
+   * as `unit.force_unlocked`. A forced unlock that names a lock releases only that one. An unlock
+   * that says when it was signed (`signedAt`) releases no lock taken after that. Unlocking an
+   * unlocked unit succeeds and returns null.
    *
    * @returns the lock released, or null
-   * @throws UnitNotFoundError, LockConflictError, InvalidRequestError, ForbiddenError
+   * @throws UnitNotFoundError, LockConflictError, InvalidRequestError, PreconditionError,
+   *   ForbiddenError
    */
   async unlock(
     principal: Principal,
     id: UnitId,
-    options: {
-      lockId?: string
-      force?: boolean
-      source: Source
-      asHolder?: boolean
+    options: UnlockRequest & {
       /** Why, for a forced unlock: kept in the unit's history. */
       reason?: string
     },
@@ -124,34 +130,26 @@ export class LockService {
     await demand(this.#kernel.authorizer, principal, force ? 'unit:manage' : 'unit:lock', id)
     const outcome = await this.#kernel.records.update<{
       released: HeldLock | null
+      forced: boolean
       record: UnitRecord
     }>(id, (current) => {
       if (current === undefined) throw new UnitNotFoundError(id)
       const { record } = current
       const held = record.lock
-      if (held === null)
-        return Promise.resolve({ keep: true as const, result: { released: null, record } })
-      const unlocked = { put: { ...record, lock: null }, result: { released: held, record } }
-      if (options.lockId !== undefined && options.lockId === held.info.ID)
-        return Promise.resolve(unlocked)
-      if (force) return Promise.resolve(unlocked)
-      if (options.asHolder === true) {
-        if (isSamePrincipal(held, principal) && held.source === options.source) {
-          return Promise.resolve(unlocked)
-        }
-        throw new LockConflictError(`the unit is locked by ${describeLock(held.info)}`, held.info)
+      if (held === null) {
+        return Promise.resolve({
+          keep: true as const,
+          result: { released: null, forced: false, record },
+        })
       }
-      if (options.lockId === undefined) {
-        throw new InvalidRequestError('unlocking needs the ID of the lock held, or force')
-      }
-      throw new LockConflictError(
-        `the unit is locked by ${describeLock(held.info)}, not by lock ${options.lockId}`,
-        held.info,
-      )
+      const forced = releaseOf(held, principal, options) === 'forced'
+      return Promise.resolve({
+        put: { ...record, lock: null },
+        result: { released: held, forced, record },
+      })
     })
-    const released = outcome.released
+    const { released, forced } = outcome
     if (released === null) return null
-    const forced = force && options.lockId !== released.info.ID
     if (forced) {
       await this.#recordEvent(id, outcome.record.epoch, {
         timestamp: iso(this.#kernel.clock.now()),

@@ -8,6 +8,7 @@ import {
   InvalidRequestError,
   InvalidStateError,
   LockConflictError,
+  PreconditionError,
   SerialConflictError,
   StateNotFoundError,
   StateTooLargeError,
@@ -490,6 +491,113 @@ export function coreContract(name: string, factory: StoreFactory): void {
             lock: terraformLock,
           },
         ])
+      })
+
+      it("refuses another principal's unlock even with the lock's ID, and keeps the lock", async () => {
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        // The same subject from another issuer is another principal too.
+        const otherAlice = { subject: 'alice', issuer: 'https://elsewhere.example' }
+        for (const who of [bob, otherAlice]) {
+          for (const source of ['http', 'api'] as const) {
+            const refusal = await core.locks
+              .unlock(who, id('app'), { lockId: LOCK_A, source })
+              .catch((error: unknown) => error)
+            expect(refusal).toBeInstanceOf(LockConflictError)
+            expect((refusal as LockConflictError).lock).toEqual(terraformLock)
+            expect((refusal as Error).message).toContain(
+              'only its holder, or someone with unit:manage using force, may unlock it',
+            )
+          }
+        }
+        expect((await core.units.get(alice, id('app'))).lock).toEqual(terraformLock)
+        expect((await core.versions.history(alice, id('app'))).items).toEqual([])
+      })
+
+      it("refuses another principal's write and restore naming the held lock, changing nothing", async () => {
+        const first = await write('app', state(1))
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        const attempts = [
+          () => write('app', state(2), { source: 'api', lockId: LOCK_A }, bob),
+          () => write('app', state(2), { source: 'http', lockId: LOCK_A }, bob),
+          () => core.states.restore(bob, id('app'), { timestamp: first.timestamp, lockId: LOCK_A }),
+        ]
+        for (const attempt of attempts) {
+          const error = await attempt().catch((caught: unknown) => caught)
+          expect(error).toBeInstanceOf(LockConflictError)
+          expect((error as LockConflictError).lock).toEqual(terraformLock)
+          expect((error as Error).message).toContain('only its holder may write under it')
+        }
+        expect(await core.units.get(alice, id('app'))).toMatchObject({
+          serial: 1,
+          version_count: 1,
+          lock: terraformLock,
+        })
+        // The holder still writes and restores under its lock.
+        expect((await write('app', state(2), { source: 'api', lockId: LOCK_A })).serial).toBe(2)
+        const restored = await core.states.restore(alice, id('app'), {
+          timestamp: first.timestamp,
+          lockId: LOCK_A,
+        })
+        expect(restored.serial).toBe(3)
+      })
+
+      it("gives no one else the lock for sending the held lock's ID", async () => {
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        await expect(
+          core.locks.lock(bob, id('app'), { ID: LOCK_A }, { source: 'http' }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+      })
+
+      it("records another principal's forced unlock as forced, even when it names the lock", async () => {
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        const released = await core.locks.unlock(bob, id('app'), {
+          lockId: LOCK_A,
+          force: true,
+          source: 'api',
+        })
+        expect(released).toEqual(terraformLock)
+        expect((await core.units.get(alice, id('app'))).locked).toBe(false)
+        expect((await core.versions.history(alice, id('app'))).items).toEqual([
+          expect.objectContaining({ type: 'force_unlock', actor: 'bob', lock: terraformLock }),
+        ])
+      })
+
+      it('forces open only the lock a forced unlock names', async () => {
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 'http' })
+        await expect(
+          core.locks.unlock(bob, id('app'), { lockId: LOCK_B, force: true, source: 'api' }),
+        ).rejects.toBeInstanceOf(LockConflictError)
+        expect((await core.units.get(alice, id('app'))).lock).toEqual(terraformLock)
+        expect((await core.versions.history(alice, id('app'))).items).toEqual([])
+      })
+
+      it('releases no lock taken after the unlock was signed, by the same principal too', async () => {
+        const second = 1000
+        clock.advance(10 * second + 400)
+        const signed = clock.now()
+        // Taken through a signed request: compared with that request's own time.
+        await core.locks.lock(alice, id('app'), terraformLock, { source: 's3', signedAt: signed })
+        const replay = { source: 's3' as const, asHolder: true, signedAt: signed - second }
+        await expect(core.locks.unlock(alice, id('app'), replay)).rejects.toBeInstanceOf(
+          PreconditionError,
+        )
+        await expect(
+          core.locks.unlock(alice, id('app'), { ...replay, force: true }),
+        ).rejects.toBeInstanceOf(PreconditionError)
+        expect((await core.units.get(alice, id('app'))).lock).toEqual(terraformLock)
+        expect(await core.locks.unlock(alice, id('app'), { ...replay, signedAt: signed })).toEqual(
+          terraformLock,
+        )
+
+        // Taken with no signed time: compared with the server's, to the second signing keeps.
+        await core.locks.lock(alice, id('app'), {}, { source: 'api' })
+        const whole = Math.floor(clock.now() / second) * second
+        await expect(
+          core.locks.unlock(bob, id('app'), { source: 's3', force: true, signedAt: whole - 1 }),
+        ).rejects.toBeInstanceOf(PreconditionError)
+        expect(
+          await core.locks.unlock(bob, id('app'), { source: 's3', force: true, signedAt: whole }),
+        ).not.toBeNull()
       })
 
       it('refuses a write while locked unless it names the lock held', async () => {

@@ -57,6 +57,11 @@ export const HeldLockSchema = v.object({
   issuer: v.optional(v.string()),
   source: SourceSchema,
   acquired: v.string(),
+  /**
+   * When the client signed the request that took the lock (S3's X-Amz-Date), by its own clock:
+   * an unlock it signs later is compared with this, not with the server's time.
+   */
+  signed: v.optional(v.string()),
 })
 export type HeldLock = v.InferOutput<typeof HeldLockSchema>
 

@@ -14,7 +14,8 @@ export default defineCommand({
     },
     force: {
       type: 'boolean',
-      description: 'release whatever lock is held (recorded in the unit history)',
+      description:
+        'release whatever lock is held, or the one --lock-id names: needs unit:manage, recorded in the unit history',
     },
     reason: {
       type: 'string',
@@ -23,8 +24,10 @@ export default defineCommand({
   },
   async run({ args }) {
     const context = await openContext(args)
-    const lockId = await context.lockFor(args.id, args['lock-id'])
     const force = args.force === true
+    // --force releases whatever lock is held, unless --lock-id names the one to force: a lock
+    // remembered here may be an older one than the lock held now.
+    const lockId = force ? args['lock-id'] : await context.lockFor(args.id, args['lock-id'])
     if (args.reason !== undefined && !force) {
       throw new UsageError('--reason goes with --force: only a forced unlock is recorded')
     }

@@ -69,23 +69,27 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const id = parseUnitId(form.get('id') ?? '')
     const shown = form.get('lock') ?? ''
     const reason = (form.get('reason') ?? '').trim()
-    // The confirmation named one lock: if another has been taken since, it is not forced blindly.
-    // (The core is not given that ID, or it would release the lock as its holder's own unlock and
-    // leave no forced unlock in the history.)
     noteAudit(c, { unit: id, ...(reason === '' ? {} : { detail: { reason } }) })
-    const unit = await core.units.get(c.var.principal, id)
-    if (shown !== '' && unit.lock !== null && unit.lock.ID !== shown) {
-      const holder = unit.lock.Who === '' ? '' : `, ${unit.lock.Who}`
-      const error = `Not unlocked: another lock (${unit.lock.ID}${holder}) was taken since; look at it first`
+    // The confirmation named one lock: if another has been taken since, it is not forced blindly.
+    // Core releases only the lock named, in the same conditional write that releases it, and
+    // records a forced unlock whoever holds it. Sources name the protocols; the dashboard calls
+    // the same services as the API, so the unit's history records a forced unlock from here as
+    // one through `api`.
+    let released
+    try {
+      released = await core.locks.unlock(c.var.principal, id, {
+        source: 'api',
+        force: true,
+        ...(shown === '' ? {} : { lockId: shown }),
+        ...(reason === '' ? {} : { reason }),
+      })
+    } catch (refusal) {
+      if (!(refusal instanceof LockConflictError) || refusal.lock === null) throw refusal
+      const { lock } = refusal
+      const holder = lock.Who === '' ? '' : `, ${lock.Who}`
+      const error = `Not unlocked: another lock (${lock.ID}${holder}) was taken since; look at it first`
       return c.redirect(unitHref(id, { error }), 303)
     }
-    // Sources name the protocols; the dashboard calls the same services as the API, so the
-    // unit's history records a forced unlock from here as one through `api`.
-    const released = await core.locks.unlock(c.var.principal, id, {
-      source: 'api',
-      force: true,
-      ...(reason === '' ? {} : { reason }),
-    })
     const done =
       released === null
         ? `${id} was not locked`

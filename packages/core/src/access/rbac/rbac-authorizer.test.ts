@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Core } from '../../core'
+import { createCore, type Core } from '../../core'
 import { ForbiddenError } from '../../errors'
 import type { ObjectStore } from '../../storage/object-store'
 import { bytesOf, textOf } from '../../testing/fixtures'
@@ -32,8 +32,8 @@ interface Operation {
   needs: readonly Permission[]
   /** The unit it touches, `team/app` unless said. */
   target?: UnitId
-  /** Whether root holds the unit's lock (with LOCK_A) before the call. */
-  locked?: boolean
+  /** Who holds the unit's lock (with LOCK_A) before the call: root, or the caller itself. */
+  locked?: 'root' | 'caller'
   run(core: Core, who: Principal, first: Version): Promise<unknown>
 }
 
@@ -134,15 +134,15 @@ const OPERATIONS: readonly Operation[] = [
     run: (c, who) => c.locks.lock(who, NEW_UNIT, {}, { source: 'http', create: true }),
   },
   {
-    name: 'unlock it with the lock ID',
+    name: 'unlock its own lock with the lock ID',
     needs: ['unit:lock'],
-    locked: true,
+    locked: 'caller',
     run: (c, who) => c.locks.unlock(who, UNIT, { lockId: LOCK_A, source: 'api' }),
   },
   {
     name: 'force-unlock it',
     needs: ['unit:manage'],
-    locked: true,
+    locked: 'root',
     run: (c, who) => c.locks.unlock(who, UNIT, { force: true, source: 'api' }),
   },
   { name: 'delete it', needs: ['unit:manage'], run: (c, who) => c.units.delete(who, UNIT) },
@@ -186,8 +186,16 @@ describe.each(DRIVERS)('RBAC over core operations, $name store', ({ open }) => {
 
     it.each(cases)('$title', async ({ operation, missing }) => {
       const first = await seedUnit(core, clock)
-      if (operation.locked === true) {
-        await core.locks.lock(root, UNIT, { ID: LOCK_A }, { source: 'api' })
+      if (operation.locked !== undefined) {
+        // The caller's own lock is taken through a core without RBAC over the same store: the
+        // caller may not be allowed to take one.
+        const holder = operation.locked === 'root' ? root : carol
+        await createCore({ store, clock }).locks.lock(
+          holder,
+          UNIT,
+          { ID: LOCK_A },
+          { source: 'api' },
+        )
       }
       if (role !== 'no role') await assign('user:carol', role, 'team/*')
       const target = operation.target ?? UNIT
