@@ -427,12 +427,25 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+function hasNoUserinfo(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return url.username === '' && url.password === ''
+  } catch {
+    return true
+  }
+}
+
 /** `POST /v1/webhooks`: send these events, for units under `prefix`, to `url`. */
 export const WebhookRequestSchema = v.object({
   url: v.pipe(
     v.string('url must be a string'),
     v.maxLength(MAX_WEBHOOK_URL, `url must be at most ${MAX_WEBHOOK_URL} characters`),
     v.check(isHttpUrl, 'url must be an absolute http or https URL'),
+    v.check(
+      hasNoUserinfo,
+      'url must not hold a user name or password (user:pass@): a receiver checks the signature instead, and a URL is shown to every administrator',
+    ),
   ),
   events: v.pipe(
     v.array(WebhookEventTypeSchema, 'events must be a list of event names'),

@@ -117,5 +117,17 @@ export class WebhookService {
 
 function withoutSecret(hook: WebhookCreated): Webhook {
   const { secret: _secret, ...shown } = hook
-  return shown
+  return { ...shown, url: withoutUserinfo(hook.url) }
+}
+
+/**
+ * The URL with any user name and password masked. New subscriptions may not have them; one made
+ * before that rule keeps sending them, and never shows them.
+ */
+function withoutUserinfo(text: string): string {
+  const url = new URL(text)
+  if (url.username === '' && url.password === '') return text
+  if (url.username !== '') url.username = '***'
+  if (url.password !== '') url.password = '***'
+  return url.href
 }

@@ -6,6 +6,7 @@ import { createCore, type Core } from '../core'
 import { DRIVERS } from '../access/rbac/rbac-fixtures'
 import type { ObjectStore } from '../storage/object-store'
 import { STORE_KEYS } from '../storage/key-layout'
+import { writeRecord } from '../storage/stored-json'
 import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
@@ -111,9 +112,22 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       [{ url: 'http://x/', events: ['unit.written'], prefix: 'team/' }],
       [{ url: 'http://x/', events: ['unit.written'], secret: 'short' }],
       [{ url: 'http://x/', events: ['unit.written'], description: 'd'.repeat(201) }],
+      [{ url: 'https://user:pass@hooks.example.test/', events: ['unit.written'] }],
+      [{ url: 'https://token@hooks.example.test/', events: ['unit.written'] }],
     ])('refuses bad input (case %#) and stores nothing', async (body) => {
       await expect(core.webhooks.create(root, body)).rejects.toBeInstanceOf(InvalidRequestError)
       expect(await core.webhooks.list(root)).toEqual([])
+    })
+
+    it('never shows the user name and password of a subscription stored before they were refused', async () => {
+      const hook = await subscribe(['unit.written'])
+      const stored = { ...hook, url: 'https://bob:hunter2@hooks.example.test/x?y=1' }
+      await writeRecord(store, STORE_KEYS.webhooks, { format: 1, webhooks: [stored] })
+      const fresh = newCore(store, clock)
+      expect((await fresh.webhooks.list(root))[0]?.url).toBe(
+        'https://***:***@hooks.example.test/x?y=1',
+      )
+      expect((await fresh.webhooks.get(root, hook.id)).url).not.toContain('hunter2')
     })
 
     it('takes an administrator for every operation', async () => {
