@@ -145,6 +145,7 @@ export const V1_ERROR_CODES = [
   'unit_frozen',
   'freeze_not_found',
   'webhook_not_found',
+  'webhook_target_refused',
   'not_indexed',
   // identity
   'unauthorized',
@@ -491,6 +492,14 @@ export type WebhookCreated = v.InferOutput<typeof WebhookCreatedSchema>
 /** `GET /v1/webhooks` */
 export const WebhookListSchema = v.object({ webhooks: v.array(WebhookSchema) })
 export type WebhookList = v.InferOutput<typeof WebhookListSchema>
+
+/**
+ * Why an attempt had no HTTP status, as the deliveries listing says it: coarse on purpose, so that
+ * the listing cannot tell a refused connection from a reset or a name that did not resolve (a port
+ * scan through the server). The server's log has the cause.
+ */
+export const DELIVERY_ERRORS = ['connection_failed', 'timeout', 'target_refused'] as const
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number]
 
 /** One event's delivery to one subscription, as `GET /v1/webhooks/{id}/deliveries` lists it. */
 export const DeliverySchema = v.object({

@@ -2,7 +2,7 @@ import { mapLimit } from '../concurrency/map-limit'
 import { iso, type Clock } from '../runtime/clock'
 import type { UnitId } from '../units/unit-id'
 import type { UnitRecordStore } from '../units/unit-record-store'
-import type { WebhookCreated, WebhookEvent, WebhookEventType } from '../wire'
+import type { DeliveryError, WebhookCreated, WebhookEvent, WebhookEventType } from '../wire'
 import {
   deliveryOf,
   newEntry,
@@ -39,8 +39,11 @@ export interface OutgoingDelivery {
   timeoutMs: number
 }
 
-/** What became of one POST: the receiver's status, or why there was none (`timeout`, ...). */
-export type SendResult = { status: number } | { error: string }
+/**
+ * What became of one POST: the receiver's status, or why there was none, coarse (`DeliveryError`:
+ * what the deliveries listing shows) with the `detail` for the server's log alone.
+ */
+export type SendResult = { status: number } | { error: DeliveryError; detail?: string }
 
 /**
  * Sends one delivery, without following redirects, giving up after `timeoutMs`. The server gives
@@ -59,7 +62,9 @@ export interface DeliveryFailure {
   attempts: number
   outcome: 'retried' | 'failed'
   status?: number
-  error?: string
+  error?: DeliveryError
+  /** What the sender knows of the cause (`ECONNREFUSED`, the address refused): the log's alone. */
+  detail?: string
 }
 
 export interface DeliveryWorkerOptions {
@@ -200,8 +205,8 @@ export class DeliveryWorker {
     const signed = signDelivery(event, hook.secret, now)
     try {
       return await this.#options.send({ url: hook.url, ...signed, timeoutMs: DELIVERY_TIMEOUT_MS })
-    } catch {
-      return { error: 'send failed' }
+    } catch (error) {
+      return { error: 'connection_failed', detail: String(error) }
     }
   }
 
@@ -236,7 +241,12 @@ export class DeliveryWorker {
       unit: entry.event.unit,
       attempts,
       outcome: expired ? 'failed' : 'retried',
-      ...('status' in result ? { status: result.status } : { error: result.error }),
+      ...('status' in result
+        ? { status: result.status }
+        : {
+            error: result.error,
+            ...(result.detail === undefined ? {} : { detail: result.detail }),
+          }),
     }
     this.#options.onOutcome?.(type, failure.outcome)
     this.#options.onFailure?.(failure)

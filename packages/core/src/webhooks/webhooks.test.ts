@@ -1,7 +1,12 @@
 import { createHmac } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Principal } from '../access/principal'
-import { ForbiddenError, InvalidRequestError, WebhookNotFoundError } from '../errors'
+import {
+  ForbiddenError,
+  InvalidRequestError,
+  WebhookNotFoundError,
+  WebhookTargetRefusedError,
+} from '../errors'
 import { createCore, type Core } from '../core'
 import { DRIVERS } from '../access/rbac/rbac-fixtures'
 import type { ObjectStore } from '../storage/object-store'
@@ -11,8 +16,15 @@ import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
 import type { WebhookEvent, WebhookEventType } from '../wire'
-import { DeliveryQueue, newEntry } from './delivery-queue'
-import type { DeliveryWorker, OutgoingDelivery, SendResult } from './delivery-worker'
+import { DeliveryQueue, deliveryOf, newEntry } from './delivery-queue'
+import type {
+  DeliveryFailure,
+  DeliveryWorker,
+  OutgoingDelivery,
+  SendResult,
+} from './delivery-worker'
+import { parseAllowedHosts } from './targets/allowed-hosts'
+import { WebhookTargets } from './targets/webhook-targets'
 
 const root: Principal = { subject: 'root' }
 const carol: Principal = { subject: 'carol' }
@@ -43,12 +55,13 @@ class Receiver {
   }
 }
 
-function newCore(store: ObjectStore, clock: ManualClock): Core {
+function newCore(store: ObjectStore, clock: ManualClock, allowed: string[] = []): Core {
   return createCore({
     store,
     clock,
     sleep: () => Promise.resolve(),
     rbac: { enabled: true, admins: ['user:root'] },
+    webhookTargets: new WebhookTargets({ allowed: parseAllowedHosts(allowed) }),
   })
 }
 
@@ -77,7 +90,12 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
   })
 
   const subscribe = (events: WebhookEventType[], prefix = 'team/*') =>
-    core.webhooks.create(root, { url: 'http://127.0.0.1:9/hook', events, prefix, secret: SECRET })
+    core.webhooks.create(root, {
+      url: 'https://hooks.example.test/hook',
+      events,
+      prefix,
+      secret: SECRET,
+    })
 
   const queued = async () => (await store.list({ prefix: STORE_KEYS.webhookQueue })).objects
 
@@ -117,6 +135,33 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
     ])('refuses bad input (case %#) and stores nothing', async (body) => {
       await expect(core.webhooks.create(root, body)).rejects.toBeInstanceOf(InvalidRequestError)
       expect(await core.webhooks.list(root)).toEqual([])
+    })
+
+    it.each([
+      'http://127.0.0.1:9/hook',
+      'http://[::ffff:127.0.0.1]:9/',
+      'http://2130706433:9/',
+      'http://0x7f.1/',
+      'http://017700000001/',
+      'http://127.0.0.1./',
+      'http://localhost./',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/',
+      'http://10.0.0.1/',
+    ])('refuses %s, a loopback, private or metadata target, and stores nothing', async (url) => {
+      const refused = core.webhooks.create(root, { url, events: ['unit.written'] })
+      await expect(refused).rejects.toBeInstanceOf(WebhookTargetRefusedError)
+      await expect(refused).rejects.toThrow('SVC_WEBHOOK_ALLOWED_HOSTS')
+      expect(await core.webhooks.list(root)).toEqual([])
+    })
+
+    it('subscribes a loopback target the allow-list names', async () => {
+      const allowing = newCore(store, clock, ['127.0.0.1'])
+      const hook = await allowing.webhooks.create(root, {
+        url: 'http://127.0.0.1:9/hook',
+        events: ['unit.written'],
+      })
+      expect(hook.url).toBe('http://127.0.0.1:9/hook')
     })
 
     it('never shows the user name and password of a subscription stored before they were refused', async () => {
@@ -282,7 +327,7 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       await core.locks.lock(root, UNIT, {}, { source: 'api' })
       const receiver = new Receiver([
         { status: 500 },
-        { error: 'connection refused' },
+        { error: 'connection_failed' },
         { status: 302 },
       ])
       const worker = core.webhooks.worker({ send: receiver.send })
@@ -366,6 +411,56 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       await core.states.write(root, UNIT, state(1), { source: 'api' })
       await core.webhooks.delete(root, hook.id)
       expect(await queued()).toEqual([])
+    })
+
+    it('lists a failed attempt coarsely, and gives the cause to the log alone', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const failures: DeliveryFailure[] = []
+      const worker = core.webhooks.worker({
+        send: () => Promise.resolve({ error: 'connection_failed', detail: 'ECONNREFUSED' }),
+        onFailure: (failure) => failures.push(failure),
+      })
+      await worker.pass()
+      const [listed] = (await core.webhooks.deliveries(root, hook.id)).items
+      expect(listed).toMatchObject({ attempts: 1, last_error: 'connection_failed' })
+      expect(JSON.stringify(listed)).not.toContain('ECONNREFUSED')
+      expect(failures).toEqual([
+        expect.objectContaining({ error: 'connection_failed', detail: 'ECONNREFUSED' }),
+      ])
+      clock.advance(1000)
+      await core.webhooks.worker({ send: () => Promise.reject(new Error('boom')) }).pass()
+      expect((await core.webhooks.deliveries(root, hook.id)).items[0]?.last_error).toBe(
+        'connection_failed',
+      )
+    })
+
+    it('lists the errors stored before they were coarse as the coarse one', async () => {
+      const hook = await subscribe(['unit.written'])
+      const queue = new DeliveryQueue(store)
+      const event = (n: number): WebhookEvent => ({
+        id: `evt-176722560000${n}-abc${n}`,
+        type: 'unit.written',
+        time: new Date(clock.now()).toISOString(),
+        unit: 'team/app',
+        principal: null,
+      })
+      const waiting = { ...newEntry(event(1)), attempts: 3, last_error: 'connection refused' }
+      await queue.add(hook.id, waiting)
+      const failed = { ...newEntry(event(2)), attempts: 9, last_error: 'host not found' }
+      const etag = await queue.add(hook.id, failed)
+      await queue.finish(
+        { hook: hook.id, id: event(2).id, etag, entry: failed },
+        {
+          ...deliveryOf(failed, 'failed'),
+          last_error: 'host not found',
+        },
+      )
+      const items = (await core.webhooks.deliveries(root, hook.id)).items
+      expect(items.map((item) => [item.attempts, item.last_error])).toEqual([
+        [9, 'connection_failed'],
+        [3, 'connection_failed'],
+      ])
     })
 
     it('lists deliveries newest first, a page at a time', async () => {
