@@ -67,6 +67,15 @@ function newCore(store: ObjectStore, clock: ManualClock, allowed: string[] = [])
 
 const state = (serial: number) => bytesOf(terraformState({ serial, outputs: { id: `v${serial}` } }))
 
+/** Waits for a condition with a deadline, failing with its name. */
+async function until(what: string, probe: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
 /** Runs worker passes until nothing more moves. */
 async function drain(worker: DeliveryWorker): Promise<void> {
   for (let pass = 0; pass < 50 && (await worker.pass()); pass += 1);
@@ -411,6 +420,63 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       await core.states.write(root, UNIT, state(1), { source: 'api' })
       await core.webhooks.delete(root, hook.id)
       expect(await queued()).toEqual([])
+    })
+
+    it('delivers to a prompt receiver at once while four slow ones hang, each subscription on its own', async () => {
+      const make = (host: string) =>
+        core.webhooks.create(root, {
+          url: `https://${host}.example.test/hook`,
+          events: ['unit.written'],
+          secret: SECRET,
+        })
+      for (const host of ['slow-1', 'slow-2', 'slow-3', 'slow-4']) await make(host)
+      await make('prompt')
+      const hanging: (() => void)[] = []
+      const prompt: (number | null | undefined)[] = []
+      const worker = core.webhooks.worker({
+        pollMs: 20,
+        send: (delivery) => {
+          if (delivery.url.includes('slow')) {
+            return new Promise((resolve) => {
+              hanging.push(() => {
+                resolve({ status: 200 })
+              })
+            })
+          }
+          const event = JSON.parse(new TextDecoder().decode(delivery.body)) as WebhookEvent
+          prompt.push(event.version?.serial)
+          return Promise.resolve({ status: 200 })
+        },
+      })
+      worker.start()
+      try {
+        await core.states.write(root, UNIT, state(1), { source: 'api' })
+        await until('the first event at the prompt receiver', () => prompt.includes(1))
+        await until('the first event at every slow receiver', () => hanging.length === 4)
+        await core.states.write(root, UNIT, state(2), { source: 'api' })
+        await until('the second event at the prompt receiver', () => prompt.includes(2))
+        // The slow receivers still hold their first event; the second waits behind it, in order.
+        expect(hanging).toHaveLength(4)
+        expect(prompt).toEqual([1, 2])
+      } finally {
+        for (const release of hanging) release()
+        await worker.stop()
+      }
+    })
+
+    it('gives up on a receiver that does not answer within the timeout, and tries again later', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const worker = core.webhooks.worker({
+        send: () => new Promise(() => undefined),
+        timeoutMs: 50,
+      })
+      await worker.pass()
+      expect((await core.webhooks.deliveries(root, hook.id)).items[0]).toMatchObject({
+        state: 'pending',
+        attempts: 1,
+        last_error: 'timeout',
+      })
     })
 
     it('lists a failed attempt coarsely, and gives the cause to the log alone', async () => {
