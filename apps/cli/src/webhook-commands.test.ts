@@ -253,7 +253,7 @@ describe('cairn webhook (in process, against the server)', () => {
       const created = await json<WebhookCreated>(
         'webhook',
         'add',
-        'http://127.0.0.1:9/hook',
+        'https://hooks.example.test/hook',
         '--event',
         'unit.written',
         '--prefix',
@@ -262,7 +262,7 @@ describe('cairn webhook (in process, against the server)', () => {
         'test',
       )
       expect(created).toMatchObject({
-        url: 'http://127.0.0.1:9/hook',
+        url: 'https://hooks.example.test/hook',
         events: ['unit.written'],
         prefix: 'team/*',
         by: 'anonymous',

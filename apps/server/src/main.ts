@@ -9,7 +9,9 @@ import {
   openFsStore,
   systemClock,
   createCore,
+  parseAllowedHosts,
   upgradeLayout,
+  WebhookTargets,
   type FsStore,
   type ObjectStore,
 } from '@cairn/core'
@@ -25,7 +27,7 @@ import { listenForMetrics } from './metrics/metrics-endpoint'
 import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
 import { PostingsWorkers } from './scanning/postings-workers'
 import { WorkerScanners } from './scanning/worker-scanners'
-import { httpSender } from './webhooks/http-sender'
+import { createHttpSender, systemResolver } from './webhooks/http-sender'
 
 /** Stops the process at start with one line on stderr. */
 function refuse(message: string): never {
@@ -117,6 +119,11 @@ async function main(): Promise<void> {
   await upgradeStore(store, log)
   const scanners = new WorkerScanners()
   const postings = new PostingsWorkers()
+  // Checked when a subscription is made and again at every delivery (DESIGN section 13).
+  const webhookTargets = new WebhookTargets({
+    allowed: parseAllowedHosts(config.webhookAllowedHosts),
+    resolve: systemResolver,
+  })
   const core = createCore({
     store,
     // One authorizer for every surface: with RBAC off every authenticated caller may do
@@ -137,6 +144,7 @@ async function main(): Promise<void> {
     onRecordRetry: () => {
       metrics.recordWriteRetries.inc()
     },
+    webhookTargets,
   })
   let identity: IdentitySetup
   try {
@@ -169,6 +177,11 @@ async function main(): Promise<void> {
   }
   log.info('identity', { mode: identity.mode, signing_kid: identity.keys.signing.kid })
   reportRbac(config, identity, log)
+  if (config.webhookAllowedHosts.length > 0) {
+    log.info('webhooks may reach these hosts although they are not public', {
+      webhook_allowed_hosts: config.webhookAllowedHosts,
+    })
+  }
   const app = createApp({
     store,
     core,
@@ -211,11 +224,12 @@ async function main(): Promise<void> {
   )
   const metricsServer = await serveMetrics(config, metrics, log)
   const deliveries = core.webhooks.worker({
-    send: httpSender,
+    send: createHttpSender({ targets: webhookTargets }),
     onOutcome: (event, outcome) => {
       metrics.webhookDeliveries.inc({ event, outcome })
     },
-    // The subscription's URL may carry credentials: the log names the subscription instead.
+    // The subscription's URL may carry credentials: the log names the subscription instead. The
+    // failure's detail (ECONNREFUSED, the address refused) is here and nowhere else.
     onFailure: (failure) => {
       log.warn('a webhook delivery failed', { ...failure })
     },

@@ -649,6 +649,8 @@ describe('three instances over one S3 bucket', () => {
         ...storeEnv(index),
         SVC_S3_BUCKET: bucket,
         SVC_S3_PREFIX: 'local',
+        // The webhook test's receiver listens on 127.0.0.1, refused unless allowed.
+        SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1',
         ...(key ? { SVC_TOKENS_PRIVATE_KEY_PEM_PATH: join(keyDir, 'signing.pem') } : {}),
       },
       startTimeoutMs: 30_000,

@@ -1,7 +1,8 @@
 // Webhooks against a real HTTP receiver (node:http) that refuses the first deliveries and then
 // accepts: every event of every way in arrives signed, in order per unit, verified by the very
 // snippet docs/webhooks.md shows; status changes of a consumer; an acknowledged write survives
-// SIGKILL of the server before its delivery.
+// SIGKILL of the server before its delivery. The receivers listen on 127.0.0.1, which webhooks
+// may reach only when SVC_WEBHOOK_ALLOWED_HOSTS allows it; a server without it refuses them.
 import { readFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -12,6 +13,7 @@ import { WEBHOOK_LEASE_MS } from '@cairn/core'
 import { terraformState } from '@cairn/core/testing'
 import { WEBHOOK_EVENTS, type Delivery, type Webhook } from '@cairn/core/wire'
 import {
+  freePort,
   httpBackendConfig,
   startServer,
   TerraformWorkspace,
@@ -45,6 +47,8 @@ interface Received {
 
 const DOC = fileURLToPath(new URL('../../../docs/webhooks.md', import.meta.url))
 const SECRET = 'an-integration-test-secret-of-40-chars!!'
+/** The receivers' address, which a server refuses unless allowed. */
+const ALLOW_RECEIVERS = { SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' }
 
 /** The verification snippet of docs/webhooks.md, loaded as the module a reader would copy. */
 async function documentedVerify(dir: string): Promise<Verify> {
@@ -141,7 +145,7 @@ describe('webhooks, delivered to a real receiver', () => {
     verify = await documentedVerify(dir)
     receiver = new Receiver()
     hookUrl = await receiver.start()
-    first = await startServer()
+    first = await startServer({ env: ALLOW_RECEIVERS })
     server = first
   })
   afterAll(async () => {
@@ -322,7 +326,7 @@ describe('webhooks, delivered to a real receiver', () => {
     )
     const id = String(refused.headers['cairn-webhook-id'])
     expect(await server.stop('SIGKILL')).toBeNull()
-    server = await startServer({ dataDir: first.dataDir })
+    server = await startServer({ dataDir: first.dataDir, env: ALLOW_RECEIVERS })
     receiver.refusing = false
     // A kill that lands while an attempt is in flight leaves that attempt's lease (30 s) to run
     // out before the restarted server may try again: wait past it.
@@ -345,6 +349,131 @@ describe('webhooks, delivered to a real receiver', () => {
     expect(sent.length).toBeGreaterThan(1)
     expect(listed.json.deliveries[0]?.attempts).toBeGreaterThanOrEqual(1)
   }, 75_000)
+})
+
+describe('webhooks to loopback, private and metadata addresses', () => {
+  let receiver: Receiver
+  let hookUrl: string
+  let server: RunningServer
+  const started: RunningServer[] = []
+  const start = async (options: Parameters<typeof startServer>[0] = {}) => {
+    const running = await startServer(options)
+    started.push(running)
+    return running
+  }
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${server.url}/v1${path}`, {
+      method,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    })
+    return {
+      status: response.status,
+      json: (await response.json()) as Answer & { message: string },
+    }
+  }
+  const deliveriesOf = async (id: string) =>
+    (await api('GET', `/webhooks/${id}/deliveries`)).json.deliveries
+
+  beforeAll(async () => {
+    receiver = new Receiver()
+    receiver.failFirst = 0
+    hookUrl = await receiver.start()
+    server = await start()
+  })
+  afterAll(async () => {
+    // The first made the data directory and removes it: it goes last.
+    for (const running of started.reverse()) await running.dispose()
+    await receiver.close()
+  })
+
+  it('refuses every spelling of them by default with 422, naming the setting, and stores nothing', async () => {
+    const { port } = new URL(hookUrl)
+    for (const host of [
+      '127.0.0.1',
+      '[::ffff:127.0.0.1]',
+      '2130706433',
+      '0x7f.1',
+      '017700000001',
+      '127.0.0.1.',
+      'localhost',
+      'localhost.',
+      '[::1]',
+      '0.0.0.0',
+      '169.254.169.254',
+      '[fd00:ec2::254]',
+      '10.0.0.1',
+      '100.64.0.1',
+      '192.168.0.1',
+      '[fe80::1]',
+      '[fc00::1]',
+      '224.0.0.1',
+      '255.255.255.255',
+      '192.0.2.1',
+    ]) {
+      const url = `http://${host}:${port}/hooks`
+      const refused = await api('POST', '/webhooks', { url, events: ['unit.written'] })
+      expect(refused.status, url).toBe(422)
+      expect(refused.json.error, url).toBe('webhook_target_refused')
+      expect(refused.json.message, url).toContain('SVC_WEBHOOK_ALLOWED_HOSTS')
+    }
+    const credentials = await api('POST', '/webhooks', {
+      url: 'https://bob:hunter2@hooks.example.com/',
+      events: ['unit.written'],
+    })
+    expect(credentials.status).toBe(400)
+    expect(credentials.json.error).toBe('invalid_request')
+    expect((await api('GET', '/webhooks')).json.webhooks).toEqual([])
+  })
+
+  it('refuses at delivery a host no longer allowed, and lists only coarse errors', async () => {
+    const { port } = new URL(hookUrl)
+    const closed = await freePort()
+    // One server per data directory: each restart stops the one before.
+    await server.stop()
+    const allowing = await start({
+      dataDir: server.dataDir,
+      env: { SVC_WEBHOOK_ALLOWED_HOSTS: `localhost, 127.0.0.0/8` },
+    })
+    server = allowing
+    const local = await api('POST', '/webhooks', {
+      url: `http://localhost:${port}/hooks`,
+      events: ['unit.written'],
+      prefix: 'gone/*',
+    })
+    expect(local.status).toBe(201)
+    const shut = await api('POST', '/webhooks', {
+      url: `http://127.0.0.1:${closed}/hooks`,
+      events: ['unit.written'],
+      prefix: 'shut/*',
+    })
+    expect(shut.status).toBe(201)
+    await api('POST', '/units', { id: 'gone/app' })
+    await api('POST', '/units', { id: 'shut/app' })
+    expect((await api('POST', '/units/gone/app/upload', state(1))).status).toBe(200)
+    expect((await api('POST', '/units/shut/app/upload', state(1))).status).toBe(200)
+    await until('the delivery through localhost', () =>
+      Promise.resolve(receiver.accepted().length === 1 ? true : undefined),
+    )
+    const refusedConnection = await until('the refused connection listed', async () => {
+      const [item] = await deliveriesOf(shut.json.id)
+      return item?.attempts === undefined || item.attempts < 1 ? undefined : item
+    })
+    expect(refusedConnection).toMatchObject({ state: 'pending', last_error: 'connection_failed' })
+    // The cause is in the server's log, and only there.
+    expect(server.output()).toContain('ECONNREFUSED')
+
+    // Restarted without the allow-list, the same subscription's next event is refused where it
+    // would connect.
+    await allowing.stop()
+    server = await start({ dataDir: allowing.dataDir })
+    expect((await api('POST', '/units/gone/app/upload', state(2))).status).toBe(200)
+    const refusedTarget = await until('the refused target listed', async () => {
+      const items = await deliveriesOf(local.json.id)
+      return items[0]?.attempts === 1 ? items[0] : undefined
+    })
+    expect(refusedTarget).toMatchObject({ state: 'pending', last_error: 'target_refused' })
+    expect(receiver.requests).toHaveLength(1)
+  }, 60_000)
 })
 
 describe('webhooks with RBAC on', () => {

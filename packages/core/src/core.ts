@@ -38,6 +38,7 @@ import { StatusWatch } from './webhooks/status-watch'
 import { webhookExtension } from './webhooks/webhook-extension'
 import { WebhookService } from './webhooks/webhook-service'
 import { WebhookStore } from './webhooks/webhook-store'
+import { WebhookTargets } from './webhooks/targets/webhook-targets'
 
 /** The default `SVC_MAX_STATE_BYTES`: 512 MiB. */
 export const DEFAULT_MAX_STATE_BYTES = 512 * 1024 * 1024
@@ -99,6 +100,11 @@ export interface CoreOptions {
   auditRetentionMs?: number
   /** Hears of a sweep of expired audit records that failed; the record appended stands. */
   onAuditSweepError?: (error: unknown) => void
+  /**
+   * Where webhooks may send: by default nowhere loopback, private, link-local or metadata, and
+   * names are not resolved when a subscription is made (the server gives a resolver).
+   */
+  webhookTargets?: WebhookTargets
 }
 
 /**
@@ -229,7 +235,16 @@ export function createCore(options: CoreOptions): Core {
         ? {}
         : { onSweepError: options.onAuditSweepError }),
     }),
-    webhooks: new WebhookService({ hooks, queue, recorder, records, authorizer, clock, ids }),
+    webhooks: new WebhookService({
+      hooks,
+      queue,
+      recorder,
+      records,
+      authorizer,
+      clock,
+      ids,
+      targets: options.webhookTargets ?? new WebhookTargets(),
+    }),
     resources: new ResourceService(
       kernel,
       { index: searchIndex, feed },

@@ -24,6 +24,7 @@ import {
   UnitNotFoundError,
   VersionNotFoundError,
   WebhookNotFoundError,
+  WebhookTargetRefusedError,
   NotIndexedError,
   WriteContentionError,
   type AnyCoreError,
@@ -95,6 +96,7 @@ describe('core errors', () => {
       }),
       freeze_not_found: new FreezeNotFoundError('x'),
       webhook_not_found: new WebhookNotFoundError('x'),
+      webhook_target_refused: new WebhookTargetRefusedError('x', 'y'),
       not_indexed: new NotIndexedError('x', 'y', 'z'),
     }
     for (const [code, error] of Object.entries(examples)) expect(error.code).toBe(code)

@@ -30,6 +30,7 @@ export type CoreErrorCode =
   | 'unit_frozen'
   | 'freeze_not_found'
   | 'webhook_not_found'
+  | 'webhook_target_refused'
   | 'not_indexed'
 
 /** The base of every error core throws on purpose. */
@@ -333,6 +334,20 @@ export class WebhookNotFoundError extends CoreError {
   }
 }
 
+/**
+ * A webhook URL whose host is, or resolves to, an address a webhook may not reach (loopback,
+ * private, link-local, cloud metadata, ...) and that the allow-list does not name.
+ */
+export class WebhookTargetRefusedError extends CoreError {
+  declare readonly code: 'webhook_target_refused'
+  readonly host: string
+  constructor(host: string, message: string) {
+    super('webhook_target_refused', message)
+    this.name = 'WebhookTargetRefusedError'
+    this.host = host
+  }
+}
+
 /** A version that is not a readable Terraform state, so it has no resource index to compare. */
 export class NotIndexedError extends CoreError {
   declare readonly code: 'not_indexed'
@@ -378,4 +393,5 @@ export type AnyCoreError =
   | UnitFrozenError
   | FreezeNotFoundError
   | WebhookNotFoundError
+  | WebhookTargetRefusedError
   | NotIndexedError

@@ -46,6 +46,7 @@ export {
   ForbiddenError,
   FreezeNotFoundError,
   WebhookNotFoundError,
+  WebhookTargetRefusedError,
   NotIndexedError,
   InvalidLockInfoError,
   InvalidRequestError,
@@ -230,3 +231,12 @@ export type {
 } from './webhooks/delivery-worker'
 export { DELIVERY_TIMEOUT_MS, LEASE_MS as WEBHOOK_LEASE_MS } from './webhooks/delivery-worker'
 export { signDelivery } from './webhooks/signature'
+export type { AllowedHosts } from './webhooks/targets/allowed-hosts'
+export { parseAllowedHosts, targetHost } from './webhooks/targets/allowed-hosts'
+export type { AddressKind } from './webhooks/targets/special-addresses'
+export type {
+  HostResolver,
+  TargetRefusal,
+  WebhookTargetsOptions,
+} from './webhooks/targets/webhook-targets'
+export { WebhookTargets } from './webhooks/targets/webhook-targets'

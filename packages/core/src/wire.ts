@@ -145,6 +145,7 @@ export const V1_ERROR_CODES = [
   'unit_frozen',
   'freeze_not_found',
   'webhook_not_found',
+  'webhook_target_refused',
   'not_indexed',
   // identity
   'unauthorized',
@@ -427,12 +428,25 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+function hasNoUserinfo(text: string): boolean {
+  try {
+    const url = new URL(text)
+    return url.username === '' && url.password === ''
+  } catch {
+    return true
+  }
+}
+
 /** `POST /v1/webhooks`: send these events, for units under `prefix`, to `url`. */
 export const WebhookRequestSchema = v.object({
   url: v.pipe(
     v.string('url must be a string'),
     v.maxLength(MAX_WEBHOOK_URL, `url must be at most ${MAX_WEBHOOK_URL} characters`),
     v.check(isHttpUrl, 'url must be an absolute http or https URL'),
+    v.check(
+      hasNoUserinfo,
+      'url must not hold a user name or password (user:pass@): a receiver checks the signature instead, and a URL is shown to every administrator',
+    ),
   ),
   events: v.pipe(
     v.array(WebhookEventTypeSchema, 'events must be a list of event names'),
@@ -478,6 +492,14 @@ export type WebhookCreated = v.InferOutput<typeof WebhookCreatedSchema>
 /** `GET /v1/webhooks` */
 export const WebhookListSchema = v.object({ webhooks: v.array(WebhookSchema) })
 export type WebhookList = v.InferOutput<typeof WebhookListSchema>
+
+/**
+ * Why an attempt had no HTTP status, as the deliveries listing says it: coarse on purpose, so that
+ * the listing cannot tell a refused connection from a reset or a name that did not resolve (a port
+ * scan through the server). The server's log has the cause.
+ */
+export const DELIVERY_ERRORS = ['connection_failed', 'timeout', 'target_refused'] as const
+export type DeliveryError = (typeof DELIVERY_ERRORS)[number]
 
 /** One event's delivery to one subscription, as `GET /v1/webhooks/{id}/deliveries` lists it. */
 export const DeliverySchema = v.object({

@@ -67,6 +67,7 @@ describe('loadConfig', () => {
       rbac: { enabled: false, admins: [] },
       s3: undefined,
       metrics: { token: undefined, port: 9464 },
+      webhookAllowedHosts: [],
     })
   })
 
@@ -409,5 +410,25 @@ describe('loadConfig', () => {
       expect(invocation.help).toContain('-rbac [SVC_RBAC_ENABLED]')
       expect(invocation.help).toContain('-rbac-admins value [SVC_RBAC_ADMINS]')
     })
+  })
+
+  describe('webhook targets', () => {
+    it('reads -webhook-allowed-hosts over SVC_WEBHOOK_ALLOWED_HOSTS, trimmed and each once', () => {
+      const env = { SVC_WEBHOOK_ALLOWED_HOSTS: 'hooks.internal' }
+      expect(configOf([], env).webhookAllowedHosts).toEqual(['hooks.internal'])
+      const argv = ['-webhook-allowed-hosts', ' 10.0.0.0/8, hooks.internal,,10.0.0.0/8,[::1]']
+      const allowed = configOf(argv, env).webhookAllowedHosts
+      expect(allowed).toEqual(['10.0.0.0/8', 'hooks.internal', '[::1]'])
+      expect(Object.isFrozen(allowed)).toBe(true)
+    })
+
+    it.each(['*.internal', 'hooks.internal:8443', 'https://hooks.internal', '10.0.0.0/40'])(
+      'refuses the entry %s, naming it and the setting',
+      (entry) => {
+        const message = errorOf([], { SVC_WEBHOOK_ALLOWED_HOSTS: `hooks.internal,${entry}` })
+        expect(message).toContain('-webhook-allowed-hosts (SVC_WEBHOOK_ALLOWED_HOSTS)')
+        expect(message).toContain(JSON.stringify(entry))
+      },
+    )
   })
 })

@@ -1,5 +1,5 @@
 import * as v from 'valibot'
-import { InvalidRequestError, parseGrantee } from '@cairn/core'
+import { InvalidRequestError, parseAllowedHosts, parseGrantee } from '@cairn/core'
 import { LOG_LEVELS } from '../log/logger'
 import { AUTH_VARIABLES, loadAuthSettings, type AuthSettings } from './auth-settings'
 import { ConfigError } from './config-error'
@@ -31,6 +31,11 @@ export interface Config {
   /** The bucket of `-storage s3`; undefined for the other stores. */
   readonly s3: S3Settings | undefined
   readonly metrics: MetricsSettings
+  /**
+   * `SVC_WEBHOOK_ALLOWED_HOSTS`: host names, addresses and CIDR ranges that webhooks may reach
+   * although they are loopback, private, link-local or metadata (DESIGN section 13); checked.
+   */
+  readonly webhookAllowedHosts: readonly string[]
 }
 
 /** Where `GET /metrics` is served (DESIGN section 13). */
@@ -191,6 +196,10 @@ export const FLAGS = {
     env: 'SVC_METRICS_PORT',
     help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN)',
   },
+  'webhook-allowed-hosts': {
+    env: 'SVC_WEBHOOK_ALLOWED_HOSTS',
+    help: 'comma-separated host names, IP addresses and CIDR ranges that webhooks may reach although loopback, private, link-local or cloud metadata (default none)',
+  },
   help: { boolean: true, help: 'print this help' },
 } as const satisfies Record<string, FlagSpec>
 
@@ -314,6 +323,7 @@ const ConfigSchema = v.object({
     ),
     '9464',
   ),
+  'webhook-allowed-hosts': v.optional(v.string(), ''),
 })
 
 /** What the command line asked for: a config to run with, or the help text. */
@@ -376,6 +386,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       rbac: Object.freeze({ enabled: out.rbac, admins: parseAdmins(out['rbac-admins']) }),
       s3: s3Settings(out, env),
       metrics: metricsSettings(out['metrics-port'], env),
+      webhookAllowedHosts: parseWebhookHosts(out['webhook-allowed-hosts']),
     }),
   }
 }
@@ -446,6 +457,22 @@ function parseAdmins(text: string): readonly string[] {
     }
   }
   return Object.freeze([...new Set(admins)])
+}
+
+/**
+ * The entries of `-webhook-allowed-hosts`, each checked as core reads it.
+ *
+ * @throws ConfigError naming the first that is no host name, address or CIDR range
+ */
+function parseWebhookHosts(text: string): readonly string[] {
+  const entries = [...new Set(text.split(',').map((part) => part.trim()))].filter(Boolean)
+  try {
+    parseAllowedHosts(entries)
+  } catch (error) {
+    if (!(error instanceof InvalidRequestError)) throw error
+    throw new ConfigError(`-webhook-allowed-hosts (SVC_WEBHOOK_ALLOWED_HOSTS): ${error.message}`)
+  }
+  return Object.freeze(entries)
 }
 
 function helpText(): string {

@@ -42,6 +42,7 @@ export const STATUS = {
   oidc_not_configured: 422,
   dependency_cycle: 422,
   not_indexed: 422,
+  webhook_target_refused: 422,
   internal: 500,
   write_contention: 503,
   storage_unavailable: 503,

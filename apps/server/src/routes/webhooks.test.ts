@@ -61,6 +61,43 @@ describe('webhooks as an administrator', () => {
   })
 })
 
+describe('webhooks to where they may not go', () => {
+  it.each([
+    'http://127.0.0.1:8080/hook',
+    'http://[::ffff:127.0.0.1]/',
+    'http://2130706433/',
+    'http://localhost./',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fd00:ec2::254]/',
+    'http://192.168.1.1/',
+  ])(
+    'refuses %s with 422 webhook_target_refused, naming the setting, and stores nothing',
+    async (url) => {
+      fixture = await inProcessApp({ rbac: { enabled: true, admins: ['user:anonymous'] } })
+      const body = await expectJson<{ error: string; message: string }>(
+        send('POST', '/v1/webhooks', { ...HOOK, url }),
+        422,
+      )
+      expect(body.error).toBe('webhook_target_refused')
+      expect(body.message).toContain('SVC_WEBHOOK_ALLOWED_HOSTS')
+      expect(await expectJson(send('GET', '/v1/webhooks'), 200)).toEqual({ webhooks: [] })
+    },
+  )
+
+  it('refuses a URL with a user name and password with 400, never echoing the password', async () => {
+    fixture = await inProcessApp({ rbac: { enabled: true, admins: ['user:anonymous'] } })
+    const url = 'https://bob:hunter2@ci.example.test/cairn'
+    const body = await expectJson<{ error: string; message: string }>(
+      send('POST', '/v1/webhooks', { ...HOOK, url }),
+      400,
+    )
+    expect(body).toMatchObject({ error: 'invalid_request' })
+    expect(body.message).toMatch(/user name or password/)
+    expect(body.message).not.toContain('hunter2')
+    expect(await expectJson(send('GET', '/v1/webhooks'), 200)).toEqual({ webhooks: [] })
+  })
+})
+
 describe('webhooks as anyone else', () => {
   it('refuses every route with 403 forbidden', async () => {
     fixture = await inProcessApp({ rbac: { enabled: true, admins: [] } })

@@ -113,6 +113,7 @@ const FROM_CORE = {
   unit_frozen: 'OperationAborted',
   freeze_not_found: 'InvalidArgument',
   webhook_not_found: 'InvalidArgument',
+  webhook_target_refused: 'InvalidArgument',
   not_indexed: 'InvalidRequest',
 } as const satisfies Record<CoreErrorCode, S3ErrorCode>
 

@@ -5,7 +5,14 @@ import { STORE_KEYS } from '../storage/key-layout'
 import { listAllKeys, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
 import { parseStored, readRecord, writeRecord } from '../storage/stored-json'
 import { collectBytes } from '../storage/object-store'
-import { DeliverySchema, WebhookEventSchema, type Delivery, type WebhookEvent } from '../wire'
+import {
+  DELIVERY_ERRORS,
+  DeliverySchema,
+  WebhookEventSchema,
+  type Delivery,
+  type DeliveryError,
+  type WebhookEvent,
+} from '../wire'
 import { eventTime, isEventId, newestFirst } from './event-id'
 
 /**
@@ -161,7 +168,7 @@ export class DeliveryQueue {
     })
     const done = await mapLimit(page.objects, ENTRY_READS, async ({ key }) => {
       const stored = await readRecord(this.#store, key, DeliverySchema, `delivery ${key}`)
-      return stored?.value
+      return stored === undefined ? undefined : coarse(stored.value)
     })
     const merged = [...waiting, ...done.filter((item) => item !== undefined)].sort((a, b) =>
       newestFirst(a.id) < newestFirst(b.id) ? -1 : 1,
@@ -225,7 +232,7 @@ function doneKey(hook: string, id: string): string {
 export function deliveryOf(entry: QueueEntry, state: Delivery['state']): Delivery {
   const { event } = entry
   const created = eventTime(event.id)
-  return {
+  return coarse({
     id: event.id,
     event: event.type,
     unit: event.unit,
@@ -238,7 +245,21 @@ export function deliveryOf(entry: QueueEntry, state: Delivery['state']): Deliver
       : { next_attempt: entry.next_attempt }),
     ...(entry.last_status === undefined ? {} : { last_status: entry.last_status }),
     ...(entry.last_error === undefined ? {} : { last_error: entry.last_error }),
-  }
+  })
+}
+
+/**
+ * A delivery as listed: an error recorded before errors were coarse (`connection refused`, `host
+ * not found`) is shown as the coarse one it falls under.
+ */
+function coarse(delivery: Delivery): Delivery {
+  const error = delivery.last_error
+  if (error === undefined || isDeliveryError(error)) return delivery
+  return { ...delivery, last_error: 'connection_failed' }
+}
+
+function isDeliveryError(text: string): text is DeliveryError {
+  return (DELIVERY_ERRORS as readonly string[]).includes(text)
 }
 
 /** A new entry for an event: ready to deliver, or prepared before a commit. */

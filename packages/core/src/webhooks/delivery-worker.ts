@@ -2,7 +2,7 @@ import { mapLimit } from '../concurrency/map-limit'
 import { iso, type Clock } from '../runtime/clock'
 import type { UnitId } from '../units/unit-id'
 import type { UnitRecordStore } from '../units/unit-record-store'
-import type { WebhookCreated, WebhookEvent, WebhookEventType } from '../wire'
+import type { DeliveryError, WebhookCreated, WebhookEvent, WebhookEventType } from '../wire'
 import {
   deliveryOf,
   newEntry,
@@ -28,6 +28,12 @@ export const RETRY_FOR_MS = 24 * 60 * 60_000
 export const PREPARED_AFTER_MS = 60_000
 /** How long finished deliveries stay listed. */
 export const KEEP_DONE_MS = 7 * 24 * 60 * 60_000
+/** How many subscriptions one process delivers to at once; any more wait for one to finish. */
+export const SUBSCRIPTIONS_AT_ONCE = 16
+/** How many units of one subscription have a delivery in flight at once. */
+export const UNITS_AT_ONCE = 4
+/** How long past its timeout the worker waits for a sender that has not given up by itself. */
+const SEND_GRACE_MS = 1000
 const SWEEP_EVERY_MS = 60 * 60_000
 const DEFAULT_POLL_MS = 1000
 
@@ -39,8 +45,11 @@ export interface OutgoingDelivery {
   timeoutMs: number
 }
 
-/** What became of one POST: the receiver's status, or why there was none (`timeout`, ...). */
-export type SendResult = { status: number } | { error: string }
+/**
+ * What became of one POST: the receiver's status, or why there was none, coarse (`DeliveryError`:
+ * what the deliveries listing shows) with the `detail` for the server's log alone.
+ */
+export type SendResult = { status: number } | { error: DeliveryError; detail?: string }
 
 /**
  * Sends one delivery, without following redirects, giving up after `timeoutMs`. The server gives
@@ -59,17 +68,21 @@ export interface DeliveryFailure {
   attempts: number
   outcome: 'retried' | 'failed'
   status?: number
-  error?: string
+  error?: DeliveryError
+  /** What the sender knows of the cause (`ECONNREFUSED`, the address refused): the log's alone. */
+  detail?: string
 }
 
 export interface DeliveryWorkerOptions {
   send: WebhookSender
   /** How often the queue is looked at when nothing woke the worker (other instances' events). */
   pollMs?: number
+  /** How long a receiver has to answer: `DELIVERY_TIMEOUT_MS`, or less (tests). */
+  timeoutMs?: number
   /** Hears of each attempt's outcome (the server counts them). */
   onOutcome?: (type: WebhookEventType, outcome: DeliveryOutcome) => void
   onFailure?: (failure: DeliveryFailure) => void
-  /** Hears of a pass over the queue that failed (storage down); the next pass tries again. */
+  /** Hears of a look at the queue that failed (storage down); the next one tries again. */
   onError?: (error: unknown) => void
 }
 
@@ -84,28 +97,42 @@ interface WorkerParts {
 }
 
 /**
- * Delivers the queued events, one worker per server process. Each pass reads the subscriptions
- * and each one's queue; per unit only the oldest event is worked on, so a unit's events arrive in
- * order, each delivered or failed before the next is tried. A delivery is claimed by a conditional
- * write taking a lease, so instances sharing the store never send it at once; a 2xx answer moves
- * it to `done/`, anything else is retried with exponential backoff (1 s doubling, at most 10 min)
- * for a day after the event. At least once: a crash after a receiver's answer and before the
- * entry is moved sends it again. Prepared entries older than a minute, left by a crash between a
- * write's commit and its `afterCommit`, are decided from the unit record.
+ * Delivers the queued events, one worker per server process. Each subscription is worked by a
+ * lane of its own, so a slow receiver holds up only its own deliveries: a round starts a lane for
+ * every subscription that has none (at most `SUBSCRIPTIONS_AT_ONCE` at once, taking turns), and a
+ * lane reads its queue and works, per unit, only the oldest event (`UNITS_AT_ONCE` units at once),
+ * so a unit's events arrive in order, each delivered or failed before the next is tried. A lane
+ * that finished something wakes the worker for the next round at once.
+ *
+ * A delivery is claimed by a conditional write taking a lease, so instances sharing the store
+ * never send it at once; a 2xx answer moves it to `done/`, anything else is retried with
+ * exponential backoff (1 s doubling, at most 10 min) for a day after the event. At least once: a
+ * crash after a receiver's answer and before the entry is moved sends it again. Prepared entries
+ * older than a minute, left by a crash between a write's commit and its `afterCommit`, are decided
+ * from the unit record.
  */
 export class DeliveryWorker {
   readonly #parts: WorkerParts
   readonly #options: DeliveryWorkerOptions
+  readonly #timeoutMs: number
+  /** The lane of each subscription being delivered to now. */
+  readonly #lanes = new Map<string, Promise<boolean>>()
+  /** When each subscription's finished deliveries were last swept. */
+  readonly #swept = new Map<string, number>()
+  /** Where the next round starts in the list of subscriptions, so that each gets its turn. */
+  #turn = 0
+  /** Whether a round left a subscription without a lane for want of one. */
+  #starved = false
   #running: Promise<void> | undefined
   #stopped = false
   #woken = false
   #resume: (() => void) | undefined
-  #lastSweep = Number.NEGATIVE_INFINITY
 
   /** @internal */
   constructor(parts: WorkerParts, options: DeliveryWorkerOptions) {
     this.#parts = parts
     this.#options = options
+    this.#timeoutMs = Math.min(options.timeoutMs ?? DELIVERY_TIMEOUT_MS, DELIVERY_TIMEOUT_MS)
   }
 
   /** Starts delivering in the background, until `stop`. */
@@ -113,38 +140,26 @@ export class DeliveryWorker {
     this.#running ??= this.#loop()
   }
 
-  /** Finishes the attempt under way and stops. */
+  /** Finishes the attempts under way and stops. */
   async stop(): Promise<void> {
     this.#stopped = true
     this.wake()
     await this.#running
   }
 
-  /** Looks at the queue at once (an event was queued here). */
+  /** Looks at the queue at once (an event was queued here, or a lane finished something). */
   wake(): void {
     this.#woken = true
     this.#resume?.()
   }
 
   /**
-   * One pass over every subscription's queue: delivers what is due. Answers whether anything
-   * finished or was decided, so that the next entries of those units may be due at once.
+   * One round, waited for: a lane for every subscription that has none, each delivering what is
+   * due. Answers whether anything finished or was decided, so that the next entries of those units
+   * may be due at once.
    */
   async pass(): Promise<boolean> {
-    const { hooks, queue, clock } = this.#parts
-    const { record } = await hooks.read()
-    const now = clock.now()
-    const sweep = now - this.#lastSweep >= SWEEP_EVERY_MS
-    if (sweep) this.#lastSweep = now
-    const moved = await mapLimit(record.webhooks, 4, async (hook) => {
-      if (sweep) await queue.sweep(hook.id, now - KEEP_DONE_MS)
-      const heads = new Map<string, Queued>()
-      for (const item of await queue.waiting(hook.id)) {
-        if (!heads.has(item.entry.event.unit)) heads.set(item.entry.event.unit, item)
-      }
-      const done = await mapLimit([...heads.values()], 8, (item) => this.#work(hook, item))
-      return done.some(Boolean)
-    })
+    const moved = await Promise.all(await this.#round())
     return moved.some(Boolean)
   }
 
@@ -154,15 +169,67 @@ export class DeliveryWorker {
     })
     while (!this.#stopped) {
       this.#woken = false
-      let moved = false
       try {
-        moved = await this.pass()
+        for (const lane of await this.#round()) {
+          void lane.catch((error: unknown) => this.#options.onError?.(error))
+        }
       } catch (error) {
         this.#options.onError?.(error)
       }
-      if (!moved) await this.#pause(this.#options.pollMs ?? DEFAULT_POLL_MS)
+      await this.#pause(this.#options.pollMs ?? DEFAULT_POLL_MS)
     }
     stopListening()
+    await Promise.allSettled(this.#lanes.values())
+  }
+
+  /** Starts a lane for each subscription without one, as many as may run; returns them. */
+  async #round(): Promise<Promise<boolean>[]> {
+    const { record } = await this.#parts.hooks.read()
+    const ids = new Set(record.webhooks.map((hook) => hook.id))
+    for (const id of this.#swept.keys()) if (!ids.has(id)) this.#swept.delete(id)
+    const idle = record.webhooks.filter((hook) => !this.#lanes.has(hook.id))
+    const first = idle.length === 0 ? 0 : this.#turn % idle.length
+    this.#turn += 1
+    const started: Promise<boolean>[] = []
+    this.#starved = false
+    for (const hook of [...idle.slice(first), ...idle.slice(0, first)]) {
+      if (this.#lanes.size >= SUBSCRIPTIONS_AT_ONCE) {
+        this.#starved = true
+        break
+      }
+      const lane = this.#lane(hook).finally(() => {
+        this.#lanes.delete(hook.id)
+      })
+      // A lane that finished something, or whose place a waiting subscription may take, brings
+      // the next round at once.
+      void lane.then(
+        (moved) => {
+          if (moved || this.#starved) this.wake()
+        },
+        () => undefined,
+      )
+      this.#lanes.set(hook.id, lane)
+      started.push(lane)
+    }
+    return started
+  }
+
+  /** Delivers what is due to one subscription: the oldest event of each unit. */
+  async #lane(hook: WebhookCreated): Promise<boolean> {
+    const { queue, clock } = this.#parts
+    const now = clock.now()
+    if (now - (this.#swept.get(hook.id) ?? Number.NEGATIVE_INFINITY) >= SWEEP_EVERY_MS) {
+      this.#swept.set(hook.id, now)
+      await queue.sweep(hook.id, now - KEEP_DONE_MS)
+    }
+    const heads = new Map<string, Queued>()
+    for (const item of await queue.waiting(hook.id)) {
+      if (!heads.has(item.entry.event.unit)) heads.set(item.entry.event.unit, item)
+    }
+    const done = await mapLimit([...heads.values()], UNITS_AT_ONCE, (item) =>
+      this.#work(hook, item),
+    )
+    return done.some(Boolean)
   }
 
   #pause(ms: number): Promise<void> {
@@ -196,12 +263,25 @@ export class DeliveryWorker {
     return this.#settle({ ...item, etag: claimed }, result, now)
   }
 
+  /**
+   * One attempt, over in `timeoutMs` whatever the sender does: a sender that neither answers nor
+   * gives up by itself (a bug) cannot hold the subscription's lane past the lease.
+   */
   async #send(hook: WebhookCreated, event: WebhookEvent, now: number): Promise<SendResult> {
     const signed = signDelivery(event, hook.secret, now)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<SendResult>((resolve) => {
+      timer = setTimeout(() => {
+        resolve({ error: 'timeout', detail: 'the sender did not give up at the timeout' })
+      }, this.#timeoutMs + SEND_GRACE_MS)
+    })
     try {
-      return await this.#options.send({ url: hook.url, ...signed, timeoutMs: DELIVERY_TIMEOUT_MS })
-    } catch {
-      return { error: 'send failed' }
+      const sent = this.#options.send({ url: hook.url, ...signed, timeoutMs: this.#timeoutMs })
+      return await Promise.race([sent, late])
+    } catch (error) {
+      return { error: 'connection_failed', detail: String(error) }
+    } finally {
+      clearTimeout(timer)
     }
   }
 
@@ -236,7 +316,12 @@ export class DeliveryWorker {
       unit: entry.event.unit,
       attempts,
       outcome: expired ? 'failed' : 'retried',
-      ...('status' in result ? { status: result.status } : { error: result.error }),
+      ...('status' in result
+        ? { status: result.status }
+        : {
+            error: result.error,
+            ...(result.detail === undefined ? {} : { detail: result.detail }),
+          }),
     }
     this.#options.onOutcome?.(type, failure.outcome)
     this.#options.onFailure?.(failure)

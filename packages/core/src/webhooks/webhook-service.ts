@@ -11,6 +11,7 @@ import { WebhookRequestSchema, type WebhookCreated, type Delivery, type Webhook 
 import type { DeliveryQueue } from './delivery-queue'
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker'
 import type { EventRecorder } from './event-recorder'
+import type { WebhookTargets } from './targets/webhook-targets'
 import type { WebhookStore } from './webhook-store'
 
 interface WebhookServiceOptions {
@@ -21,6 +22,8 @@ interface WebhookServiceOptions {
   authorizer: Authorizer
   clock: Clock
   ids: IdSource
+  /** Where subscriptions may send (DESIGN section 13). */
+  targets: WebhookTargets
 }
 
 /**
@@ -36,13 +39,15 @@ export class WebhookService {
   }
 
   /**
-   * Subscribes a URL; the answer is the only one that holds the secret.
+   * Subscribes a URL; the answer is the only one that holds the secret. A URL whose host is or
+   * resolves to a loopback, private, link-local or metadata address is refused unless allowed.
    *
-   * @throws ForbiddenError, InvalidRequestError
+   * @throws ForbiddenError, InvalidRequestError, WebhookTargetRefusedError
    */
   async create(principal: Principal, body: unknown): Promise<WebhookCreated> {
     await demandAdmin(this.#options.authorizer, principal, 'subscribe webhooks')
     const request = validate(WebhookRequestSchema, body)
+    await this.#options.targets.check(request.url)
     const created: WebhookCreated = {
       id: `whk-${this.#options.ids.token()}`,
       url: request.url,
@@ -117,5 +122,17 @@ export class WebhookService {
 
 function withoutSecret(hook: WebhookCreated): Webhook {
   const { secret: _secret, ...shown } = hook
-  return shown
+  return { ...shown, url: withoutUserinfo(hook.url) }
+}
+
+/**
+ * The URL with any user name and password masked. New subscriptions may not have them; one made
+ * before that rule keeps sending them, and never shows them.
+ */
+function withoutUserinfo(text: string): string {
+  const url = new URL(text)
+  if (url.username === '' && url.password === '') return text
+  if (url.username !== '') url.username = '***'
+  if (url.password !== '') url.password = '***'
+  return url.href
 }

@@ -1,17 +1,30 @@
 import { createHmac } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Principal } from '../access/principal'
-import { ForbiddenError, InvalidRequestError, WebhookNotFoundError } from '../errors'
+import {
+  ForbiddenError,
+  InvalidRequestError,
+  WebhookNotFoundError,
+  WebhookTargetRefusedError,
+} from '../errors'
 import { createCore, type Core } from '../core'
 import { DRIVERS } from '../access/rbac/rbac-fixtures'
 import type { ObjectStore } from '../storage/object-store'
 import { STORE_KEYS } from '../storage/key-layout'
+import { writeRecord } from '../storage/stored-json'
 import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
 import type { WebhookEvent, WebhookEventType } from '../wire'
-import { DeliveryQueue, newEntry } from './delivery-queue'
-import type { DeliveryWorker, OutgoingDelivery, SendResult } from './delivery-worker'
+import { DeliveryQueue, deliveryOf, newEntry } from './delivery-queue'
+import type {
+  DeliveryFailure,
+  DeliveryWorker,
+  OutgoingDelivery,
+  SendResult,
+} from './delivery-worker'
+import { parseAllowedHosts } from './targets/allowed-hosts'
+import { WebhookTargets } from './targets/webhook-targets'
 
 const root: Principal = { subject: 'root' }
 const carol: Principal = { subject: 'carol' }
@@ -42,16 +55,26 @@ class Receiver {
   }
 }
 
-function newCore(store: ObjectStore, clock: ManualClock): Core {
+function newCore(store: ObjectStore, clock: ManualClock, allowed: string[] = []): Core {
   return createCore({
     store,
     clock,
     sleep: () => Promise.resolve(),
     rbac: { enabled: true, admins: ['user:root'] },
+    webhookTargets: new WebhookTargets({ allowed: parseAllowedHosts(allowed) }),
   })
 }
 
 const state = (serial: number) => bytesOf(terraformState({ serial, outputs: { id: `v${serial}` } }))
+
+/** Waits for a condition with a deadline, failing with its name. */
+async function until(what: string, probe: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
 
 /** Runs worker passes until nothing more moves. */
 async function drain(worker: DeliveryWorker): Promise<void> {
@@ -76,7 +99,12 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
   })
 
   const subscribe = (events: WebhookEventType[], prefix = 'team/*') =>
-    core.webhooks.create(root, { url: 'http://127.0.0.1:9/hook', events, prefix, secret: SECRET })
+    core.webhooks.create(root, {
+      url: 'https://hooks.example.test/hook',
+      events,
+      prefix,
+      secret: SECRET,
+    })
 
   const queued = async () => (await store.list({ prefix: STORE_KEYS.webhookQueue })).objects
 
@@ -111,9 +139,49 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       [{ url: 'http://x/', events: ['unit.written'], prefix: 'team/' }],
       [{ url: 'http://x/', events: ['unit.written'], secret: 'short' }],
       [{ url: 'http://x/', events: ['unit.written'], description: 'd'.repeat(201) }],
+      [{ url: 'https://user:pass@hooks.example.test/', events: ['unit.written'] }],
+      [{ url: 'https://token@hooks.example.test/', events: ['unit.written'] }],
     ])('refuses bad input (case %#) and stores nothing', async (body) => {
       await expect(core.webhooks.create(root, body)).rejects.toBeInstanceOf(InvalidRequestError)
       expect(await core.webhooks.list(root)).toEqual([])
+    })
+
+    it.each([
+      'http://127.0.0.1:9/hook',
+      'http://[::ffff:127.0.0.1]:9/',
+      'http://2130706433:9/',
+      'http://0x7f.1/',
+      'http://017700000001/',
+      'http://127.0.0.1./',
+      'http://localhost./',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00:ec2::254]/',
+      'http://10.0.0.1/',
+    ])('refuses %s, a loopback, private or metadata target, and stores nothing', async (url) => {
+      const refused = core.webhooks.create(root, { url, events: ['unit.written'] })
+      await expect(refused).rejects.toBeInstanceOf(WebhookTargetRefusedError)
+      await expect(refused).rejects.toThrow('SVC_WEBHOOK_ALLOWED_HOSTS')
+      expect(await core.webhooks.list(root)).toEqual([])
+    })
+
+    it('subscribes a loopback target the allow-list names', async () => {
+      const allowing = newCore(store, clock, ['127.0.0.1'])
+      const hook = await allowing.webhooks.create(root, {
+        url: 'http://127.0.0.1:9/hook',
+        events: ['unit.written'],
+      })
+      expect(hook.url).toBe('http://127.0.0.1:9/hook')
+    })
+
+    it('never shows the user name and password of a subscription stored before they were refused', async () => {
+      const hook = await subscribe(['unit.written'])
+      const stored = { ...hook, url: 'https://bob:hunter2@hooks.example.test/x?y=1' }
+      await writeRecord(store, STORE_KEYS.webhooks, { format: 1, webhooks: [stored] })
+      const fresh = newCore(store, clock)
+      expect((await fresh.webhooks.list(root))[0]?.url).toBe(
+        'https://***:***@hooks.example.test/x?y=1',
+      )
+      expect((await fresh.webhooks.get(root, hook.id)).url).not.toContain('hunter2')
     })
 
     it('takes an administrator for every operation', async () => {
@@ -268,7 +336,7 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       await core.locks.lock(root, UNIT, {}, { source: 'api' })
       const receiver = new Receiver([
         { status: 500 },
-        { error: 'connection refused' },
+        { error: 'connection_failed' },
         { status: 302 },
       ])
       const worker = core.webhooks.worker({ send: receiver.send })
@@ -352,6 +420,113 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       await core.states.write(root, UNIT, state(1), { source: 'api' })
       await core.webhooks.delete(root, hook.id)
       expect(await queued()).toEqual([])
+    })
+
+    it('delivers to a prompt receiver at once while four slow ones hang, each subscription on its own', async () => {
+      const make = (host: string) =>
+        core.webhooks.create(root, {
+          url: `https://${host}.example.test/hook`,
+          events: ['unit.written'],
+          secret: SECRET,
+        })
+      for (const host of ['slow-1', 'slow-2', 'slow-3', 'slow-4']) await make(host)
+      await make('prompt')
+      const hanging: (() => void)[] = []
+      const prompt: (number | null | undefined)[] = []
+      const worker = core.webhooks.worker({
+        pollMs: 20,
+        send: (delivery) => {
+          if (delivery.url.includes('slow')) {
+            return new Promise((resolve) => {
+              hanging.push(() => {
+                resolve({ status: 200 })
+              })
+            })
+          }
+          const event = JSON.parse(new TextDecoder().decode(delivery.body)) as WebhookEvent
+          prompt.push(event.version?.serial)
+          return Promise.resolve({ status: 200 })
+        },
+      })
+      worker.start()
+      try {
+        await core.states.write(root, UNIT, state(1), { source: 'api' })
+        await until('the first event at the prompt receiver', () => prompt.includes(1))
+        await until('the first event at every slow receiver', () => hanging.length === 4)
+        await core.states.write(root, UNIT, state(2), { source: 'api' })
+        await until('the second event at the prompt receiver', () => prompt.includes(2))
+        // The slow receivers still hold their first event; the second waits behind it, in order.
+        expect(hanging).toHaveLength(4)
+        expect(prompt).toEqual([1, 2])
+      } finally {
+        for (const release of hanging) release()
+        await worker.stop()
+      }
+    })
+
+    it('gives up on a receiver that does not answer within the timeout, and tries again later', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const worker = core.webhooks.worker({
+        send: () => new Promise(() => undefined),
+        timeoutMs: 50,
+      })
+      await worker.pass()
+      expect((await core.webhooks.deliveries(root, hook.id)).items[0]).toMatchObject({
+        state: 'pending',
+        attempts: 1,
+        last_error: 'timeout',
+      })
+    })
+
+    it('lists a failed attempt coarsely, and gives the cause to the log alone', async () => {
+      const hook = await subscribe(['unit.written'])
+      await core.states.write(root, UNIT, state(1), { source: 'api' })
+      const failures: DeliveryFailure[] = []
+      const worker = core.webhooks.worker({
+        send: () => Promise.resolve({ error: 'connection_failed', detail: 'ECONNREFUSED' }),
+        onFailure: (failure) => failures.push(failure),
+      })
+      await worker.pass()
+      const [listed] = (await core.webhooks.deliveries(root, hook.id)).items
+      expect(listed).toMatchObject({ attempts: 1, last_error: 'connection_failed' })
+      expect(JSON.stringify(listed)).not.toContain('ECONNREFUSED')
+      expect(failures).toEqual([
+        expect.objectContaining({ error: 'connection_failed', detail: 'ECONNREFUSED' }),
+      ])
+      clock.advance(1000)
+      await core.webhooks.worker({ send: () => Promise.reject(new Error('boom')) }).pass()
+      expect((await core.webhooks.deliveries(root, hook.id)).items[0]?.last_error).toBe(
+        'connection_failed',
+      )
+    })
+
+    it('lists the errors stored before they were coarse as the coarse one', async () => {
+      const hook = await subscribe(['unit.written'])
+      const queue = new DeliveryQueue(store)
+      const event = (n: number): WebhookEvent => ({
+        id: `evt-176722560000${n}-abc${n}`,
+        type: 'unit.written',
+        time: new Date(clock.now()).toISOString(),
+        unit: 'team/app',
+        principal: null,
+      })
+      const waiting = { ...newEntry(event(1)), attempts: 3, last_error: 'connection refused' }
+      await queue.add(hook.id, waiting)
+      const failed = { ...newEntry(event(2)), attempts: 9, last_error: 'host not found' }
+      const etag = await queue.add(hook.id, failed)
+      await queue.finish(
+        { hook: hook.id, id: event(2).id, etag, entry: failed },
+        {
+          ...deliveryOf(failed, 'failed'),
+          last_error: 'host not found',
+        },
+      )
+      const items = (await core.webhooks.deliveries(root, hook.id)).items
+      expect(items.map((item) => [item.attempts, item.last_error])).toEqual([
+        [9, 'connection_failed'],
+        [3, 'connection_failed'],
+      ])
     })
 
     it('lists deliveries newest first, a page at a time', async () => {

@@ -47,6 +47,7 @@ const STATUS = {
   unit_frozen: 423,
   freeze_not_found: 404,
   webhook_not_found: 404,
+  webhook_target_refused: 422,
   not_indexed: 422,
 } as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
 
