@@ -103,12 +103,12 @@ export class MultipartUploads {
     principal: Principal,
     key: string,
     uploadId: string,
-    xml: string,
+    document: Uint8Array,
     write: (body: AsyncIterable<Uint8Array>, size: number) => Promise<string>,
   ): Promise<string> {
     const upload = await this.#open(principal, key, uploadId, { completedToo: true })
     if (upload.record.completed !== undefined) return upload.record.completed.etag
-    const named = parseCompletedParts(xml)
+    const named = parseCompletedParts(document)
     const sizes = await this.#partSizes(upload.record.id)
     let total = 0
     for (const [index, part] of named.entries()) {

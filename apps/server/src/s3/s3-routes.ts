@@ -143,7 +143,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
       c.var.principal,
       key,
       uploadId,
-      document.toString('utf8'),
+      document,
       async (body, size) => stateEtag((await putStateObject(c, core, unit, body, size)).sha256),
     )
     return xml(c, 'CompleteMultipartUploadResult', {
