@@ -181,6 +181,7 @@ async function main(): Promise<void> {
     log,
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
+    maxMultipartUploads: config.maxMultipartUploads,
     limits: config.limits,
     metrics,
     metricsToken: config.metrics.token,
