@@ -20,15 +20,20 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
+import { createCore, listAllKeys, STORE_KEYS, type ObjectStore } from '@cairn/core'
+import { ManualClock } from '@cairn/core/testing'
+import { openS3Store } from '@cairn/storage-s3'
 import {
   idTokenThroughServer,
   readAdminToken,
   startOidcProvider,
   startServer,
+  useRgw,
   useServer,
   waitFor,
   type RunningProvider,
 } from '@cairn/testkit'
+import * as v from 'valibot'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api } from './support/http-client'
 import { issueS3Credentials, s3Client, s3ErrorOf, tfState } from './support/s3'
@@ -42,6 +47,8 @@ const MiB = 1024 * 1024
 const LIMIT = 6 * MiB
 /** The uploads in progress one principal may have. */
 const CAP = 3
+/** How long a multipart upload may be used: a day. */
+const LIFETIME = 24 * 3600 * 1000
 
 type Person = 'root' | 'alice' | 'bob'
 
@@ -328,7 +335,6 @@ describe('S3 multipart uploads for users of a real OpenID provider', () => {
 })
 
 describe('expired multipart uploads', () => {
-  const DAY = 24 * 3600 * 1000
   /** A staged upload's ID, as Cairn makes them, created `ago` milliseconds before now. */
   const idOf = (prefix: string, ago: number) =>
     `${prefix}${(Date.now() - ago).toString(36).padStart(9, '0')}${randomBytes(12).toString('hex')}`
@@ -336,8 +342,8 @@ describe('expired multipart uploads', () => {
   it('are swept with their parts on a timer, with nobody starting another, and live ones kept', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cairn-sweep-'))
     const uploads = join(dataDir, 's3', 'multipart-uploads')
-    const stale = idOf('mpu-', 3 * DAY)
-    const pending = idOf('sv-p-', 3 * DAY)
+    const stale = idOf('mpu-', 3 * LIFETIME)
+    const pending = idOf('sv-p-', 3 * LIFETIME)
     await mkdir(join(uploads, stale, 'parts'), { recursive: true })
     await writeFile(join(uploads, `${stale}.json`), '{}\n')
     await writeFile(join(uploads, stale, 'parts', '00001'), randomBytes(64 * 1024))
@@ -378,6 +384,60 @@ describe('expired multipart uploads', () => {
     } finally {
       await server.dispose()
       await rm(dataDir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe('expired multipart uploads in one bucket shared by two instances', () => {
+  const rgw = useRgw()
+
+  it('are swept by one instance at a time, each key deleted once', async () => {
+    const bucket = await rgw.createBucket()
+    const open = () =>
+      openS3Store({
+        bucket,
+        prefix: 'cairn/',
+        endpoint: rgw.endpoint,
+        region: rgw.region,
+        credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
+      })
+    const stores = [await open(), await open()]
+    const deletes: string[] = []
+    const counted = (store: ObjectStore): ObjectStore => ({
+      ...store,
+      delete: (key, options) => {
+        deletes.push(key)
+        return store.delete(key, options)
+      },
+    })
+    try {
+      const clock = new ManualClock()
+      const instances = stores.map((store) => {
+        const core = createCore({ store: counted(store), clock })
+        // Each instance's S3 surface makes its staged uploads, which the sweeper then sweeps.
+        const uploads = core.stagedUploads({
+          folder: STORE_KEYS.s3MultipartUploads,
+          idPrefix: 'mpu-',
+          schema: v.object({ id: v.string(), created: v.string() }),
+          ttlMs: LIFETIME,
+          what: 'multipart upload',
+        })
+        return { store, uploads, sweeper: core.stagedSweeper({ graceMs: 3600_000 }) }
+      })
+      const [one, two] = instances as [(typeof instances)[0], (typeof instances)[0]]
+      for (let i = 0; i < 3; i++) {
+        const { record } = await (i % 2 === 0 ? one : two).uploads.create({})
+        await one.store.put(`${one.uploads.folder}${record.id}/parts/00001`, randomBytes(1024))
+      }
+      clock.advance(LIFETIME + 3600_000 + 1)
+      const swept = await Promise.all([one.sweeper.pass(), two.sweeper.pass()])
+      expect([...swept].sort((a, b) => a - b)).toEqual([0, 6])
+      expect(new Set(deletes).size).toBe(deletes.length)
+      const left: string[] = []
+      for await (const key of listAllKeys(two.store, one.uploads.folder)) left.push(key)
+      expect(left).toEqual([])
+    } finally {
+      await Promise.all(stores.map((store) => store.close()))
     }
   }, 60_000)
 })
