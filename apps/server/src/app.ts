@@ -45,6 +45,8 @@ export interface AppDeps {
   log: Logger
   maxStateBytes: number
   maxRequestBytes: number
+  /** `SVC_MAX_MULTIPART_UPLOADS`: S3 multipart uploads in progress per principal (16 unless given). */
+  maxMultipartUploads?: number
   limits: RequestLimits & {
     /** How many state bodies may stream in at once; one more answers 503. */
     maxUploads: number
@@ -101,6 +103,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       auth: identity.mode === 'disabled' ? undefined : identity.auth,
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,
+      ...(deps.maxMultipartUploads === undefined
+        ? {}
+        : { maxMultipartUploads: deps.maxMultipartUploads }),
     }),
   )
   const { auth, keys, mode } = identity

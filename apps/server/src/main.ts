@@ -29,6 +29,9 @@ import { PostingsWorkers } from './scanning/postings-workers'
 import { WorkerScanners } from './scanning/worker-scanners'
 import { createHttpSender, systemResolver } from './webhooks/http-sender'
 
+/** How long past `-request-timeout` an expired upload is kept: clocks of instances differ. */
+const SWEEP_GRACE_MS = 10 * 60_000
+
 /** Stops the process at start with one line on stderr. */
 function refuse(message: string): never {
   process.stderr.write(`cairn: ${message}\n`)
@@ -191,6 +194,7 @@ async function main(): Promise<void> {
     log,
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
+    maxMultipartUploads: config.maxMultipartUploads,
     limits: config.limits,
     metrics,
     metricsToken: config.metrics.token,
@@ -238,12 +242,23 @@ async function main(): Promise<void> {
     },
   })
   deliveries.start()
+  // Expired staged uploads (S3 multipart uploads and their parts, TFE's pending state versions)
+  // are deleted on a timer, on one instance at a time; kept past their lifetime for as long as a
+  // request begun within it may still run, and some minutes for the instances' clocks.
+  const sweeper = core.stagedSweeper({
+    graceMs: config.limits.requestTimeoutMs + SWEEP_GRACE_MS,
+    onError: (error) => {
+      log.warn('a sweep of expired uploads failed; the next one tries again', { error })
+    },
+  })
+  sweeper.start()
   // Searches answer from memory: load the index now rather than on the first one.
   core.resources.warm((error) => {
     log.warn('the search index could not be loaded; the first search tries again', { error })
   })
   stopOnSignals(server, config, log, async () => {
     await deliveries.stop()
+    await sweeper.stop()
     if (metricsServer !== undefined) await closeServer(metricsServer)
     await scanners.close()
     await postings.close()

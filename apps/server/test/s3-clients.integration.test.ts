@@ -273,6 +273,17 @@ describe('the AWS SDK against the server process', () => {
     expect(await expired.text()).toContain('<Code>AccessDenied</Code>')
   })
 
+  it('echoes a key with control characters in its error escaped, as well-formed XML', async () => {
+    // An escape sequence that would clear a terminal, a bell, DEL and the C1 CSI, as a client
+    // sends them: percent-encoded in the path.
+    const reply = await fetch(`${server.url}/s3/${BUCKET}/%1B%5B2J%07x%7F%C2%9B.tfstate`)
+    expect(reply.status).toBe(403)
+    const body = await reply.text()
+    expect(body).toContain('<Resource>/s3/tfstate/%1B[2J%07x%7F%C2%9B.tfstate</Resource>')
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    expect(body).not.toMatch(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/)
+  })
+
   it('refuses the S3 session token on /v1 with 401', async () => {
     const me = (token: string) =>
       fetch(`${server.url}/v1/auth/me`, { headers: { Authorization: `Bearer ${token}` } })

@@ -21,10 +21,12 @@ import { searchExtension, searchSource, type PostingsBuilder } from './resources
 import { inlineScanners, type ScannerSource } from './state/chunk-scanner'
 import type { ObjectStore } from './storage/object-store'
 import { UnitCatalog } from './units/unit-catalog'
+import { StagedSweeper, type StagedSweeperOptions } from './uploads/staged-sweeper'
 import {
   StagedUploads,
   type StagedRecord,
   type StagedUploadsOptions,
+  type SweptFolder,
 } from './uploads/staged-uploads'
 import { UnitRecordStore } from './units/unit-record-store'
 import { VersionService } from './versions/version-service'
@@ -141,6 +143,11 @@ export interface Core {
   stagedUploads<R extends StagedRecord>(
     options: Omit<StagedUploadsOptions<R>, 'store' | 'clock'>,
   ): StagedUploads<R>
+  /**
+   * The timer that deletes expired staged uploads in every folder `stagedUploads` was asked for,
+   * taking turns with the other instances over the store. The server starts one.
+   */
+  stagedSweeper(options: StagedSweeperOptions): StagedSweeper
 }
 
 /** Builds the services over one store. Nothing is read until the first call. */
@@ -191,6 +198,8 @@ export function createCore(options: CoreOptions): Core {
         })
     },
   }
+  // The folders of staged uploads, by folder, for the sweeper.
+  const staged = new Map<string, SweptFolder>()
   const searchIndex = new SearchIndex()
   const feed = new SearchFeed({
     store,
@@ -250,6 +259,15 @@ export function createCore(options: CoreOptions): Core {
       { index: searchIndex, feed },
       options.scanners ?? inlineScanners,
     ),
-    stagedUploads: (uploads) => new StagedUploads({ ...uploads, store, clock }),
+    stagedUploads: (uploads) => {
+      const made = new StagedUploads({ ...uploads, store, clock })
+      if (!staged.has(made.folder)) staged.set(made.folder, made)
+      return made
+    },
+    stagedSweeper: (sweeping) =>
+      new StagedSweeper(
+        { store, clock, owner: `sweeper-${ids.token()}`, folders: () => [...staged.values()] },
+        sweeping,
+      ),
   }
 }

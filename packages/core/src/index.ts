@@ -211,8 +211,14 @@ export type {
   StagedUpload,
   StagedUploadsOptions,
   StoreFolder,
+  SweepOptions,
+  SweepResult,
+  SweptFolder,
 } from './uploads/staged-uploads'
 export { StagedUploads } from './uploads/staged-uploads'
+export type { StagedSweeperOptions } from './uploads/staged-sweeper'
+export { StagedSweeper, SWEEP_EVERY_MS } from './uploads/staged-sweeper'
+export { mapLimit } from './concurrency/map-limit'
 export type { StoredPrincipal } from './uploads/stored-principal'
 export {
   fromStoredPrincipal,

@@ -15,6 +15,8 @@ export interface Config {
   readonly authDisable: boolean
   readonly maxStateBytes: number
   readonly maxRequestBytes: number
+  /** S3 multipart uploads one principal may have in progress at once. */
+  readonly maxMultipartUploads: number
   readonly logLevel: (typeof LOG_LEVELS)[number]
   readonly shutdownTimeoutMs: number
   /** A lock held longer than this is flagged stale (never released on its own). */
@@ -113,6 +115,10 @@ export const FLAGS = {
   'max-request-bytes': {
     env: 'SVC_MAX_REQUEST_BYTES',
     help: 'largest JSON request body accepted (default 1048576)',
+  },
+  'max-multipart-uploads': {
+    env: 'SVC_MAX_MULTIPART_UPLOADS',
+    help: 'S3 multipart uploads one principal may have in progress; more answer 403 QuotaExceeded (default 16)',
   },
   'log-level': { env: 'SVC_LOG_LEVEL', help: 'debug, info (default), warn or error' },
   'shutdown-timeout': {
@@ -256,6 +262,10 @@ const ConfigSchema = v.object({
     wholeNumber('-max-request-bytes (SVC_MAX_REQUEST_BYTES)', 1024, 64 * 1024 * 1024),
     String(1024 * 1024),
   ),
+  'max-multipart-uploads': v.optional(
+    wholeNumber('-max-multipart-uploads (SVC_MAX_MULTIPART_UPLOADS)', 1, 100_000),
+    '16',
+  ),
   'log-level': v.optional(
     v.picklist(LOG_LEVELS, '-log-level (SVC_LOG_LEVEL) must be debug, info, warn or error'),
     'info',
@@ -365,6 +375,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       authDisable: out['auth-disable'],
       maxStateBytes: out['max-state-bytes'],
       maxRequestBytes: out['max-request-bytes'],
+      maxMultipartUploads: out['max-multipart-uploads'],
       logLevel: out['log-level'],
       shutdownTimeoutMs: out['shutdown-timeout'],
       lockStaleAfterMs: out['lock-stale-after'],

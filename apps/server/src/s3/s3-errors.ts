@@ -30,6 +30,7 @@ export type S3ErrorCode =
   | 'NotImplemented'
   | 'OperationAborted'
   | 'PreconditionFailed'
+  | 'QuotaExceeded'
   | 'RequestTimeout'
   | 'ServiceUnavailable'
   | 'SlowDown'
@@ -56,6 +57,8 @@ const S3_STATUS = {
   NotImplemented: 501,
   OperationAborted: 409,
   PreconditionFailed: 412,
+  // Ceph RGW's answer for a quota that is full: not retried, unlike 503 SlowDown.
+  QuotaExceeded: 403,
   RequestTimeout: 400,
   ServiceUnavailable: 503,
   SlowDown: 503,

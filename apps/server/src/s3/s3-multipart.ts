@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto'
 import {
   isSamePrincipal,
+  mapLimit,
   STORE_KEYS,
   StoredPrincipalSchema,
   toStoredPrincipal,
+  type Clock,
   type Core,
   type ObjectStore,
   type Principal,
@@ -13,7 +14,8 @@ import {
 } from '@cairn/core'
 import * as v from 'valibot'
 import { S3Error } from './s3-errors'
-import { parseCompletedParts, type CompletedPart } from './s3-xml'
+import { tooLarge, UploadParts, type ListedPart } from './s3-multipart-parts'
+import { parseCompletedParts } from './s3-xml'
 
 /** An S3 multipart upload, as its record keeps it. */
 const MultipartSchema = v.object({
@@ -26,13 +28,22 @@ const MultipartSchema = v.object({
   /** Set once completed: the ETag answered, so a retried completion answers the same. */
   completed: v.optional(v.object({ etag: v.string() })),
 })
-type Multipart = v.InferOutput<typeof MultipartSchema>
+export type Multipart = v.InferOutput<typeof MultipartSchema>
 
 /** S3's limits (the API reference, "Amazon S3 multipart upload limits"). */
 const MAX_PART_NUMBER = 10_000
 const MIN_PART_BYTES = 5 * 1024 * 1024
-/** An upload not completed within a day is swept away, parts and all. */
-const KEEP_MS = 24 * 60 * 60 * 1000
+/** An upload may be used for a day after it began; the sweeper deletes it, parts and all, after. */
+export const MULTIPART_LIFETIME_MS = 24 * 60 * 60 * 1000
+/** The default of `-max-multipart-uploads`: uploads in progress per principal. */
+export const DEFAULT_MAX_MULTIPART_UPLOADS = 16
+
+export interface MultipartSettings {
+  /** `SVC_MAX_STATE_BYTES`: the most all the parts of one upload may hold together. */
+  maxStateBytes: number
+  /** `SVC_MAX_MULTIPART_UPLOADS`: the most uploads one principal may have in progress. */
+  maxOpenUploads: number
+}
 
 /** What a part upload answers: its ETag (the hex MD5 of its bytes, quoted, as S3's). */
 export interface StoredPart {
@@ -45,78 +56,115 @@ export interface StoredPart {
  * staged uploads, so a part may reach any instance. The completion streams the parts, in order,
  * through core's one write path as one state body, checking each part's MD5 against the ETag the
  * client names as it goes; nothing is held whole in memory.
+ *
+ * What one principal may hold is bounded: the parts of an upload together at most the state limit
+ * (a part that would pass it is refused as it arrives, and nothing of it kept), and at most
+ * `maxOpenUploads` uploads in progress at once. An upload lives a day; core's sweeper deletes it
+ * after, parts and all, whether or not anyone starts another.
  */
 export class MultipartUploads {
+  readonly #core: Core
   readonly #uploads: StagedUploads<Multipart>
-  readonly #store: ObjectStore
-  readonly #maxStateBytes: number
+  readonly #parts: UploadParts
+  readonly #settings: MultipartSettings
 
-  constructor(core: Core, store: ObjectStore, maxStateBytes: number) {
+  constructor(core: Core, store: ObjectStore, clock: Clock, settings: MultipartSettings) {
+    this.#core = core
     this.#uploads = core.stagedUploads({
       folder: STORE_KEYS.s3MultipartUploads,
       idPrefix: 'mpu-',
       schema: MultipartSchema,
-      ttlMs: KEEP_MS,
+      ttlMs: MULTIPART_LIFETIME_MS,
       what: 'multipart upload',
     })
-    this.#store = store
-    this.#maxStateBytes = maxStateBytes
+    this.#parts = new UploadParts(store, clock)
+    this.#settings = settings
   }
 
-  /** Starts an upload of a state key; the caller must be allowed to write its unit. */
-  async create(core: Core, principal: Principal, key: string, unit: UnitId): Promise<string> {
-    if (!(await core.authorizer.can(principal, 'unit:write', unit))) {
+  /**
+   * Starts an upload of a state key; the caller must be allowed to write its unit, and have
+   * fewer than `maxOpenUploads` in progress.
+   *
+   * @throws S3Error `AccessDenied`, `QuotaExceeded`
+   */
+  async create(principal: Principal, key: string, unit: UnitId): Promise<string> {
+    if (!(await this.#core.authorizer.can(principal, 'unit:write', unit))) {
       throw new S3Error('AccessDenied', `${principal.subject} does not have unit:write on ${unit}`)
     }
-    const { record } = await this.#uploads.create({
-      key,
-      unit,
-      owner: toStoredPrincipal(principal),
-    })
+    const owner = ownerName(principal)
+    const fields = { key, unit, owner: toStoredPrincipal(principal) }
+    const { record } = await this.#uploads.create(fields, { owner })
+    // Counted once stored, so that of several started at once (on any instance) only those within
+    // the cap stay: each sees the same uploads in the same order and keeps its own if it is early.
+    const open = await this.#inProgress(await this.#uploads.ids({ owner }), principal)
+    const before = open.findIndex((upload) => upload.id === record.id)
+    if (before >= this.#settings.maxOpenUploads) {
+      await this.#uploads.delete(record.id)
+      throw new S3Error(
+        'QuotaExceeded',
+        `${principal.subject} already has ${before} multipart uploads in progress, the most one principal may have (SVC_MAX_MULTIPART_UPLOADS): complete or abort one (ListMultipartUploads lists them), or let it expire a day after it began`,
+      )
+    }
     return record.id
   }
 
-  /** Stores one part (a retried part replaces the earlier one), and answers its ETag. */
+  /**
+   * Stores one part (a retried part replaces the earlier one), and answers its ETag. A part that
+   * would take the upload's parts past the state limit is refused with `EntityTooLarge` (before
+   * it is read, when its length is declared) and nothing of it is kept.
+   */
   async putPart(
     principal: Principal,
     key: string,
     uploadId: string,
     partNumberText: string,
     body: AsyncIterable<Uint8Array>,
+    declaredLength: number | undefined,
   ): Promise<StoredPart> {
     const partNumber = Number(partNumberText)
     if (!/^\d+$/.test(partNumberText) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
       throw new S3Error('InvalidArgument', `partNumber must be from 1 to ${MAX_PART_NUMBER}`)
     }
-    const upload = await this.#open(principal, key, uploadId)
-    const md5 = createHash('md5')
-    const limit = this.#maxStateBytes
-    await this.#store.put(this.#partKey(upload.record.id, partNumber), hashed(body, md5, limit))
-    return { etag: `"${md5.digest('hex')}"` }
+    const { id } = (await this.#open(principal, key, uploadId)).record
+    const limit = this.#settings.maxStateBytes
+    const room = limit - totalOf(await this.#parts.stored(id), partNumber)
+    if (room < 0 || (declaredLength !== undefined && declaredLength > room)) throw tooLarge(room)
+    const part = await this.#parts.put(id, partNumber, body, room)
+    // Parts sent at once (Terraform sends several) may have filled the room meanwhile: with this
+    // one stored the total is checked again, and this part taken back if it is over.
+    if (totalOf(await this.#parts.stored(id)) > limit) {
+      await this.#parts.remove(id, partNumber, part.etag)
+      throw tooLarge(0)
+    }
+    await this.#parts.mark(id, partNumber, part.md5, part.etag)
+    return { etag: `"${part.md5}"` }
   }
 
   /**
    * Completes an upload: its parts, in the order named, become one write of the unit's state
    * through `write`. A completion retried after it succeeded answers the same ETag again.
+   *
+   * @throws S3Error `MalformedXML` for a body that is not a CompleteMultipartUpload document
    */
   async complete(
     principal: Principal,
     key: string,
     uploadId: string,
-    xml: string,
+    document: Uint8Array,
     write: (body: AsyncIterable<Uint8Array>, size: number) => Promise<string>,
   ): Promise<string> {
     const upload = await this.#open(principal, key, uploadId, { completedToo: true })
     if (upload.record.completed !== undefined) return upload.record.completed.etag
-    const named = parseCompletedParts(xml)
-    const sizes = await this.#partSizes(upload.record.id)
+    const named = parseCompletedParts(document)
+    const { id } = upload.record
+    const stored = await this.#parts.stored(id)
     let total = 0
     for (const [index, part] of named.entries()) {
       const previous = named[index - 1]
       if (previous !== undefined && part.partNumber <= previous.partNumber) {
         throw new S3Error('InvalidPartOrder', 'the parts must be listed in ascending order')
       }
-      const size = sizes.get(part.partNumber)
+      const size = stored.get(part.partNumber)?.size
       if (size === undefined) {
         throw new S3Error('InvalidPart', `part ${part.partNumber} was not uploaded`)
       }
@@ -125,100 +173,89 @@ export class MultipartUploads {
       }
       total += size
     }
-    if (total > this.#maxStateBytes) {
-      throw new S3Error('EntityTooLarge', `the state is larger than ${this.#maxStateBytes} bytes`)
-    }
-    const etag = await write(this.#concatenate(upload.record.id, named), total)
+    if (total > this.#settings.maxStateBytes) throw tooLarge(0)
+    const etag = await write(this.#parts.concatenate(id, named), total)
     await this.#uploads.complete(upload, { completed: { etag } })
-    await this.#deleteParts(upload.record.id)
+    await this.#parts.deleteAll(id)
     return etag
   }
 
-  /** Abandons an upload and deletes its parts. */
+  /** Abandons an upload and deletes its parts: its initiator's, or an administrator's to do. */
   async abort(principal: Principal, key: string, uploadId: string): Promise<void> {
-    const upload = await this.#open(principal, key, uploadId, { completedToo: true })
-    await this.#deleteParts(upload.record.id)
+    const upload = await this.#open(principal, key, uploadId, {
+      completedToo: true,
+      administrator: true,
+    })
+    await this.#parts.deleteAll(upload.record.id)
     await this.#uploads.delete(upload.record.id)
+  }
+
+  /** The upload and its stored parts, in order: its initiator's, or an administrator's to see. */
+  async parts(
+    principal: Principal,
+    key: string,
+    uploadId: string,
+  ): Promise<{ upload: Multipart; parts: ListedPart[] }> {
+    const upload = await this.#open(principal, key, uploadId, { administrator: true })
+    return { upload: upload.record, parts: await this.#parts.list(upload.record.id) }
+  }
+
+  /**
+   * The uploads in progress the caller may see, oldest first: every one for an administrator (as
+   * the bucket owner sees them in S3), the caller's own for anyone else, since only the initiator
+   * may go on with an upload or look into it.
+   */
+  async inProgress(principal: Principal): Promise<Multipart[]> {
+    if (await this.#core.authorizer.isAdmin(principal)) {
+      return this.#inProgress(await this.#uploads.ids(), undefined)
+    }
+    return this.#inProgress(await this.#uploads.ids({ owner: ownerName(principal) }), principal)
+  }
+
+  /** The records of `ids` not completed, and started by `principal` when it is given. */
+  async #inProgress(
+    ids: readonly string[],
+    principal: Principal | undefined,
+  ): Promise<Multipart[]> {
+    const uploads = await mapLimit(ids, 8, (id) => this.#uploads.get(id))
+    return uploads.flatMap((upload) =>
+      upload === undefined ||
+      upload.record.completed !== undefined ||
+      (principal !== undefined && !isSamePrincipal(upload.record.owner, principal))
+        ? []
+        : [upload.record],
+    )
   }
 
   async #open(
     principal: Principal,
     key: string,
     uploadId: string,
-    options: { completedToo?: boolean } = {},
+    options: { completedToo?: boolean; administrator?: boolean } = {},
   ): Promise<StagedUpload<Multipart>> {
     const upload = await this.#uploads.get(uploadId)
     const record = upload?.record
-    const usable =
-      record?.key === key &&
-      isSamePrincipal(record.owner, principal) &&
-      (record.completed === undefined || options.completedToo === true)
+    let usable =
+      record?.key === key && (record.completed === undefined || options.completedToo === true)
+    if (usable && record !== undefined && !isSamePrincipal(record.owner, principal)) {
+      usable = options.administrator === true && (await this.#core.authorizer.isAdmin(principal))
+    }
     if (upload === undefined || !usable) {
       // Someone else's upload is answered as no upload at all: its ID says nothing.
       throw new S3Error('NoSuchUpload', 'the specified multipart upload does not exist')
     }
     return upload
   }
-
-  #partsFolder(id: string): string {
-    return `${STORE_KEYS.s3MultipartUploads}${id}/parts/`
-  }
-
-  #partKey(id: string, partNumber: number): string {
-    return `${this.#partsFolder(id)}${String(partNumber).padStart(5, '0')}`
-  }
-
-  async #partSizes(id: string): Promise<Map<number, number>> {
-    const sizes = new Map<number, number>()
-    const folder = this.#partsFolder(id)
-    let cursor: string | undefined
-    do {
-      const page = await this.#store.list({
-        prefix: folder,
-        ...(cursor === undefined ? {} : { cursor }),
-      })
-      for (const object of page.objects) {
-        sizes.set(Number(object.key.slice(folder.length)), object.size)
-      }
-      cursor = page.cursor
-    } while (cursor !== undefined)
-    return sizes
-  }
-
-  async *#concatenate(id: string, parts: readonly CompletedPart[]): AsyncGenerator<Uint8Array> {
-    for (const part of parts) {
-      const object = await this.#store.get(this.#partKey(id, part.partNumber))
-      if (object === undefined) {
-        throw new S3Error('InvalidPart', `part ${part.partNumber} was not uploaded`)
-      }
-      const md5 = createHash('md5')
-      for await (const chunk of object.body) {
-        md5.update(chunk)
-        yield chunk
-      }
-      if (md5.digest('hex') !== part.etag.toLowerCase()) {
-        throw new S3Error('InvalidPart', `part ${part.partNumber} does not have the ETag named`)
-      }
-    }
-  }
-
-  async #deleteParts(id: string): Promise<void> {
-    const sizes = await this.#partSizes(id)
-    for (const partNumber of sizes.keys()) await this.#store.delete(this.#partKey(id, partNumber))
-  }
 }
 
-/** Passes a body on while hashing it, refusing one longer than `limit`. */
-async function* hashed(
-  body: AsyncIterable<Uint8Array>,
-  hash: ReturnType<typeof createHash>,
-  limit: number,
-): AsyncGenerator<Uint8Array> {
-  let size = 0
-  for await (const chunk of body) {
-    size += chunk.byteLength
-    if (size > limit) throw new S3Error('EntityTooLarge', `a part is larger than ${limit} bytes`)
-    hash.update(chunk)
-    yield chunk
-  }
+/** Names a principal for the tag of its uploads' IDs: the same subject from the same issuer. */
+function ownerName(principal: Principal): string {
+  return `${principal.issuer ?? ''}\n${principal.subject}`
+}
+
+/** The bytes of the stored parts, leaving out `except` (the part being replaced). */
+function totalOf(parts: ReadonlyMap<number, { size: number }>, except?: number): number {
+  let total = 0
+  for (const [partNumber, part] of parts) if (partNumber !== except) total += part.size
+  return total
 }

@@ -13,7 +13,7 @@ import { S3Error, onS3Error } from './s3-errors'
 import { addressOf, queryOf, type S3Env } from './s3-env'
 import { objectOfKey } from './s3-keys'
 import { listObjects, parseListRequest } from './s3-listing'
-import { MultipartUploads } from './s3-multipart'
+import { DEFAULT_MAX_MULTIPART_UPLOADS, MultipartUploads } from './s3-multipart'
 import {
   deleteLockObject,
   putLockObject,
@@ -23,6 +23,12 @@ import {
   readStateObject,
   stateEtag,
 } from './s3-objects'
+import {
+  listParts,
+  listUploads,
+  parsePartListRequest,
+  parseUploadListRequest,
+} from './s3-upload-listing'
 import { xmlDocument, type XmlContent } from './s3-xml'
 
 export interface S3RoutesDeps {
@@ -32,6 +38,8 @@ export interface S3RoutesDeps {
   auth: AuthService | undefined
   clock: Clock
   maxStateBytes: number
+  /** `SVC_MAX_MULTIPART_UPLOADS`: multipart uploads in progress per principal. */
+  maxMultipartUploads?: number
 }
 
 /** The largest CompleteMultipartUpload document: 10,000 parts of about 100 bytes each. */
@@ -74,7 +82,10 @@ const SUBRESOURCES = [
  */
 export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
   const { core } = deps
-  const multipart = new MultipartUploads(core, deps.store, deps.maxStateBytes)
+  const multipart = new MultipartUploads(core, deps.store, deps.clock, {
+    maxStateBytes: deps.maxStateBytes,
+    maxOpenUploads: deps.maxMultipartUploads ?? DEFAULT_MAX_MULTIPART_UPLOADS,
+  })
   const app = new Hono<S3Env>()
   app.onError(onS3Error)
   app.use('*', async (c, next) => {
@@ -88,9 +99,13 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
     const { bucket, key } = addressOf(c)
     const query = queryOf(c)
     if (bucket === '') return listBuckets(c)
-    if (key === '') return bucketGet(c, core, bucket, query)
+    if (key === '') {
+      if (query.has('uploads')) return listMultipartUploads(c, multipart, bucket, query)
+      return bucketGet(c, core, bucket, query)
+    }
     refuseSubresources(query)
-    if (query.has('uploadId')) throw notImplemented('ListParts')
+    const uploadId = query.get('uploadId')
+    if (uploadId !== null) return listUploadParts(c, multipart, { bucket, key, uploadId }, query)
     const { unit, kind } = objectOfKey(key)
     return kind === 'lock' ? readLockObject(c, core, unit) : readStateObject(c, core, unit)
   })
@@ -109,7 +124,15 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
         throw new S3Error('InvalidRequest', 'a part upload names uploadId and partNumber')
       }
       const body = stateStream(c, c.var.payload.body(requestStream(c)))
-      const part = await multipart.putPart(c.var.principal, key, uploadId, partNumber, body)
+      const { principal, payload } = c.var
+      const part = await multipart.putPart(
+        principal,
+        key,
+        uploadId,
+        partNumber,
+        body,
+        payload.decodedLength,
+      )
       return c.body(null, 200, { ETag: part.etag })
     }
     if (kind === 'lock') return putLockObject(c, core, unit)
@@ -129,7 +152,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
     const { unit, kind } = objectOfKey(key)
     if (kind === 'lock') throw new S3Error('InvalidRequest', 'a lock object is put whole')
     if (query.has('uploads')) {
-      const uploadId = await multipart.create(core, c.var.principal, key, unit)
+      const uploadId = await multipart.create(c.var.principal, key, unit)
       return xml(c, 'InitiateMultipartUploadResult', {
         Bucket: bucket,
         Key: key,
@@ -143,7 +166,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
       c.var.principal,
       key,
       uploadId,
-      document.toString('utf8'),
+      document,
       async (body, size) => stateEtag((await putStateObject(c, core, unit, body, size)).sha256),
     )
     return xml(c, 'CompleteMultipartUploadResult', {
@@ -188,6 +211,30 @@ async function bucketGet(c: Context<S3Env>, core: Core, bucket: string, query: U
   if (c.req.method === 'HEAD') return c.body(null, 200)
   const listing = await listObjects(core, c.var.principal, parseListRequest(bucket, query))
   return xml(c, 'ListBucketResult', listing)
+}
+
+/** ListMultipartUploads: every upload in progress for an administrator, one's own otherwise. */
+async function listMultipartUploads(
+  c: Context<S3Env>,
+  multipart: MultipartUploads,
+  bucket: string,
+  query: URLSearchParams,
+) {
+  const request = parseUploadListRequest(bucket, query)
+  const uploads = await multipart.inProgress(c.var.principal)
+  return xml(c, 'ListMultipartUploadsResult', listUploads(request, uploads))
+}
+
+/** ListParts: an upload's parts, for its initiator or an administrator. */
+async function listUploadParts(
+  c: Context<S3Env>,
+  multipart: MultipartUploads,
+  target: { bucket: string; key: string; uploadId: string },
+  query: URLSearchParams,
+) {
+  const request = parsePartListRequest(target.bucket, target.key, query)
+  const { upload, parts } = await multipart.parts(c.var.principal, target.key, target.uploadId)
+  return xml(c, 'ListPartsResult', listParts(request, upload, parts))
 }
 
 /** ListBuckets: Cairn has no buckets of its own (any name is accepted), so the list is empty. */

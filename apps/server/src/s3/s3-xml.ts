@@ -1,4 +1,5 @@
 import { S3Error } from './s3-errors'
+import { readXml } from './s3-xml-reader'
 
 /** The namespace of S3's documents. */
 const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/'
@@ -28,9 +29,27 @@ function inner(value: XmlValue): string {
   return typeof value === 'object' ? children(value) : escapeXml(String(value))
 }
 
-/** Text made safe for an XML element. */
+/**
+ * Text made safe for an XML element, and for the terminal that may show it: the markup characters
+ * as entities, and every control character (C0, DEL, C1), every character XML 1.0 does not allow
+ * and every lone surrogate percent-encoded as UTF-8 (`\u001b` as `%1B`), as the request line
+ * carried it. No raw control character reaches a client, and the document always parses.
+ */
 export function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char)
+  return text.replace(UNSAFE, (char) => ENTITIES[char] ?? percentEncoded(char))
+}
+
+/** Markup, controls, U+FFFE and U+FFFF, and surrogates not in a pair. */
+const UNSAFE =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  /[&<>"'\u0000-\u001F\u007F-\u009F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+function percentEncoded(char: string): string {
+  // A lone surrogate has no UTF-8 form: it is shown as the replacement character's.
+  const bytes = Buffer.from(/[\uD800-\uDFFF]/.test(char) ? '\uFFFD' : char, 'utf8')
+  return Array.from(bytes, (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join(
+    '',
+  )
 }
 
 const ENTITIES: Record<string, string> = {
@@ -47,39 +66,40 @@ export interface CompletedPart {
   etag: string
 }
 
+/** S3's limit on the parts of one upload (the API reference, "multipart upload limits"). */
+const MAX_PARTS = 10_000
+
 /**
  * Reads the parts of a `CompleteMultipartUpload` document (the S3 API reference): each
  * `<Part>` with its `<PartNumber>` and `<ETag>`; checksum elements are accepted and ignored, since
- * each part's checksum was verified when it arrived.
+ * each part's checksum was verified when it arrived. Any body that is not such a document, well
+ * formed, is `MalformedXML`.
  *
  * @throws S3Error `MalformedXML`
  */
-export function parseCompletedParts(xml: string): CompletedPart[] {
-  if (!/<CompleteMultipartUpload[\s>]/.test(xml)) {
-    throw new S3Error('MalformedXML', 'the body is not a CompleteMultipartUpload document')
+export function parseCompletedParts(body: Uint8Array): CompletedPart[] {
+  const root = readXml(body, { maxDepth: 3 })
+  if (root.name !== 'CompleteMultipartUpload') {
+    throw malformedParts('the body is not a CompleteMultipartUpload document')
   }
   const parts: CompletedPart[] = []
-  for (const [, body = ''] of xml.matchAll(/<Part>([\s\S]*?)<\/Part>/g)) {
-    const number = /<PartNumber>\s*(\d{1,5})\s*<\/PartNumber>/.exec(body)?.[1]
-    const etag = /<ETag>([\s\S]*?)<\/ETag>/.exec(body)?.[1]
-    if (number === undefined || etag === undefined) {
-      throw new S3Error('MalformedXML', 'each Part needs a PartNumber and an ETag')
+  for (const part of root.children) {
+    if (part.name !== 'Part') continue
+    const number = part.children.find((child) => child.name === 'PartNumber')?.text.trim()
+    const etag = part.children.find((child) => child.name === 'ETag')?.text.trim()
+    if (number === undefined || etag === undefined || !/^\d{1,5}$/.test(number)) {
+      throw malformedParts('each Part needs a PartNumber and an ETag')
     }
-    parts.push({ partNumber: Number(number), etag: unquote(unescapeXml(etag.trim())) })
+    parts.push({ partNumber: Number(number), etag: unquote(etag) })
   }
-  if (parts.length === 0) {
-    throw new S3Error('MalformedXML', 'a CompleteMultipartUpload names at least one Part')
+  if (parts.length === 0 || parts.length > MAX_PARTS) {
+    throw malformedParts(`a CompleteMultipartUpload names from 1 to ${MAX_PARTS} parts`)
   }
   return parts
 }
 
-function unescapeXml(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (entity, name: string) => {
-    if (name.startsWith('#x') || name.startsWith('#X'))
-      return String.fromCodePoint(parseInt(name.slice(2), 16))
-    if (name.startsWith('#')) return String.fromCodePoint(parseInt(name.slice(1), 10))
-    return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[name.toLowerCase()] ?? entity
-  })
+function malformedParts(reason: string): S3Error {
+  return new S3Error('MalformedXML', reason)
 }
 
 /** An ETag without its quotes. */

@@ -32,6 +32,8 @@ export interface InProcessOptions {
   coreClock?: Clock
   /** Where the app counts its requests, to read them back; a registry of its own otherwise. */
   metrics?: ServerMetrics
+  /** `SVC_MAX_MULTIPART_UPLOADS`; the server's default unless given. */
+  maxMultipartUploads?: number
 }
 
 export interface InProcessApp {
@@ -102,6 +104,9 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       maxRequestBytes: 64 * 1024,
       limits: { smallBodyTimeoutMs: 5_000, maxUploads: 4 },
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+      ...(options.maxMultipartUploads === undefined
+        ? {}
+        : { maxMultipartUploads: options.maxMultipartUploads }),
     })
     return { app, core, auth: identity.auth, request: app.request, adminToken, close }
   } catch (error) {

@@ -19,6 +19,7 @@
  * | `rbac/policy.json`       | core, access              | custom roles and every assignment                 |
  * | `rbac/users/`            | core, access              | users seen at login, one record each              |
  * | `ops/freezes.json`       | core, freezes             | freezes: prefixes no lock or write may touch      |
+ * | `ops/sweeps/`            | core, uploads             | who sweeps each staged folder, and until when     |
  * | `audit/`                 | core, audit               | the audit trail: one object per record, by day    |
  * | `webhooks/hooks.json`    | core, webhooks            | webhook subscriptions, with their secrets         |
  * | `webhooks/queue/`        | core, webhooks            | deliveries to make, per subscription and event   |
@@ -27,7 +28,8 @@
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
- * upload's parts), under `<id>/` beside it; all swept together once past the owner's time to live.
+ * upload's parts), under `<id>/` beside it; all swept together, on a timer, once past the owner's
+ * time to live and a grace (`uploads/staged-sweeper.ts`, which keeps its leases in `ops/sweeps/`).
  */
 export const STORE_KEYS = {
   layout: 'layout.json',
@@ -43,6 +45,7 @@ export const STORE_KEYS = {
   rbacPolicy: 'rbac/policy.json',
   rbacUsers: 'rbac/users/',
   freezes: 'ops/freezes.json',
+  sweepLeases: 'ops/sweeps/',
   audit: 'audit/',
   webhooks: 'webhooks/hooks.json',
   webhookQueue: 'webhooks/queue/',

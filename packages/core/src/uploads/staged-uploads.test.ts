@@ -96,21 +96,67 @@ describe.each(drivers)('staged uploads on the %s store', (_name, open) => {
     }
   })
 
-  it('sweeps, oldest first, the records and objects of uploads past their time to live', async () => {
+  it('sweeps, oldest first, the records and objects of uploads past their lifetime and grace', async () => {
     const store = await open()
     const clock = new ManualClock()
     const service = uploads(store, clock)
     const old = await service.create(fields('old'))
-    // An object of the upload's own, as an S3 multipart upload will keep its parts.
+    // An object of the upload's own, as an S3 multipart upload keeps its parts.
     await store.put(`${FOLDER}${old.record.id}/parts/00001`, text('part'))
     clock.advance(2 * HOUR)
     const younger = await service.create(fields('younger'))
     clock.advance(22 * HOUR + 1)
-    const fresh = await service.create(fields('fresh'))
+    // Past its lifetime: no longer found, but kept through the grace.
     expect(await service.get(old.record.id)).toBeUndefined()
+    expect(await service.sweep({ graceMs: HOUR })).toEqual({ deleted: 0, done: true })
+    clock.advance(HOUR)
+    expect(await service.sweep({ graceMs: HOUR })).toEqual({ deleted: 2, done: true })
     const left: string[] = []
     for await (const key of listAllKeys(store, FOLDER)) left.push(key)
-    expect(left).toEqual([`${FOLDER}${younger.record.id}.json`, `${FOLDER}${fresh.record.id}.json`])
+    expect(left).toEqual([`${FOLDER}${younger.record.id}.json`])
+  })
+
+  it('finds an upload until the end of its lifetime, and not after', async () => {
+    const store = await open()
+    const clock = new ManualClock()
+    const service = uploads(store, clock)
+    const { record } = await service.create(fields('a'))
+    clock.advance(24 * HOUR - 1)
+    expect((await service.get(record.id))?.record).toEqual(record)
+    expect(await service.ids()).toEqual([record.id])
+    clock.advance(1)
+    expect(await service.get(record.id)).toBeUndefined()
+    expect(await service.ids()).toEqual([])
+  })
+
+  it("lists one owner's uploads by the tag in their IDs, reading no record", async () => {
+    const store = await open()
+    const clock = new ManualClock()
+    const service = uploads(store, clock)
+    const mine = await service.create(fields('a'), { owner: 'alice' })
+    clock.advance(1)
+    const theirs = await service.create(fields('b'), { owner: 'bob' })
+    await store.put(`${FOLDER}${mine.record.id}/parts/00001`, text('part'))
+    clock.advance(1)
+    const again = await service.create(fields('c'), { owner: 'alice' })
+    const anyone = await service.create(fields('d'))
+    const read: string[] = []
+    const watched: ObjectStore = {
+      ...store,
+      get: (key) => {
+        read.push(key)
+        return store.get(key)
+      },
+    }
+    const watching = uploads(watched, clock)
+    expect(await watching.ids({ owner: 'alice' })).toEqual([mine.record.id, again.record.id])
+    expect(await watching.ids({ owner: 'bob' })).toEqual([theirs.record.id])
+    expect(await watching.ids()).toEqual(
+      [mine, theirs, again, anyone].map((upload) => upload.record.id).sort(),
+    )
+    expect(read).toEqual([])
+    expect(mine.record.id.slice(-24, -16)).toBe(again.record.id.slice(-24, -16))
+    expect(mine.record.id.slice(-24, -16)).not.toBe(theirs.record.id.slice(-24, -16))
   })
 })
 
@@ -180,11 +226,22 @@ describe('staged uploads', () => {
     }
     await store.put(`${FOLDER}up-stray.json`, text('{}'))
     clock.advance(25 * HOUR)
-    expect(await service.sweep()).toBe(3)
-    expect(await service.get(ids[3] ?? '')).toBeDefined()
-    expect(await service.sweep()).toBe(1)
-    expect(await service.get(ids[3] ?? '')).toBeUndefined()
+    expect(await service.sweep()).toEqual({ deleted: 3, done: false })
+    const key = (id: string | undefined) => `${FOLDER}${id ?? ''}.json`
+    expect(await store.head(key(ids[3]))).toBeDefined()
+    expect(await service.sweep()).toEqual({ deleted: 1, done: true })
+    expect(await store.head(key(ids[3]))).toBeUndefined()
     expect(await store.head(`${FOLDER}up-stray.json`)).toBeDefined()
+  })
+
+  it('sweeps nothing when an upload is created: only a sweep deletes', async () => {
+    const store = createMemoryStore()
+    const clock = new ManualClock()
+    const service = uploads(store, clock)
+    const old = await service.create(fields('old'))
+    clock.advance(48 * HOUR)
+    await service.create(fields('new'))
+    expect(await store.head(`${FOLDER}${old.record.id}.json`)).toBeDefined()
   })
 
   it('refuses an ID prefix that would not sort or match plainly', () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import * as v from 'valibot'
 import { StorageUnavailableError } from '../errors'
 import { iso, type Clock } from '../runtime/clock'
@@ -39,11 +39,14 @@ export interface StagedUploadsOptions<R extends StagedRecord> {
    * its shape and read through it, so the owner's shape on disk is the one it declares.
    */
   schema: v.GenericSchema<unknown, R>
-  /** How long a record (finished or not) and its objects are kept, in milliseconds. */
+  /**
+   * How long an upload may be used, in milliseconds from its creation: past it, `get` finds no
+   * such upload, and a sweep deletes it and its objects (after a grace, see `sweep`).
+   */
   ttlMs: number
   /** What a record is, for messages: `pending state version`. */
   what: string
-  /** The most keys one sweep looks at; 50 unless given. */
+  /** The most keys one sweep looks at unless it is given its own limit; 50 unless given. */
   sweepLimit?: number
   /** Random bytes for IDs, injected so tests control them. */
   random?: (size: number) => Uint8Array
@@ -53,6 +56,36 @@ export interface StagedUploadsOptions<R extends StagedRecord> {
 const TIME_DIGITS = 9
 const RANDOM_BYTES = 12
 const RECORD_SUFFIX = '.json'
+/** With an owner, the ID's 24 hex digits are 8 of the owner's tag and 16 random ones. */
+const TAG_DIGITS = 8
+
+/** What one sweep did. */
+export interface SweepResult {
+  /** How many keys it deleted. */
+  deleted: number
+  /**
+   * True when nothing past its time is left to look at: the sweep reached an upload still in its
+   * lifetime or the end of the folder. False when it stopped at its limit.
+   */
+  done: boolean
+}
+
+/** Sweeps one owner's folder: what the timer of `StagedSweeper` needs of each. */
+export interface SweptFolder {
+  readonly folder: string
+  sweep(options?: SweepOptions): Promise<SweepResult>
+}
+
+export interface SweepOptions {
+  /**
+   * How long past its lifetime an upload is kept before it is deleted, in milliseconds (0 unless
+   * given): at least as long as a request begun within the lifetime may still run, so that no
+   * sweep deletes what such a request is using.
+   */
+  graceMs?: number
+  /** The most keys this sweep looks at; the owner's `sweepLimit` unless given. */
+  limit?: number
+}
 
 /**
  * Uploads announced first and completed later, perhaps by another server instance: pending TFE
@@ -68,10 +101,17 @@ const RECORD_SUFFIX = '.json'
  * |                      | upload's parts as `<id>/parts/<5-digit part number>`); none today |
  *
  * An ID is the owner's prefix, the creation time in 9 base-36 digits, then 24 random hex digits
- * (`sv-p-` `0mjuohs00` `9f3c...`). Keys list in byte order, so a listing of the folder starts with
- * the oldest upload, and shows each record just before its own objects (`.` sorts before `/`).
+ * (`sv-p-` `0mjuohs00` `9f3c...`); an upload created for an owner (a principal) has its owner's
+ * tag, 8 hex digits of a hash, in place of the first 8 random ones, so that the uploads of one
+ * owner are counted from a listing without reading any record. Keys list in byte order, so a
+ * listing of the folder starts with the oldest upload, and shows each record just before its own
+ * objects (`.` sorts before `/`).
+ *
+ * An upload lives `ttlMs` from its creation: past it, it is no longer found. Nothing is swept
+ * while uploads are created: `sweep` deletes expired ones, and core's `StagedSweeper` calls it on a
+ * timer, on one instance at a time.
  */
-export class StagedUploads<R extends StagedRecord> {
+export class StagedUploads<R extends StagedRecord> implements SweptFolder {
   readonly #store: ObjectStore
   readonly #clock: Clock
   readonly #folder: string
@@ -99,6 +139,11 @@ export class StagedUploads<R extends StagedRecord> {
     this.#idPattern = new RegExp(`^${options.idPrefix}[0-9a-z]{${TIME_DIGITS}}[0-9a-f]{24}$`)
   }
 
+  /** The owner's folder: a `STORE_KEYS` prefix ending in `/`. */
+  get folder(): string {
+    return this.#folder
+  }
+
   /** Whether `id` has the form of this owner's IDs. */
   isId(id: string): boolean {
     return this.#idPattern.test(id)
@@ -110,26 +155,60 @@ export class StagedUploads<R extends StagedRecord> {
   }
 
   /**
-   * Announces an upload: stores its record under a new ID, never over another record, then
-   * sweeps out expired ones.
+   * Announces an upload: stores its record under a new ID, never over another record. With an
+   * `owner` (a string naming a principal), the ID carries its tag, for `ids({ owner })`.
    */
-  async create(fields: Omit<R, keyof StagedRecord>): Promise<StagedUpload<R>> {
+  async create(
+    fields: Omit<R, keyof StagedRecord>,
+    options: { owner?: string } = {},
+  ): Promise<StagedUpload<R>> {
     const now = this.#clock.now()
     const time = now.toString(36).padStart(TIME_DIGITS, '0')
-    const id = `${this.#prefix}${time}${Buffer.from(this.#random(RANDOM_BYTES)).toString('hex')}`
+    const random = (bytes: number) => Buffer.from(this.#random(bytes)).toString('hex')
+    const tail =
+      options.owner === undefined
+        ? random(RANDOM_BYTES)
+        : `${ownerTag(options.owner)}${random(RANDOM_BYTES - TAG_DIGITS / 2)}`
+    const id = `${this.#prefix}${time}${tail}`
     const condition = { ifNoneMatch: '*' } as const
-    const { record, etag } = await this.#write({ ...fields, id, created: iso(now) }, condition)
-    await this.sweep()
-    return { record, etag }
+    return this.#write({ ...fields, id, created: iso(now) }, condition)
   }
 
   /**
-   * Reads an upload; undefined when there is none, or when `id` is not one of this owner's IDs.
+   * The IDs of the uploads still in their lifetime, oldest first; with `owner`, only those
+   * created for an owner with the same tag (a tag is a short hash: the caller checks the owner
+   * each record names). Reads no record: one listing of the folder, records only.
+   */
+  async ids(options: { owner?: string } = {}): Promise<string[]> {
+    const tag = options.owner === undefined ? undefined : ownerTag(options.owner)
+    const ids: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await this.#store.list({
+        prefix: this.#folder,
+        delimiter: '/',
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      for (const { key } of page.objects) {
+        if (!key.endsWith(RECORD_SUFFIX)) continue
+        const id = key.slice(this.#folder.length, -RECORD_SUFFIX.length)
+        if (!this.isId(id) || !this.#isLive(id)) continue
+        if (tag !== undefined && this.#tagOf(id) !== tag) continue
+        ids.push(id)
+      }
+      cursor = page.cursor
+    } while (cursor !== undefined)
+    return ids
+  }
+
+  /**
+   * Reads an upload; undefined when there is none, when it is past its lifetime, or when `id` is
+   * not one of this owner's IDs.
    *
    * @throws StorageUnavailableError when the record does not parse: the store is damaged.
    */
   async get(id: string): Promise<StagedUpload<R> | undefined> {
-    if (!this.isId(id)) return undefined
+    if (!this.isId(id) || !this.#isLive(id)) return undefined
     const key = this.keyOf(id)
     const object = await this.#store.get(key)
     if (object === undefined) return undefined
@@ -182,24 +261,46 @@ export class StagedUploads<R extends StagedRecord> {
   }
 
   /**
-   * Deletes, oldest first, the keys of uploads older than the time to live: records and their
-   * own objects alike, so a sweep cut short goes on where it stopped the next time. Looks at no
-   * more than `sweepLimit` keys.
-   *
-   * @returns how many keys it deleted
+   * Deletes, oldest first, the keys of uploads past their lifetime and `graceMs`: records and
+   * their own objects alike, so a sweep cut short goes on where it stopped the next time. Keys
+   * that are not an upload's are passed over. Looks at no more than `limit` keys.
    */
-  async sweep(): Promise<number> {
-    const cutoff = this.#clock.now() - this.#ttlMs
-    const page = await this.#store.list({ prefix: this.#folder, limit: this.#sweepLimit })
+  async sweep(options: SweepOptions = {}): Promise<SweepResult> {
+    const cutoff = this.#clock.now() - this.#ttlMs - (options.graceMs ?? 0)
+    let budget = options.limit ?? this.#sweepLimit
     let deleted = 0
-    for (const { key } of page.objects) {
-      const created = this.#createdOf(key)
-      if (created === undefined) continue
-      if (created >= cutoff) break
-      await this.#store.delete(key)
-      deleted += 1
-    }
-    return deleted
+    let cursor: string | undefined
+    do {
+      const page = await this.#store.list({
+        prefix: this.#folder,
+        limit: budget,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      for (const { key } of page.objects) {
+        budget -= 1
+        const created = this.#createdOf(key)
+        if (created === undefined) continue
+        if (created >= cutoff) return { deleted, done: true }
+        await this.#store.delete(key)
+        deleted += 1
+      }
+      cursor = page.cursor
+    } while (cursor !== undefined && budget > 0)
+    return { deleted, done: cursor === undefined }
+  }
+
+  /** Whether the upload of this ID (one of this owner's) is still in its lifetime. */
+  #isLive(id: string): boolean {
+    return this.#timeOf(id) + this.#ttlMs > this.#clock.now()
+  }
+
+  #timeOf(id: string): number {
+    return Number.parseInt(id.slice(this.#prefix.length, this.#prefix.length + TIME_DIGITS), 36)
+  }
+
+  #tagOf(id: string): string {
+    const start = this.#prefix.length + TIME_DIGITS
+    return id.slice(start, start + TAG_DIGITS)
   }
 
   /** The creation time in a key of this folder, or undefined for a key that is not an upload's. */
@@ -209,7 +310,7 @@ export class StagedUploads<R extends StagedRecord> {
     const rest = name.slice(idLength)
     if (!this.isId(name.slice(0, idLength))) return undefined
     if (rest !== RECORD_SUFFIX && !rest.startsWith('/')) return undefined
-    return Number.parseInt(name.slice(this.#prefix.length, this.#prefix.length + TIME_DIGITS), 36)
+    return this.#timeOf(name)
   }
 
   async #write(candidate: unknown, condition: PutCondition): Promise<StagedUpload<R>> {
@@ -218,4 +319,9 @@ export class StagedUploads<R extends StagedRecord> {
     const { etag } = await writeRecord(this.#store, this.keyOf(record.id), record, condition)
     return { record, etag }
   }
+}
+
+/** An owner's tag in its uploads' IDs: 8 hex digits of the SHA-256 of the owner's name. */
+function ownerTag(owner: string): string {
+  return createHash('sha256').update(owner).digest('hex').slice(0, TAG_DIGITS)
 }

@@ -18,6 +18,20 @@ describe('scopes', () => {
     ['team/app', 'team/apps', false],
     ['*', 'team', true],
     ['*', 'anything/at/all', true],
+    // Terraform's S3 workspaces: `env:/<workspace>/<base unit>` belongs to its base unit too.
+    ['team/*', 'env:/dev/team/app', true],
+    ['team/*', 'env:/prod/team/app/net', true],
+    ['team/app', 'env:/dev/team/app', true],
+    ['team/app', 'env:/dev/team/app/prod', false],
+    ['team/*', 'env:/dev/team-b/app', false],
+    ['team/*', 'env:/team/app', false],
+    ['team/*', 'env:/dev/other/team/app', false],
+    ['team/*', 'env:/dev/env:/dev/team/app', false],
+    ['env:/*', 'env:/dev/team/app', true],
+    ['env:/dev/*', 'env:/dev/team/app', true],
+    ['env:/dev/*', 'env:/prod/team/app', false],
+    ['team/*', 'env:/dev/team/*', true],
+    ['team/app/*', 'env:/dev/team/*', false],
   ])('%s covers %s: %s', (scope, unit, covers) => {
     expect(scopeCovers(parseScope(scope), unit)).toBe(covers)
   })

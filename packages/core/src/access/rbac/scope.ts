@@ -44,8 +44,34 @@ function checkFolder(prefix: string): void {
   }
 }
 
-/** Whether `scope` covers the unit `id`. */
+/** The first segment of a Terraform `s3` backend workspace's unit (its `workspace_key_prefix`). */
+export const WORKSPACE_PREFIX = 'env:/'
+
+/**
+ * Whether `scope` covers the unit `id` (or, for a narrower token, the scope `id`).
+ *
+ * A unit of a Terraform workspace through the S3 API, `env:/<workspace>/<base>` (the key
+ * `env:/dev/team-a/app/terraform.tfstate` is unit `env:/dev/team-a/app`), belongs to its base
+ * unit `<base>` as well as to its own name: every scope that covers `team-a/app` covers it in
+ * every workspace, so a team given `team-a/*` may use `terraform workspace` with its own
+ * configurations and never with another team's. `env:/*` and `env:/dev/*` still cover workspaces
+ * by their own names.
+ */
 export function scopeCovers(scope: string, id: string): boolean {
+  if (covers(scope, id)) return true
+  const base = workspaceBaseOf(id)
+  return base !== undefined && covers(scope, base)
+}
+
+/** The base unit of a workspace's unit (`env:/dev/team/app` is `team/app`'s), if it is one. */
+export function workspaceBaseOf(id: string): string | undefined {
+  if (!id.startsWith(WORKSPACE_PREFIX)) return undefined
+  const slash = id.indexOf('/', WORKSPACE_PREFIX.length)
+  if (slash <= WORKSPACE_PREFIX.length || slash === id.length - 1) return undefined
+  return id.slice(slash + 1)
+}
+
+function covers(scope: string, id: string): boolean {
   if (scope === '*') return true
   if (scope.endsWith('/*')) return id.startsWith(scope.slice(0, -1))
   return scope === id
