@@ -48,10 +48,7 @@ async function withDeepState(options: InProcessOptions = {}): Promise<InProcessA
 }
 afterEach(() => fixture?.close())
 
-async function answer(
-  app: InProcessApp,
-  path: string,
-): Promise<{ status: number; text: string }> {
+async function answer(app: InProcessApp, path: string): Promise<{ status: number; text: string }> {
   const headers: Record<string, string> =
     app.adminToken === undefined ? {} : { Authorization: `Bearer ${app.adminToken}` }
   const response = await app.request(path, { headers })

@@ -18,7 +18,8 @@ describe('the audit trail', () => {
   it("keeps a forced unlock's reason without its control characters", async () => {
     expect((await send('POST', '/v1/units', { id: 'team/app' })).status).toBe(201)
     expect((await send('POST', '/v1/units/team/app/lock', { Who: 'ci' })).status).toBe(200)
-    const reason = 'runner died\r\n\u001b[2J\u001b]8;;https://evil.example\u0007see logs\u009b\u202e'
+    const reason =
+      'runner died\r\n\u001b[2J\u001b]8;;https://evil.example\u0007see logs\u009b\u202e'
     const unlocked = await send('DELETE', '/v1/units/team/app/unlock?force=true', { reason })
     expect(unlocked.status, await unlocked.text()).toBe(200)
     const { records } = await fixture.core.audit.query({ action: 'force_unlock' })

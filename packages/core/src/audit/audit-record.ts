@@ -68,10 +68,7 @@ export type AuditOutcome = v.InferOutput<typeof AuditOutcomeSchema>
 
 /** Short named facts about the action (a force-unlock reason, a role name): never a body or secret. */
 export const AuditDetailSchema = v.pipe(
-  v.record(
-    v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/)),
-    text(),
-  ),
+  v.record(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/)), text()),
   v.check(
     (detail) => Object.keys(detail).length <= MAX_AUDIT_DETAIL_ENTRIES,
     `detail may hold at most ${MAX_AUDIT_DETAIL_ENTRIES} entries`,

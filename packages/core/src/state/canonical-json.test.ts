@@ -42,7 +42,9 @@ describe('canonicalJson', () => {
     expect(canonicalJson(nested(MAX_STATE_DEPTH))).toBe(nested(MAX_STATE_DEPTH))
     for (const depth of [MAX_STATE_DEPTH + 1, 50_000]) {
       expect(() => canonicalJson(nested(depth))).toThrow(
-        new SyntaxError(`nested deeper than ${MAX_STATE_DEPTH} levels at offset ${MAX_STATE_DEPTH}`),
+        new SyntaxError(
+          `nested deeper than ${MAX_STATE_DEPTH} levels at offset ${MAX_STATE_DEPTH}`,
+        ),
       )
     }
   })

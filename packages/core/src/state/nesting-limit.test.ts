@@ -85,9 +85,7 @@ describe('the nesting limit of a state', () => {
       const first = await write(terraformState({ serial: 1 }))
       const refused = write(deepState(2, depth), chunk)
       await expect(refused).rejects.toThrow(InvalidStateError)
-      await expect(refused).rejects.toThrow(
-        `nested deeper than ${MAX_STATE_DEPTH} levels at byte`,
-      )
+      await expect(refused).rejects.toThrow(`nested deeper than ${MAX_STATE_DEPTH} levels at byte`)
       expect((await core.units.get(alice, UNIT)).sha256).toBe(first.sha256)
     },
   )
