@@ -26,7 +26,7 @@ export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
 export type { LockInfo, LockRequest } from './locks/lock-info'
 export { HeldLockViewSchema } from './locks/held-lock-view'
 export type { HeldLockView } from './locks/held-lock-view'
-export { visibleText } from './text/printable'
+export { jsonWithVisibleControls, visibleText } from './text/printable'
 export {
   CreateUnitRequestSchema,
   DependenciesSchema,
