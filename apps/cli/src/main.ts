@@ -1,16 +1,20 @@
-import { CairnApiError, CairnError, CertificateError } from '@cairn/sdk'
+import { CairnApiError, CairnError, CertificateError, visibleText } from '@cairn/sdk'
 import { CLIError, EXIT, NegativeAnswer } from './cli-error'
 import { root } from './commands/index'
 import { runCli } from './run'
 
-/** Turns any failure into one line on stderr and an exit code: 1 failure, 2 bad usage. */
+/**
+ * Turns any failure into one line on stderr and an exit code: 1 failure, 2 bad usage. The line
+ * shows its control characters written out: a server's message may carry them.
+ */
 async function main(): Promise<void> {
   const args = process.argv.slice(2)
   try {
     await runCli(root, args)
   } catch (error) {
     if (!(error instanceof NegativeAnswer)) {
-      process.stderr.write(`cairn: ${explain(error, flagOf(args, '--server'), caFileOf(args))}\n`)
+      const line = explain(error, flagOf(args, '--server'), caFileOf(args))
+      process.stderr.write(`cairn: ${visibleText(line)}\n`)
     }
     process.exitCode =
       error instanceof CLIError

@@ -182,6 +182,14 @@ export { postingsOf, type PostingsBuilder } from './resources/search-wiring'
 export type { PostingsData } from './resources/unit-postings'
 export type { ScannedState, ScanOptions, TerraformHeader } from './state/state-scanner'
 export { StateScanner } from './state/state-scanner'
+export { MAX_STATE_DEPTH } from './state/json-scan'
+export {
+  hasControlCharacters,
+  isPrintableAscii,
+  jsonWithVisibleControls,
+  printableText,
+  visibleText,
+} from './text/printable'
 export type { StateOutput, StateOutputs } from './state/outputs'
 export type { IndexDiff } from './resources/index-diff'
 export { compareInstances, compareOutputs, diffIndexes, toResource } from './resources/index-diff'

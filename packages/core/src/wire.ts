@@ -13,6 +13,7 @@ import { VersionRefSchema } from './graph/graph-node'
 import { HeldLockViewSchema } from './locks/held-lock-view'
 import { FreezeSchema } from './freezes/freeze-store'
 import { LockInfoSchema } from './locks/lock-info'
+import { isPrintableAscii, printableText } from './text/printable'
 import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
 
 export { AUDIT_ACTIONS, AUDIT_SURFACES, AuditRecordSchema } from './audit/audit-record'
@@ -25,6 +26,7 @@ export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
 export type { LockInfo, LockRequest } from './locks/lock-info'
 export { HeldLockViewSchema } from './locks/held-lock-view'
 export type { HeldLockView } from './locks/held-lock-view'
+export { jsonWithVisibleControls, visibleText } from './text/printable'
 export {
   CreateUnitRequestSchema,
   DependenciesSchema,
@@ -345,7 +347,10 @@ export const CreateApiTokenRequestSchema = v.pipe(
   v.object({
     name: v.pipe(
       v.string('name must name the token'),
-      v.regex(/^[\x20-\x7e]{1,100}$/, 'name must be 1 to 100 printable characters'),
+      v.check(
+        (name) => name.length >= 1 && name.length <= 100 && isPrintableAscii(name),
+        'name must be 1 to 100 printable characters',
+      ),
     ),
     expires_in: v.optional(
       v.pipe(
@@ -468,6 +473,8 @@ export const WebhookRequestSchema = v.object({
         MAX_WEBHOOK_DESCRIPTION,
         `description must be at most ${MAX_WEBHOOK_DESCRIPTION} characters`,
       ),
+      // Shown in terminals and on the dashboard: kept without its control characters.
+      v.transform(printableText),
     ),
   ),
 })
@@ -479,7 +486,8 @@ export const WebhookSchema = v.object({
   url: v.string(),
   events: v.array(WebhookEventTypeSchema),
   prefix: v.string(),
-  description: v.optional(v.string()),
+  // One stored before descriptions were stripped is read without its control characters too.
+  description: v.optional(v.pipe(v.string(), v.transform(printableText))),
   created: v.string(),
   by: v.string(),
 })

@@ -20,7 +20,12 @@
 export const SLICE: i32 = 65536
 export const EVENT_CAPACITY: i32 = 4096
 const STACK: usize = 65536
-const MAX_DEPTH: i32 = 10000
+/**
+ * The deepest a document may nest: a deeper one is refused (E_DEPTH), so that every reader of a
+ * stored state can serve it (`MAX_STATE_DEPTH` in src/state/json-scan.ts, which checks the two
+ * agree).
+ */
+export const MAX_DEPTH: i32 = 512
 const KEY: usize = STACK + <usize>MAX_DEPTH
 export const IN: usize = 81920
 export const EVENTS: usize = IN + <usize>SLICE

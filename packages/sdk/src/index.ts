@@ -26,6 +26,7 @@ export { expiryOf, refreshingTokens, staticToken } from './token-provider'
 export type { DependencyChange, DependencySet, PageQuery, StateBody, StateDownload } from './units'
 export { UnitsApi } from './units'
 export { WebhooksApi } from './webhooks'
+export { jsonWithVisibleControls, visibleText } from '@cairn/core/wire'
 export type {
   ApiToken,
   AssignmentRequest,

@@ -1,7 +1,8 @@
-import { CairnApiError } from '@cairn/sdk'
+import { CairnApiError, visibleText } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { CLIError } from '../cli-error'
 import { openContext } from '../context'
+import { shown } from '../output/shown'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -36,13 +37,13 @@ export default defineCommand({
     }
     process.stdout.write(
       [
-        `export AWS_ACCESS_KEY_ID=${shellQuote(creds.AccessKeyId)}`,
-        `export AWS_SECRET_ACCESS_KEY=${shellQuote(creds.SecretAccessKey)}`,
-        `export AWS_SESSION_TOKEN=${shellQuote(creds.SessionToken)}`,
+        `export AWS_ACCESS_KEY_ID=${shellQuote(visibleText(creds.AccessKeyId))}`,
+        `export AWS_SECRET_ACCESS_KEY=${shellQuote(visibleText(creds.SecretAccessKey))}`,
+        `export AWS_SESSION_TOKEN=${shellQuote(visibleText(creds.SessionToken))}`,
         '',
       ].join('\n'),
     )
-    context.out.note(`# expires ${creds.Expiration}`)
+    context.out.note(shown`# expires ${creds.Expiration}`)
   },
 })
 

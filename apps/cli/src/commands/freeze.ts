@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../context'
 import { common } from './_shared'
+import { visibleText } from '@cairn/sdk'
 
 export default defineCommand({
   meta: {
@@ -23,6 +24,6 @@ export default defineCommand({
   async run({ args }) {
     const context = await openContext(args)
     const freeze = await context.client.freezes.create({ prefix: args.prefix, reason: args.reason })
-    context.out.result(freeze, () => freeze.id)
+    context.out.result(freeze, () => visibleText(freeze.id))
   },
 })

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty'
 import { CLIError, UsageError } from '../cli-error'
 import { openContext } from '../context'
 import { loginWithProvider } from '../login/oidc-login'
+import { shown } from '../output/shown'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -42,7 +43,7 @@ export default defineCommand({
       await context.credentials.set(context.server, { access_token: given })
       context.out.result(
         { server: context.server, subject: me.subject },
-        () => `Logged in to ${context.server} as ${me.subject}.`,
+        () => shown`Logged in to ${context.server} as ${me.subject}.`,
       )
       return
     }
@@ -77,7 +78,7 @@ export default defineCommand({
     context.out.result(
       { server: context.server, subject: me.subject, email: me.email },
       () =>
-        `Logged in to ${context.server} as ${me.subject}${me.email === null ? '' : ` (${me.email})`}.`,
+        shown`Logged in to ${context.server} as ${me.subject}${me.email === null ? '' : ` (${me.email})`}.`,
     )
   },
 })

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../context'
+import { shown } from '../output/shown'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -10,8 +11,8 @@ export default defineCommand({
     const removed = await context.credentials.remove(context.server)
     context.out.result({ server: context.server, logged_out: removed }, () =>
       removed
-        ? `Logged out of ${context.server}.`
-        : `Not logged in to ${context.server}; nothing to do.`,
+        ? shown`Logged out of ${context.server}.`
+        : shown`Not logged in to ${context.server}; nothing to do.`,
     )
   },
 })

@@ -4,6 +4,7 @@ import { UsageError } from '../cli-error'
 import { openContext } from '../context'
 import { table } from '../output/output'
 import { firstItems } from './_pages'
+import { shown } from '../output/shown'
 import { common } from './_shared'
 import { count } from './_values'
 
@@ -67,7 +68,7 @@ export default defineCommand({
     if (unsearchedCount > 0) {
       const named = notIndexed
         .slice(0, NAMED)
-        .map((item) => `${item.unit} (${item.reason})`)
+        .map((item) => shown`${item.unit} (${item.reason})`)
         .join(', ')
       const more = unsearchedCount > Math.min(notIndexed.length, NAMED) ? ', ...' : ''
       context.out.note(

@@ -2,7 +2,6 @@ import type { UnitStatus } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { CLIError, UsageError } from '../cli-error'
 import { openContext } from '../context'
-import { paint } from '../output/colour'
 import { table, unreadable } from '../output/output'
 import { common } from './_shared'
 
@@ -38,7 +37,7 @@ export default defineCommand({
             ['UNIT', 'STATUS', 'PENDING', 'RED UPSTREAM'],
             units.map((unit) => [
               unit.id,
-              paint(unit.status),
+              { text: unit.status, colour: unit.status },
               String(unit.edges.filter((edge) => edge.state === 'pending').length),
               [
                 ...unit.red_upstream,

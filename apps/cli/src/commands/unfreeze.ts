@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../context'
+import { shown } from '../output/shown'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -11,6 +12,6 @@ export default defineCommand({
   async run({ args }) {
     const context = await openContext(args)
     await context.client.freezes.delete(args.id)
-    context.out.result({ id: args.id, deleted: true }, () => `Lifted freeze ${args.id}.`)
+    context.out.result({ id: args.id, deleted: true }, () => shown`Lifted freeze ${args.id}.`)
   },
 })

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../context'
+import { shown } from '../output/shown'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -10,9 +11,9 @@ export default defineCommand({
     const me = await context.client.auth.me()
     context.out.result({ server: context.server, ...me }, () =>
       [
-        `${me.subject}${me.email === null ? '' : ` (${me.email})`} on ${context.server}`,
-        ...(me.groups.length === 0 ? [] : [`groups: ${me.groups.join(', ')}`]),
-        ...(me.roles.length === 0 ? [] : [`roles: ${me.roles.join(', ')}`]),
+        shown`${me.subject}${me.email === null ? '' : ` (${me.email})`} on ${context.server}`,
+        ...(me.groups.length === 0 ? [] : [shown`groups: ${me.groups.join(', ')}`]),
+        ...(me.roles.length === 0 ? [] : [shown`roles: ${me.roles.join(', ')}`]),
       ].join('\n'),
     )
   },

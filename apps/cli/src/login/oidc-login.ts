@@ -4,7 +4,7 @@ import { accessSync, constants } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { delimiter, join } from 'node:path'
-import type { AuthConfig } from '@cairn/sdk'
+import { visibleText, type AuthConfig } from '@cairn/sdk'
 import { CLIError } from '../cli-error'
 
 export interface OidcLoginOptions {
@@ -59,8 +59,8 @@ export async function loginWithProvider(options: OidcLoginOptions): Promise<stri
     const browser = options.noBrowser ? undefined : findBrowser()
     options.say(
       browser === undefined
-        ? `Open this URL in a browser to log in:\n\n  ${url}\n`
-        : `Opening a browser to log in. If it does not open, visit:\n\n  ${url}\n`,
+        ? `Open this URL in a browser to log in:\n\n  ${visibleText(url)}\n`
+        : `Opening a browser to log in. If it does not open, visit:\n\n  ${visibleText(url)}\n`,
     )
     if (browser !== undefined) spawn(browser, [url], { stdio: 'ignore', detached: true }).unref()
     const code = await waitForCode(listener, redirect.path, state, options.timeoutMs)

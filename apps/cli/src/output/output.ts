@@ -1,3 +1,6 @@
+import { jsonWithVisibleControls, visibleText } from '@cairn/sdk'
+import { tint, type Colour } from './colour'
+
 /**
  * Where results and diagnostics go: results on stdout (JSON with `--json`, tables otherwise),
  * everything else on stderr, so that `cairn ... --json | jq` always gets clean JSON.
@@ -9,9 +12,17 @@ export class Output {
     this.json = json
   }
 
-  /** A result: as JSON, or as the text `human` makes. */
+  /**
+   * A result: as JSON, or as the text `human` makes (which shows what the server said through
+   * `shown`, `table` or `visibleText`). The JSON means the same value, with every control
+   * character in it escaped, so it is safe on a terminal too.
+   */
   result(value: unknown, human: () => string): void {
-    process.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : ensureNewline(human()))
+    process.stdout.write(
+      this.json
+        ? `${jsonWithVisibleControls(JSON.stringify(value, null, 2))}\n`
+        : ensureNewline(human()),
+    )
   }
 
   /** A line for people, on stderr (never mixed into results). */
@@ -24,19 +35,35 @@ function ensureNewline(text: string): string {
   return text === '' || text.endsWith('\n') ? text : `${text}\n`
 }
 
-/** A plain text table: columns padded to their widest cell, a header row first. */
-export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) =>
-    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+/** A table cell: any text, or a word in a colour (when colour is on). */
+export type Cell = string | { text: string; colour: Colour }
+
+/**
+ * A plain text table: columns padded to their widest cell, a header row first. Each cell is shown
+ * through `visibleText`, so a server's text cannot act on the terminal or break the layout with a
+ * line break; a coloured cell is padded by its text, then coloured.
+ */
+export function table(headers: string[], rows: Cell[][]): string {
+  const shownRows = rows.map((row) =>
+    row.map((cell) =>
+      typeof cell === 'string'
+        ? { text: visibleText(cell), colour: undefined }
+        : { text: visibleText(cell.text), colour: cell.colour },
+    ),
   )
-  const line = (cells: string[]) =>
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...shownRows.map((row) => (row[column]?.text ?? '').length)),
+  )
+  const line = (cells: { text: string; colour: Colour | undefined }[]) =>
     cells
-      .map((cell, column) =>
-        column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0),
-      )
+      .map(({ text, colour }, column) => {
+        const padded = column === cells.length - 1 ? text : text.padEnd(widths[column] ?? 0)
+        return colour === undefined ? padded : tint(colour, padded)
+      })
       .join('  ')
       .trimEnd()
-  return [line(headers), ...rows.map(line)].join('\n')
+  const header = headers.map((text) => ({ text, colour: undefined }))
+  return [line(header), ...shownRows.map(line)].join('\n')
 }
 
 /** Bytes for people: 512 B, 1.5 KiB, 100.0 MiB. */

@@ -1,3 +1,5 @@
+import { visibleText } from '@cairn/sdk'
+
 /**
  * A JSON value as `terraform output` shows it: strings quoted, lists and maps over several
  * lines with two-space indents, list items ending in a comma, map keys quoted with `=`.
@@ -24,7 +26,10 @@ export function terraformValue(value: unknown, indent = ''): string {
   return ['{', ...lines, `${indent}}`].join('\n')
 }
 
-/** A string in double quotes: JSON's escapes, which for text match the Go quoting Terraform uses. */
+/**
+ * A string in double quotes: JSON's escapes, which for text match the Go quoting Terraform uses,
+ * and the control characters JSON leaves (DEL, C1, bidirectional) written out by `visibleText`.
+ */
 function quote(text: string): string {
-  return JSON.stringify(text)
+  return visibleText(JSON.stringify(text))
 }

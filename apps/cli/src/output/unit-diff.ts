@@ -1,5 +1,13 @@
-import type { AttributeChange, OutputChange, Resource, ResourceChange, UnitDiff } from '@cairn/sdk'
+import {
+  visibleText,
+  type AttributeChange,
+  type OutputChange,
+  type Resource,
+  type ResourceChange,
+  type UnitDiff,
+} from '@cairn/sdk'
 import { tint, type Colour } from './colour'
+import { shown } from './shown'
 
 type Action = 'add' | 'change' | 'destroy'
 
@@ -38,7 +46,7 @@ export function anyChange(diff: UnitDiff): boolean {
 export function diffText(diff: UnitDiff, options: { colour: boolean; detail: boolean }): string {
   const { colour, detail } = options
   if (!anyChange(diff)) {
-    return `No changes between ${diff.from?.timestamp ?? '(no earlier version)'} and ${diff.to.timestamp}.`
+    return shown`No changes between ${diff.from?.timestamp ?? '(no earlier version)'} and ${diff.to.timestamp}.`
   }
   const lines: string[] = []
   const entries: [Action, Resource | ResourceChange][] = [
@@ -48,12 +56,12 @@ export function diffText(diff: UnitDiff, options: { colour: boolean; detail: boo
   ]
   entries.sort(([, a], [, b]) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0))
   for (const [action, resource] of entries) {
-    lines.push(tint(MARK[action].colour, `${MARK[action].sign} ${resource.address}`, colour))
+    lines.push(tint(MARK[action].colour, shown`${MARK[action].sign} ${resource.address}`, colour))
     if (detail && 'attributes' in resource) {
       for (const change of resource.attributes ?? []) lines.push(attributeLine(change, colour))
     }
     if (detail && 'detail_omitted' in resource && resource.detail_omitted !== undefined) {
-      lines.push(`    (attributes not compared: ${resource.detail_omitted})`)
+      lines.push(shown`    (attributes not compared: ${resource.detail_omitted})`)
     }
   }
   const outputs: [Action, OutputChange][] = [
@@ -83,7 +91,7 @@ function attributeLine(change: AttributeChange, colour: boolean): string {
   const action: Action = had && has ? 'change' : has ? 'add' : 'destroy'
   const sign = tint(MARK[action].colour, MARK[action].sign, colour)
   // The server marks a hidden value with the text `(sensitive)`: shown bare, as Terraform does.
-  return `    ${sign} ${change.path}: ${values(change.before, change.after, had, has, true)}`
+  return `    ${sign} ${visibleText(change.path)}: ${values(change.before, change.after, had, has, true)}`
 }
 
 /** `~ name`, and with `detail` the values when the diff has them (`(sensitive)` unquoted when it is). */
@@ -92,7 +100,7 @@ function outputLine(
   output: OutputChange,
   { colour, detail }: { colour: boolean; detail: boolean },
 ): string {
-  const head = tint(MARK[action].colour, `${MARK[action].sign} ${output.name}`, colour)
+  const head = tint(MARK[action].colour, shown`${MARK[action].sign} ${output.name}`, colour)
   if (!detail) return head
   const had = output.before !== undefined
   const has = output.after !== undefined
@@ -107,8 +115,9 @@ function values(
   has: boolean,
   sensitive: boolean,
 ): string {
+  // JSON escapes the C0 controls of a value, `visibleText` the others it leaves.
   const show = (value: unknown) =>
-    sensitive && value === '(sensitive)' ? '(sensitive)' : JSON.stringify(value)
+    sensitive && value === '(sensitive)' ? '(sensitive)' : visibleText(JSON.stringify(value))
   if (had && has) return `${show(before)} -> ${show(after)}`
   return show(has ? after : before)
 }

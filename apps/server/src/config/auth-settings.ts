@@ -1,3 +1,4 @@
+import { isPrintableAscii } from '@cairn/core'
 import * as v from 'valibot'
 import { ConfigError } from './config-error'
 import { parseDuration } from './duration'
@@ -107,7 +108,10 @@ const AuthSchema = v.object({
   SVC_TOKENS_KID: v.optional(
     v.pipe(
       v.string(),
-      v.regex(/^[\x21-\x7e]{1,128}$/, 'SVC_TOKENS_KID must be 1 to 128 printable characters'),
+      v.check(
+        (kid) => kid.length >= 1 && kid.length <= 128 && isPrintableAscii(kid, { spaces: false }),
+        'SVC_TOKENS_KID must be 1 to 128 printable characters',
+      ),
     ),
   ),
   SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS: v.optional(v.string()),

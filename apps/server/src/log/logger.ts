@@ -1,3 +1,5 @@
+import { jsonWithVisibleControls } from '@cairn/core'
+
 /** Log levels, least severe first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -17,6 +19,10 @@ export interface Logger {
 /**
  * Writes JSON lines (`time`, `level`, `msg`, then the fields) at `level` and above. Callers pass
  * only what is safe to keep: never a token, a state body or a query string.
+ *
+ * No field, whoever chose its text (a path, an error's message, a client's header), can put a
+ * control character on the terminal or in the tool that shows the log: JSON escapes U+0000 to
+ * U+001F, and the rest (DEL, C1, the bidirectional ones) are escaped after it.
  */
 export function createLogger(
   level: LogLevel,
@@ -27,7 +33,7 @@ export function createLogger(
   const emit = (at: LogLevel, message: string, fields?: LogFields): void => {
     if (LOG_LEVELS.indexOf(at) < threshold) return
     const entry = { time: new Date().toISOString(), level: at, msg: message, ...base, ...fields }
-    write(`${JSON.stringify(entry, errorsAsObjects)}\n`)
+    write(`${jsonWithVisibleControls(JSON.stringify(entry, errorsAsObjects))}\n`)
   }
   return {
     debug: (message, fields) => {

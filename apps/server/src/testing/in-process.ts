@@ -1,7 +1,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createCore, createMemoryStore, systemClock, type Clock, type Core } from '@cairn/core'
+import {
+  createCore,
+  createMemoryStore,
+  systemClock,
+  type Clock,
+  type Core,
+  type ObjectStore,
+} from '@cairn/core'
 import type { Hono } from 'hono'
 import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
@@ -43,6 +50,8 @@ export interface InProcessApp {
    * assignment given by an administrator while every caller of the app is `anonymous`).
    */
   core: Core
+  /** The store under the core, for what no route can arrange (a state stored by an older server). */
+  store: ObjectStore
   /** The app's identity service, to check what it issued (it is not consulted with auth off). */
   auth: AuthService
   /** The app's `request`, which is all most tests need. */
@@ -108,7 +117,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
         ? {}
         : { maxMultipartUploads: options.maxMultipartUploads }),
     })
-    return { app, core, auth: identity.auth, request: app.request, adminToken, close }
+    return { app, core, store, auth: identity.auth, request: app.request, adminToken, close }
   } catch (error) {
     await close()
     throw error

@@ -329,6 +329,35 @@ describe.each(drivers)('the audit log on the %s store', (_name, open) => {
     expect(text).not.toContain('SECRET')
     expect(JSON.parse(text)).toEqual(record)
   })
+
+  it('strips the control characters of every text before it is stored, and of one stored before', async () => {
+    const { store, log } = await setup()
+    const hostile = '\u001b[2Jcleared\r\n\u001b]8;;https://evil.example\u0007link\u009b\u202e'
+    const record = await log.append(
+      entry({
+        principal: { subject: `alice${hostile}`, token_name: `ci${hostile}` },
+        detail: { reason: `stuck runner${hostile}`, forwarded_for: `203.0.113.9${hostile}` },
+      }),
+    )
+    const shown = '[2Jcleared ]8;;https://evil.examplelink'
+    expect(record.principal).toEqual({ subject: `alice${shown}`, token_name: `ci${shown}` })
+    expect(record.detail).toEqual({
+      reason: `stuck runner${shown}`,
+      forwarded_for: `203.0.113.9${shown}`,
+    })
+    const key = `audit/2026-01-01/${record.id}.json`
+    const stored = await store.get(key)
+    if (stored === undefined) throw new Error('the record was not stored')
+    const text = new TextDecoder().decode(await collectBytes(stored.body))
+    expect(text).not.toMatch(/\\u00[01][0-9a-f]|\\u009b|\u009b|\u202e|\\r|\\n/)
+    // A record an older server wrote with them is read back without them.
+    await store.put(
+      key,
+      new TextEncoder().encode(JSON.stringify({ ...record, unit: `a${hostile}` })),
+    )
+    const [read] = (await log.query({})).records
+    expect(read?.unit).toBe(`a${shown}`)
+  })
 })
 
 describe('the core', () => {

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { printableText } from '../text/printable'
 
 /** The longest string field of a record: enough for a unit ID, short enough to keep a record small. */
 export const MAX_AUDIT_FIELD = 512
@@ -31,7 +32,14 @@ export const AUDIT_ACTIONS = [
 /** Where a request came in: `web` is the dashboard at `/app`. */
 export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth', 'web'] as const
 
-const short = (max = MAX_AUDIT_FIELD) => v.pipe(v.string(), v.minLength(1), v.maxLength(max))
+/**
+ * A text field of a record. Its control characters are stripped as it enters, whoever wrote it (a
+ * forced unlock's reason, a proxy's `X-Forwarded-For`): the trail is read in terminals and by
+ * tools that print it, and a record written before is read back stripped too.
+ */
+const text = (max = MAX_AUDIT_FIELD) =>
+  v.pipe(v.string(), v.transform(printableText), v.maxLength(max))
+const short = (max = MAX_AUDIT_FIELD) => v.pipe(text(max), v.minLength(1))
 
 export const AuditActionSchema = v.picklist(AUDIT_ACTIONS)
 export type AuditAction = v.InferOutput<typeof AuditActionSchema>
@@ -60,10 +68,7 @@ export type AuditOutcome = v.InferOutput<typeof AuditOutcomeSchema>
 
 /** Short named facts about the action (a force-unlock reason, a role name): never a body or secret. */
 export const AuditDetailSchema = v.pipe(
-  v.record(
-    v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/)),
-    v.pipe(v.string(), v.maxLength(MAX_AUDIT_FIELD)),
-  ),
+  v.record(v.pipe(v.string(), v.regex(/^[a-z][a-z0-9_]{0,63}$/)), text()),
   v.check(
     (detail) => Object.keys(detail).length <= MAX_AUDIT_DETAIL_ENTRIES,
     `detail may hold at most ${MAX_AUDIT_DETAIL_ENTRIES} entries`,

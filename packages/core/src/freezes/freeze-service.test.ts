@@ -158,6 +158,8 @@ describe.each(DRIVERS)('freezes, $name store', ({ open }) => {
       { prefix: 'team/*', reason: '' },
       { prefix: 'team/*', reason: 'x'.repeat(501) },
       { prefix: 'team/*', reason: 'a\nb' },
+      { prefix: 'team/*', reason: 'a\u009b2Jb' },
+      { prefix: 'team/*', reason: 'a\u202eb' },
     ]) {
       await expect(core.freezes.create(root, request)).rejects.toBeInstanceOf(InvalidRequestError)
     }

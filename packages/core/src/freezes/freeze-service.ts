@@ -4,6 +4,7 @@ import { parsePrefix, scopeCovers } from '../access/rbac/scope'
 import { FreezeNotFoundError, InvalidRequestError, UnitFrozenError } from '../errors'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
+import { hasControlCharacters } from '../text/printable'
 import type { UnitId } from '../units/unit-id'
 import type { Freeze, FreezeStore } from './freeze-store'
 
@@ -48,8 +49,7 @@ export class FreezeService {
     if (reason === '' || reason.length > MAX_FREEZE_REASON) {
       throw new InvalidRequestError(`reason must be 1 to ${MAX_FREEZE_REASON} characters`)
     }
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f]/.test(reason)) {
+    if (hasControlCharacters(reason)) {
       throw new InvalidRequestError('reason must not hold control characters')
     }
     const freeze: Freeze = {

@@ -1,35 +1,22 @@
 import * as v from 'valibot'
 import { InvalidLockInfoError } from '../errors'
+import { printableText } from '../text/printable'
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 // RFC 3339 date-time; Terraform writes nanoseconds, Go's time.RFC3339Nano.
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/
 const MAX_FIELD_LENGTH = 4096
 
-/** Tab, line feed and carriage return: whitespace a lock field may hold, shown as one space. */
-const LINE_BREAKS = /[\t\n\r]+/g
 /**
- * The other C0 controls (ESC among them), DEL, the C1 controls, and the Unicode bidirectional
- * embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069).
- */
-// eslint-disable-next-line no-control-regex
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
-
-/**
- * A lock field as it may be shown. Terraform prints the holder's LockInfo to every other operator
+ * A lock field, as it may be shown. Terraform prints the holder's LockInfo to every other operator
  * whose plan or apply meets the lock ("Error acquiring the state lock"), so an ANSI escape or a
- * carriage return in it could rewrite their terminal, and a bidirectional override could make the
- * text read as something else. These are stripped rather than refused, so that no client, however
- * odd its fields, is turned away from taking a lock.
+ * carriage return in it could rewrite their terminal: control characters are stripped, rather than
+ * refused, so that no client, however odd its fields, is turned away from taking a lock.
  */
-export function printableLockText(text: string): string {
-  return text.replace(LINE_BREAKS, ' ').replace(UNPRINTABLE, '')
-}
-
 const text = v.pipe(
   v.string(),
   v.maxLength(MAX_FIELD_LENGTH, 'is longer than 4096 characters'),
-  v.transform(printableLockText),
+  v.transform(printableText),
 )
 
 /**

@@ -4,6 +4,7 @@ import { mapLimit } from '../concurrency/map-limit'
 import { InvalidRequestError, LockConflictError, UnitNotFoundError } from '../errors'
 import { iso } from '../runtime/clock'
 import { writeRecord } from '../storage/stored-json'
+import { printableText } from '../text/printable'
 import { historyKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import {
@@ -21,7 +22,7 @@ import {
   type PageOptions,
 } from '../units/unit-listing'
 import { viewOf, type HeldLockView } from './held-lock-view'
-import { printableLockText, type LockInfo, type LockRequest } from './lock-info'
+import type { LockInfo, LockRequest } from './lock-info'
 import { completeLockInfo, describeLock, releaseOf, type UnlockRequest } from './lock-rules'
 import type { Kernel } from '../kernel'
 
@@ -224,6 +225,6 @@ function parseReason(text: string): string | undefined {
   if (text.length > MAX_UNLOCK_REASON_LENGTH) {
     throw new InvalidRequestError(`reason must be at most ${MAX_UNLOCK_REASON_LENGTH} characters`)
   }
-  const reason = printableLockText(text).trim()
+  const reason = printableText(text).trim()
   return reason === '' ? undefined : reason
 }

@@ -92,6 +92,9 @@ function outputChange(
   return change
 }
 
+// The walks below recurse once a level: the attributes they read nest at most `MAX_STATE_DEPTH`
+// levels, since the scanner refuses a deeper state, whether it is written or read back.
+
 /** Marks a member missing on one side; `undefined` cannot, as it is no JSON value. */
 const ABSENT: unique symbol = Symbol('absent')
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, outputDigests } from './canonical-json'
+import { MAX_STATE_DEPTH } from './json-scan'
 
 describe('canonicalJson', () => {
   it('sorts keys, drops whitespace and escapes strings one way', () => {
@@ -33,6 +34,18 @@ describe('canonicalJson', () => {
       'nul',
     ]) {
       expect(() => canonicalJson(bad), bad).toThrow(SyntaxError)
+    }
+  })
+
+  it('reads a value as deep as a state may nest, and refuses a deeper one without overflowing', () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`
+    expect(canonicalJson(nested(MAX_STATE_DEPTH))).toBe(nested(MAX_STATE_DEPTH))
+    for (const depth of [MAX_STATE_DEPTH + 1, 50_000]) {
+      expect(() => canonicalJson(nested(depth))).toThrow(
+        new SyntaxError(
+          `nested deeper than ${MAX_STATE_DEPTH} levels at offset ${MAX_STATE_DEPTH}`,
+        ),
+      )
     }
   })
 })

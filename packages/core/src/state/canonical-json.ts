@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { MAX_STATE_DEPTH } from './json-scan'
 import { outputMap } from './outputs'
 
 /**
@@ -7,7 +8,7 @@ import { outputMap } from './outputs'
  * large numbers that one float would blur stay apart. Two documents that mean the same JSON value
  * and write each number the same way have the same canonical form, whatever their layout.
  *
- * @throws SyntaxError when `text` is not one JSON value
+ * @throws SyntaxError when `text` is not one JSON value, or nests deeper than a state may
  */
 export function canonicalJson(text: string): string {
   const parser = new Parser(text)
@@ -77,10 +78,14 @@ const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 // eslint-disable-next-line no-control-regex
 const STRING = /"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/y
 
-/** A small recursive-descent reader that writes the canonical form as it goes. */
+/**
+ * A small recursive-descent reader that writes the canonical form as it goes. It stops at the
+ * depth a state may nest (`MAX_STATE_DEPTH`), so no text, however deep, overflows its stack.
+ */
 class Parser {
   readonly #text: string
   at = 0
+  #depth = 0
 
   constructor(text: string) {
     this.#text = text
@@ -98,6 +103,17 @@ class Parser {
   /** Reads one value and returns its canonical form. */
   value(): string {
     const next = this.peek()
+    if (next !== '{' && next !== '[') return this.#scalar(next)
+    if (this.#depth === MAX_STATE_DEPTH) {
+      this.#fail(`nested deeper than ${MAX_STATE_DEPTH} levels`)
+    }
+    this.#depth += 1
+    const value = this.#container(next)
+    this.#depth -= 1
+    return value
+  }
+
+  #container(next: '{' | '['): string {
     if (next === '{') {
       const entries: [string, string][] = []
       const keys = new Set<string>()
@@ -109,21 +125,22 @@ class Parser {
       entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       return `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(',')}}`
     }
-    if (next === '[') {
+    this.at += 1
+    const items: string[] = []
+    if (this.peek() === ']') {
       this.at += 1
-      const items: string[] = []
-      if (this.peek() === ']') {
-        this.at += 1
-        return '[]'
-      }
-      for (;;) {
-        items.push(this.value())
-        const separator = this.peek()
-        this.at += 1
-        if (separator === ']') return `[${items.join(',')}]`
-        if (separator !== ',') this.#fail('expected , or ] in an array')
-      }
+      return '[]'
     }
+    for (;;) {
+      items.push(this.value())
+      const separator = this.peek()
+      this.at += 1
+      if (separator === ']') return `[${items.join(',')}]`
+      if (separator !== ',') this.#fail('expected , or ] in an array')
+    }
+  }
+
+  #scalar(next: string | undefined): string {
     if (next === '"') return JSON.stringify(this.#string())
     for (const literal of ['true', 'false', 'null']) {
       if (this.#text.startsWith(literal, this.at)) {

@@ -10,6 +10,17 @@ import { JSON_SCAN_WASM } from './json-scan-wasm'
 
 /** The most bytes one `scan` reads. */
 export const SLICE = 64 * 1024
+/**
+ * The deepest a state may nest, counting each object and array: a deeper one is refused as it
+ * streams in, and a deeper one stored before the limit is refused when read. A Terraform state's
+ * own frame is six levels (the state, `resources`, a resource, `instances`, an instance,
+ * `attributes`), and provider schemas nest a few dozen more at most (a WAFv2 rule's statements,
+ * a Kubernetes manifest); Go's encoding/json, which Terraform reads states with, stops at 10,000.
+ * 512 is far above any real state and well within what every reader here serves: a value is
+ * written out, compared and digested by recursive code (`JSON.stringify` among it), which a
+ * document some 5,000 levels deep overflows.
+ */
+export const MAX_STATE_DEPTH = 512
 /** A value starts: its depth, position, and first byte. */
 export const EVENT_START = 1
 /** A value ends before the position. */
@@ -33,13 +44,14 @@ export const INDEX_KEYS = {
 /** How many of `INDEX_KEYS.resource` are fields (before `instances`). */
 export const RESOURCE_FIELD_COUNT = 5
 
+/** The byte loop's error for a document nested deeper than `MAX_STATE_DEPTH`. */
+const TOO_DEEP = 6
 const REASONS: Record<number, string> = {
   1: 'control character in a string',
   2: 'invalid escape in a string',
   3: 'invalid \\u escape in a string',
   4: 'invalid number: leading zero',
   5: 'invalid number',
-  6: 'nested too deeply',
   7: 'expected a value',
   8: 'expected a quoted object key',
   9: 'expected : after an object key',
@@ -52,6 +64,11 @@ const UNFINISHED = 14
 
 /** The error for `code` at byte `at` of the document. */
 export function scanError(code: number, at: number, empty: boolean): InvalidStateError {
+  if (code === TOO_DEEP) {
+    return new InvalidStateError(
+      `nested deeper than ${MAX_STATE_DEPTH} levels at byte ${at}, the most a state may nest`,
+    )
+  }
   const reason =
     code === UNFINISHED
       ? empty
@@ -86,6 +103,7 @@ interface Exports {
   DIGEST_IN: Global
   OUT: Global
   MAX_INDEXED: Global
+  MAX_DEPTH: Global
   outUsed: Global
   outCount: Global
   MAX_REPORTED: Global
@@ -168,7 +186,11 @@ export class JsonScan {
 
   constructor(exports: Exports) {
     this.#exports = exports
-    if (exports.SLICE.value !== SLICE || exports.MAX_INDEXED.value !== MAX_INDEXED_INSTANCES) {
+    if (
+      exports.SLICE.value !== SLICE ||
+      exports.MAX_INDEXED.value !== MAX_INDEXED_INSTANCES ||
+      exports.MAX_DEPTH.value !== MAX_STATE_DEPTH
+    ) {
       throw new Error('the JSON scanner is out of date')
     }
     this.#deepestReported = exports.MAX_REPORTED.value

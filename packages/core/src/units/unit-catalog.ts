@@ -10,6 +10,7 @@ import {
 import type { LockAging } from '../locks/lock-age'
 import { describeLock } from '../locks/lock-rules'
 import { listAllKeys } from '../storage/object-store'
+import { isPrintableAscii } from '../text/printable'
 import {
   beginCommit,
   type ExtensionErrorHandler,
@@ -194,7 +195,11 @@ export class UnitCatalog {
   ): Promise<UnitDetails> {
     const tags = changes.tags === undefined ? undefined : parseTags(changes.tags)
     const version = changes.terraformVersion
-    if (version !== undefined && version !== null && !/^[\x21-\x7e]{1,64}$/.test(version)) {
+    if (
+      version !== undefined &&
+      version !== null &&
+      (version === '' || version.length > 64 || !isPrintableAscii(version, { spaces: false }))
+    ) {
       throw new InvalidRequestError('terraform-version must be 1 to 64 printable characters')
     }
     return this.#change(principal, id, () => ({

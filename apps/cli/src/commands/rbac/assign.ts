@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common } from '../_shared'
 import { assignmentArgs, assignmentOf } from './rbac-args'
 
@@ -15,7 +16,7 @@ export default defineCommand({
     const assignment = await context.client.rbac.assignments.create(wanted)
     context.out.result(
       assignment,
-      () => `${assignment.principal} holds ${assignment.role} on ${assignment.scope}.`,
+      () => shown`${assignment.principal} holds ${assignment.role} on ${assignment.scope}.`,
     )
   },
 })

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { NegativeAnswer } from '../../cli-error'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 import { permissionOf } from './rbac-args'
 
@@ -24,8 +25,8 @@ export default defineCommand({
     const check = await context.client.rbac.check(args.id, permission)
     context.out.result(check, () =>
       check.allowed
-        ? `allowed: you hold ${check.permission} on ${check.unit}`
-        : `denied: you do not hold ${check.permission} on ${check.unit}`,
+        ? shown`allowed: you hold ${check.permission} on ${check.unit}`
+        : shown`denied: you do not hold ${check.permission} on ${check.unit}`,
     )
     // A script asks with the exit code (`if cairn rbac check ...`); the line above said it all.
     if (!check.allowed) {

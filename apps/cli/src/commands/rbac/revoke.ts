@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common } from '../_shared'
 import { assignmentArgs, assignmentOf } from './rbac-args'
 
@@ -12,7 +13,7 @@ export default defineCommand({
     const removed = await context.client.rbac.assignments.delete(wanted)
     context.out.result(
       removed,
-      () => `Revoked ${removed.role} on ${removed.scope} from ${removed.principal}.`,
+      () => shown`Revoked ${removed.role} on ${removed.scope} from ${removed.principal}.`,
     )
   },
 })

@@ -1,8 +1,10 @@
 import { defineCommand } from 'citty'
 import { UsageError } from '../../cli-error'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common } from '../_shared'
 import { durationSeconds } from '../_values'
+import { visibleText } from '@cairn/sdk'
 
 export default defineCommand({
   meta: { name: 'create', description: 'Create an API token; its secret is printed once' },
@@ -36,12 +38,12 @@ export default defineCommand({
         ? {}
         : { limit: { scope: args.scope, role: args.role } }),
     })
-    context.out.result(created, () => created.token)
+    context.out.result(created, () => visibleText(created.token))
     if (!context.out.json) {
       const limit =
         created.limit === null ? '' : `, limited to ${created.limit.role} on ${created.limit.scope}`
       context.out.note(
-        `Created API token ${created.id} (${created.name}${limit}). It is shown once: keep it now.`,
+        shown`Created API token ${created.id} (${created.name}${limit}). It is shown once: keep it now.`,
       )
     }
   },

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common } from '../_shared'
 
 export default defineCommand({
@@ -15,6 +16,6 @@ export default defineCommand({
   async run({ args }) {
     const context = await openContext(args)
     await context.client.tokens.revoke(args.id)
-    context.out.result({ id: args.id, revoked: true }, () => `Revoked ${args.id}.`)
+    context.out.result({ id: args.id, revoked: true }, () => shown`Revoked ${args.id}.`)
   },
 })

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -19,6 +20,6 @@ export default defineCommand({
             .map((tag) => tag.trim())
             .filter((tag) => tag !== '')
     const unit = await context.client.units.create(args.id, tags === undefined ? {} : { tags })
-    context.out.result(unit, () => `Created ${unit.id}.`)
+    context.out.result(unit, () => shown`Created ${unit.id}.`)
   },
 })

@@ -2,6 +2,7 @@ import type { DependencySet } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { table } from '../../output/output'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 import { parseDependency, repeated } from './dependency-arg'
 
@@ -36,7 +37,7 @@ export default defineCommand({
         : await units.changeDependencies(args.id, { add, remove })
     context.out.result({ dependencies: set.dependencies }, () =>
       set.dependencies.length === 0
-        ? `${args.id} depends on nothing`
+        ? shown`${args.id} depends on nothing`
         : table(
             ['FROM', 'OUTPUT'],
             set.dependencies.map((edge) => [edge.from, edge.output ?? '(whole state)']),

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { bytes } from '../../output/output'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -11,18 +12,18 @@ export default defineCommand({
     const unit = await context.client.units.get(args.id)
     context.out.result(unit, () =>
       [
-        `id        ${unit.id}`,
-        `serial    ${unit.serial ?? '-'}`,
-        `lineage   ${unit.lineage ?? '-'}`,
-        `size      ${bytes(unit.size)}`,
-        `sha256    ${unit.sha256 ?? '-'}`,
-        `versions  ${unit.version_count}`,
-        `tags      ${unit.tags.join(', ') || '-'}`,
-        `created   ${unit.created}`,
-        `updated   ${unit.updated}`,
+        shown`id        ${unit.id}`,
+        shown`serial    ${unit.serial ?? '-'}`,
+        shown`lineage   ${unit.lineage ?? '-'}`,
+        shown`size      ${bytes(unit.size)}`,
+        shown`sha256    ${unit.sha256 ?? '-'}`,
+        shown`versions  ${unit.version_count}`,
+        shown`tags      ${unit.tags.join(', ') || '-'}`,
+        shown`created   ${unit.created}`,
+        shown`updated   ${unit.updated}`,
         unit.lock === null
           ? 'lock      none'
-          : `lock      ${unit.lock.ID} by ${unit.lock.Who || '?'}${unit.lock.Operation === '' ? '' : ` (${unit.lock.Operation})`} since ${unit.lock.Created}${unit.lock_stale ? ' (stale)' : ''}`,
+          : shown`lock      ${unit.lock.ID} by ${unit.lock.Who || '?'}${unit.lock.Operation === '' ? '' : ` (${unit.lock.Operation})`} since ${unit.lock.Created}${unit.lock_stale ? ' (stale)' : ''}`,
       ].join('\n'),
     )
   },

@@ -2,6 +2,7 @@ import { userInfo } from 'node:os'
 import { hostname } from 'node:os'
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -21,6 +22,6 @@ export default defineCommand({
       ...(args.info === undefined ? {} : { Info: args.info }),
     })
     await context.locks.set(context.server, args.id, lock.ID)
-    context.out.result(lock, () => `Locked ${args.id}: lock ${lock.ID}.`)
+    context.out.result(lock, () => shown`Locked ${args.id}: lock ${lock.ID}.`)
   },
 })

@@ -1,7 +1,9 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { terraformValue } from '../../output/terraform-value'
+import { shown } from '../../output/shown'
 import { common, unitArg, versionArg } from '../_shared'
+import { visibleText } from '@cairn/sdk'
 
 export default defineCommand({
   meta: {
@@ -29,16 +31,16 @@ export default defineCommand({
       Object.entries(answer.outputs ?? {})
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(([name, output]) => {
-          const shown = output.sensitive && !reveal ? '<sensitive>' : terraformValue(output.value)
-          return `${name} = ${shown}`
+          const value = output.sensitive && !reveal ? '<sensitive>' : terraformValue(output.value)
+          return `${visibleText(name)} = ${value}`
         })
         .join('\n'),
     )
     if (context.out.json) return
     if (answer.outputs === null) {
-      context.out.note(`${args.id} holds no Terraform state, so it has no outputs.`)
+      context.out.note(shown`${args.id} holds no Terraform state, so it has no outputs.`)
     } else if (Object.keys(answer.outputs).length === 0) {
-      context.out.note(`${args.id} has no outputs.`)
+      context.out.note(shown`${args.id} has no outputs.`)
     }
   },
 })

@@ -5,6 +5,7 @@ import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { bytes } from '../../output/output'
 import { withProgress } from '../../output/progress'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -21,7 +22,7 @@ export default defineCommand({
   async run({ args }) {
     const context = await openContext(args)
     const download = await context.client.units.download(args.id)
-    const body = withProgress(`pulling ${args.id}`, download.size, download.body)
+    const body = withProgress(shown`pulling ${args.id}`, download.size, download.body)
     if (args.out === undefined || args.out === '-') {
       await body.pipeTo(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, {
         preventClose: true,
@@ -47,6 +48,6 @@ export default defineCommand({
       version: download.version ?? null,
     }
     if (context.out.json) context.out.result(summary, () => '')
-    else context.out.note(`Pulled ${args.id} (${bytes(download.size ?? 0)}) to ${args.out}.`)
+    else context.out.note(shown`Pulled ${args.id} (${bytes(download.size ?? 0)}) to ${args.out}.`)
   },
 })

@@ -5,6 +5,7 @@ import { defineCommand } from 'citty'
 import { CLIError } from '../../cli-error'
 import { openContext } from '../../context'
 import { withProgress } from '../../output/progress'
+import { shown } from '../../output/shown'
 import { common, lockIdArg, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -41,7 +42,7 @@ export default defineCommand({
     }
     const version = await context.client.units.upload(
       args.id,
-      withProgress(`pushing ${args.id}`, size, body),
+      withProgress(shown`pushing ${args.id}`, size, body),
       {
         ...(lockId === undefined ? {} : { ifLockedBy: lockId }),
         force: args.force === true,
@@ -50,7 +51,7 @@ export default defineCommand({
     context.out.result(
       version,
       () =>
-        `Pushed ${args.id}: version ${version.timestamp}, serial ${version.serial ?? '-'}, sha256 ${version.sha256}.`,
+        shown`Pushed ${args.id}: version ${version.timestamp}, serial ${version.serial ?? '-'}, sha256 ${version.sha256}.`,
     )
   },
 })

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common, lockIdArg, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -28,7 +29,7 @@ export default defineCommand({
     context.out.result(
       version,
       () =>
-        `Restored ${args.id} from ${args.timestamp}: new version ${version.timestamp}, serial ${version.serial ?? '-'}.`,
+        shown`Restored ${args.id} from ${args.timestamp}: new version ${version.timestamp}, serial ${version.serial ?? '-'}.`,
     )
   },
 })

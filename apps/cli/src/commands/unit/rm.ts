@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -13,6 +14,6 @@ export default defineCommand({
     const context = await openContext(args)
     await context.client.units.delete(args.id, { force: args.force === true })
     await context.locks.remove(context.server, args.id)
-    context.out.result({ id: args.id, deleted: true }, () => `Deleted ${args.id}.`)
+    context.out.result({ id: args.id, deleted: true }, () => shown`Deleted ${args.id}.`)
   },
 })

@@ -3,6 +3,7 @@ import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { table } from '../../output/output'
 import { providerName } from '../../output/provider-name'
+import { shown } from '../../output/shown'
 import { common, unitArg, versionArg } from '../_shared'
 
 type Indexed = Extract<VersionResources, { indexed: true }>
@@ -26,11 +27,11 @@ export default defineCommand({
     context.out.result(answer, () =>
       answer.indexed
         ? indexText(answer)
-        : `${answer.unit} at ${answer.version.timestamp} is not indexed: ${answer.reason}`,
+        : shown`${answer.unit} at ${answer.version.timestamp} is not indexed: ${answer.reason}`,
     )
     if (answer.indexed && answer.truncated) {
       context.out.note(
-        `The index stopped at its limit: only the first ${String(answer.resources.length)} instances, by address, are listed.`,
+        shown`The index stopped at its limit: only the first ${answer.resources.length} instances, by address, are listed.`,
       )
     }
   },
@@ -38,7 +39,7 @@ export default defineCommand({
 
 function indexText(index: Indexed): string {
   const lines = [
-    `${index.unit} at ${index.version.timestamp} (serial ${index.version.serial ?? '-'}, Terraform ${index.terraform_version ?? '-'})`,
+    shown`${index.unit} at ${index.version.timestamp} (serial ${index.version.serial ?? '-'}, Terraform ${index.terraform_version ?? '-'})`,
     '',
     index.resources.length === 0
       ? 'No resources.'
@@ -53,7 +54,7 @@ function indexText(index: Indexed): string {
         ),
   ]
   const section = (heading: string, items: string[]) => {
-    if (items.length > 0) lines.push('', `${heading}:`, ...items.map((item) => `  ${item}`))
+    if (items.length > 0) lines.push('', `${heading}:`, ...items.map((item) => shown`  ${item}`))
   }
   section('Modules', index.modules)
   section('Providers', index.providers.map(providerName))

@@ -1,8 +1,9 @@
-import type { UnitStatus } from '@cairn/sdk'
+import { visibleText, type UnitStatus } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
 import { paint } from '../../output/colour'
 import { table, unreadable } from '../../output/output'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -20,7 +21,7 @@ export default defineCommand({
 
 /** A unit's status for people: the colour, why, and each incoming edge. */
 export function describeStatus(status: UnitStatus): string {
-  const lines = [`${status.id}  ${paint(status.status)}`]
+  const lines = [`${visibleText(status.id)}  ${paint(status.status)}`]
   const pending = status.edges.filter((edge) => edge.state === 'pending')
   if (pending.length > 0) {
     lines.push(
@@ -30,7 +31,7 @@ export function describeStatus(status: UnitStatus): string {
   const hidden = status.red_upstream_hidden ?? 0
   if (status.red_upstream.length > 0 || hidden > 0) {
     const named = [...status.red_upstream, ...(hidden > 0 ? [unreadable(hidden)] : [])]
-    lines.push(`  red upstream: ${named.join(', ')} (apply those first)`)
+    lines.push(shown`  red upstream: ${named.join(', ')} (apply those first)`)
   }
   if (status.edges.length > 0) {
     lines.push(

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { UsageError } from '../../cli-error'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common, unitArg } from '../_shared'
 
 export default defineCommand({
@@ -44,8 +45,8 @@ export default defineCommand({
     await context.locks.remove(context.server, args.id)
     context.out.result(result, () =>
       result.unlocked
-        ? `Unlocked ${args.id} (lock ${result.lock?.ID ?? ''}).`
-        : `${args.id} was not locked.`,
+        ? shown`Unlocked ${args.id} (lock ${result.lock?.ID ?? ''}).`
+        : shown`${args.id} was not locked.`,
     )
   },
 })

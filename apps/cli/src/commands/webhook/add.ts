@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises'
-import { WebhookRequestSchema, type WebhookRequest } from '@cairn/sdk'
+import { visibleText, WebhookRequestSchema, type WebhookRequest } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import * as v from 'valibot'
 import { CLIError, UsageError } from '../../cli-error'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common } from '../_shared'
 import { repeated } from '../unit/dependency-arg'
 
@@ -47,10 +48,10 @@ export default defineCommand({
     })
     const context = await openContext(args)
     const created = await context.client.webhooks.create(request)
-    context.out.result(created, () => created.secret)
+    context.out.result(created, () => visibleText(created.secret))
     if (!context.out.json) {
       context.out.note(
-        `Created webhook ${created.id} for ${created.url} (${created.events.join(', ')}). Its signing secret is above: it will not be shown again.`,
+        shown`Created webhook ${created.id} for ${created.url} (${created.events.join(', ')}). Its signing secret is above: it will not be shown again.`,
       )
     }
   },

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { shown } from '../../output/shown'
 import { common } from '../_shared'
 
 export default defineCommand({
@@ -15,6 +16,6 @@ export default defineCommand({
   async run({ args }) {
     const context = await openContext(args)
     await context.client.webhooks.delete(args.id)
-    context.out.result({ id: args.id, deleted: true }, () => `Removed webhook ${args.id}.`)
+    context.out.result({ id: args.id, deleted: true }, () => shown`Removed webhook ${args.id}.`)
   },
 })

@@ -84,8 +84,8 @@ export function OutputsPanel({ outputs }: { outputs: ShownOutputs }) {
       <h2 id="outputs">Outputs</h2>
       {outputs === 'unreadable' ? (
         <p class="muted">
-          The current state's outputs cannot be read here (it is not a Terraform state, or they are
-          too large).
+          The current state's outputs cannot be read here (it is not a Terraform state, they are too
+          large, or they nest too deeply).
         </p>
       ) : entries.length === 0 ? (
         <p class="muted">The current state has no outputs.</p>

@@ -1,5 +1,6 @@
 import {
   ForbiddenError,
+  InvalidStateError,
   StateNotFoundError,
   type Core,
   type Principal,
@@ -117,6 +118,8 @@ async function outputsOf(core: Core, principal: Principal, id: UnitId): Promise<
   } catch (error) {
     if (error instanceof StateNotFoundError) return 'no-state'
     if (error instanceof ForbiddenError) return 'forbidden'
+    // A state stored before a limit it breaks (nested too deeply): the rest of the page still is.
+    if (error instanceof InvalidStateError) return 'unreadable'
     throw error
   }
 }

@@ -167,6 +167,20 @@ describe.each(DRIVERS)('managing access, $name store', ({ open }) => {
       expect(await core.authorizer.can(carol, 'unit:read', UNIT)).toBe(true)
     })
 
+    it("keep a role's description without its control characters, as stored", async () => {
+      const description = 'on call\r\n\u001b[2J\u001b]8;;https://evil.example\u0007rota\u009b\u202e'
+      const { role } = await core.rbac.putRole(
+        root,
+        'ops',
+        { permissions: ['unit:lock'], description },
+        { replace: false },
+      )
+      const shown = 'on call [2J]8;;https://evil.examplerota'
+      expect(role.description).toBe(shown)
+      // Read back from the store by another instance.
+      expect((await rbacCore(store, clock).rbac.role('ops')).description).toBe(shown)
+    })
+
     it.each(BUILT_IN)('refuse to change or delete the built-in %s role', async (name) => {
       const before = await core.rbac.role(name)
       await expect(

@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { InvalidRequestError } from '../../errors'
+import { printableText } from '../../text/printable'
 import { implies, PERMISSIONS, type Permission } from '../authorizer'
 
 /** A named set of permissions. */
@@ -46,7 +47,8 @@ const ROLE_NAME = /^[a-z][a-z0-9-]{0,62}$/
 
 export const RoleRecordSchema = v.object({
   permissions: v.array(v.picklist(PERMISSIONS)),
-  description: v.string(),
+  // A description stored before control characters were stripped is read without them.
+  description: v.pipe(v.string(), v.transform(printableText)),
 })
 export type RoleRecord = v.InferOutput<typeof RoleRecordSchema>
 
@@ -58,7 +60,12 @@ export function parseRoleName(input: unknown): string {
   return input
 }
 
-/** A custom role's body: `{"permissions": [...], "description"?}`. @throws InvalidRequestError */
+/**
+ * A custom role's body: `{"permissions": [...], "description"?}`, the description kept without its
+ * control characters (it is shown in terminals and on the dashboard).
+ *
+ * @throws InvalidRequestError
+ */
 export function parseRoleBody(input: unknown): RoleRecord {
   const body = input as { permissions?: unknown; description?: unknown } | null
   if (typeof body !== 'object' || body === null || !Array.isArray(body.permissions)) {
@@ -79,7 +86,7 @@ export function parseRoleBody(input: unknown): RoleRecord {
   if (typeof description !== 'string' || description.length > 500) {
     throw new InvalidRequestError('description must be a string of at most 500 characters')
   }
-  return { permissions, description }
+  return { permissions, description: printableText(description) }
 }
 
 /** Whether a set of granted permissions gives `wanted`. */

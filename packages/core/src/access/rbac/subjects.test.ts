@@ -24,6 +24,9 @@ describe('grantees', () => {
     'group:',
     'user:a\nb',
     'user:a\u007fb',
+    'user:a\u001b[2Jb',
+    'group:a\u009bb',
+    'email:a\u202e@example.com',
     `user:${'x'.repeat(513)}`,
     '',
   ])('refuses the principal %j', (input) => {

@@ -1,4 +1,5 @@
 import { InvalidRequestError } from '../../errors'
+import { hasControlCharacters } from '../../text/printable'
 import type { Principal } from '../principal'
 
 /**
@@ -24,7 +25,7 @@ export function parseGrantee(input: unknown): Grantee {
     !(KINDS as readonly string[]).includes(kind) ||
     name === '' ||
     name.length > 512 ||
-    Array.from(name).some((char) => char < ' ' || char === '\u007f')
+    hasControlCharacters(name)
   ) {
     throw new InvalidRequestError(
       `principal ${JSON.stringify(input.slice(0, 600))} must be user:<subject>, email:<address> or group:<name>`,

@@ -1,6 +1,7 @@
 import { defineCommand } from 'citty'
 import { UsageError } from '../../../cli-error'
 import { openContext } from '../../../context'
+import { shown } from '../../../output/shown'
 import { common } from '../../_shared'
 import { permissionsOf } from '../rbac-args'
 import { describeRole } from './show'
@@ -31,6 +32,6 @@ export default defineCommand({
       ...(args.description === undefined ? {} : { description: args.description }),
     })
     context.out.result(role, () => describeRole(role))
-    if (!context.out.json) context.out.note(`Created role ${role.name}.`)
+    if (!context.out.json) context.out.note(shown`Created role ${role.name}.`)
   },
 })

@@ -1,5 +1,6 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../../context'
+import { shown } from '../../../output/shown'
 import { common } from '../../_shared'
 import { roleArg } from './role-arg'
 
@@ -9,6 +10,6 @@ export default defineCommand({
   async run({ args }) {
     const context = await openContext(args)
     await context.client.rbac.roles.delete(args.name)
-    context.out.result({ name: args.name, deleted: true }, () => `Deleted role ${args.name}.`)
+    context.out.result({ name: args.name, deleted: true }, () => shown`Deleted role ${args.name}.`)
   },
 })

@@ -1,6 +1,7 @@
 import type { Role } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { openContext } from '../../../context'
+import { shown } from '../../../output/shown'
 import { common } from '../../_shared'
 import { roleArg } from './role-arg'
 
@@ -17,9 +18,9 @@ export default defineCommand({
 /** A role for people, one field a line. */
 export function describeRole(role: Role): string {
   return [
-    `name         ${role.name}`,
-    `permissions  ${role.permissions.join(', ') || '-'}`,
+    shown`name         ${role.name}`,
+    shown`permissions  ${role.permissions.join(', ') || '-'}`,
     `built-in     ${role.built_in ? 'yes' : 'no'}`,
-    `description  ${role.description || '-'}`,
+    shown`description  ${role.description || '-'}`,
   ].join('\n')
 }
