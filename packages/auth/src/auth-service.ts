@@ -33,9 +33,15 @@ export interface AuthServiceOptions {
   onLogin?: (identity: Identity) => void | Promise<void>
   /** Where what goes wrong beside a request's answer is reported (a failed `onLogin`). */
   warn?: (message: string, fields: Record<string, unknown>) => void
+  /**
+   * Whether an identity administers the server, and so lists and revokes everyone's API tokens:
+   * the server asks its one authorizer (core's `Authorizer.isAdmin`), so every administrator
+   * counts, RBAC on or off. Default: only Cairn's own `admin` role (local mode's admin token).
+   */
+  isAdmin?: (identity: Identity) => boolean | Promise<boolean>
 }
 
-/** Identities that may manage every API token: the local admin, and `admin` role holders. */
+/** The role Cairn gives the local admin, which manages every API token without an authorizer. */
 const ADMIN_ROLE = 'admin'
 
 /**
@@ -55,6 +61,7 @@ export class AuthService {
   readonly #acceptLocal: boolean
   readonly #onLogin: ((identity: Identity) => void | Promise<void>) | undefined
   readonly #warn: (message: string, fields: Record<string, unknown>) => void
+  readonly #isAdmin: (identity: Identity) => boolean | Promise<boolean>
   /** The issuer of logins made before tokens carried one: the provider configured now. */
   readonly #legacyIssuer: string
 
@@ -80,6 +87,7 @@ export class AuthService {
       legacyIssuer: this.#legacyIssuer,
     })
     this.#warn = options.warn ?? (() => undefined)
+    this.#isAdmin = options.isAdmin ?? isAdmin
   }
 
   get oidc(): OidcClient | undefined {
@@ -232,12 +240,17 @@ export class AuthService {
   }
 
   /** The caller's API tokens; an administrator's list holds everyone's. */
-  listApiTokens(caller: Identity): Promise<ApiToken[]> {
-    return this.apiTokens.list(isAdmin(caller) ? undefined : caller)
+  async listApiTokens(caller: Identity): Promise<ApiToken[]> {
+    return this.apiTokens.list((await this.#isAdmin(caller)) ? undefined : caller)
   }
 
-  revokeApiToken(caller: Identity, id: string): Promise<ApiToken> {
-    return this.apiTokens.revoke(id, caller, isAdmin(caller))
+  /**
+   * Revokes one of the caller's API tokens, or anyone's for an administrator.
+   *
+   * @throws AuthError `token_not_found` (also for another's token, which is not shown to exist)
+   */
+  async revokeApiToken(caller: Identity, id: string): Promise<ApiToken> {
+    return this.apiTokens.revoke(id, caller, await this.#isAdmin(caller))
   }
 
   jwks(): { keys: unknown[] } {
@@ -261,8 +274,9 @@ export class AuthService {
 }
 
 /**
- * Whether an identity manages every API token. A narrower token does only if it was bounded to
- * `admin` on every unit, as RBAC rules for administrators.
+ * Whether an identity manages every API token when no authorizer is given (`isAdmin` option):
+ * Cairn's own `admin` role. A narrower token does only if it was bounded to `admin` on every unit,
+ * as RBAC rules for administrators.
  */
 export function isAdmin(identity: Identity): boolean {
   const { limit } = identity

@@ -1,5 +1,6 @@
 export type { Authorizer, Permission } from './access/authorizer'
 export { allowAll, implies, PERMISSIONS } from './access/authorizer'
+export { OpenAccess } from './access/open-access'
 export type { Assignment } from './access/rbac/policy-store'
 export type { RbacService, SeenUser } from './access/rbac/rbac-service'
 export type { Role } from './access/rbac/roles'

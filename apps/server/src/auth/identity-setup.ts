@@ -54,6 +54,11 @@ export async function setUpIdentity(options: {
    * logged at warn and never fails the login.
    */
   recordLogin?: (principal: Principal) => Promise<void>
+  /**
+   * Whether a principal administers the server (core's authorizer), for listing and revoking
+   * other users' API tokens.
+   */
+  isAdmin?: (principal: Principal) => boolean | Promise<boolean>
 }): Promise<IdentitySetup> {
   const { config, log } = options
   if (options.sharedStore === true && !options.authDisable && config.privateKeyPath === undefined) {
@@ -101,6 +106,7 @@ export async function setUpIdentity(options: {
     // Local mode's tokens are the only way in without a provider; beside one, only on request.
     acceptLocal: oidc === undefined || config.localAdmin,
     ...(options.recordLogin === undefined ? {} : { onLogin: options.recordLogin }),
+    ...(options.isAdmin === undefined ? {} : { isAdmin: options.isAdmin }),
     warn: (message, fields) => {
       log.warn(message, fields)
     },

@@ -5,6 +5,7 @@ import { createCore, createMemoryStore, systemClock, type Clock, type Core } fro
 import type { Hono } from 'hono'
 import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
+import { accessControl } from '../auth/access-control'
 import { setUpIdentity } from '../auth/identity-setup'
 import { ensureLocalAdmin } from '../auth/local-admin'
 import { loadAuthSettings } from '../config/auth-settings'
@@ -23,7 +24,8 @@ export interface InProcessOptions {
   maxStateBytes?: number
   /**
    * `-rbac` and `-rbac-admins` (grantees such as `user:alice`); off unless given, when every
-   * caller may do everything.
+   * caller may do everything to units and administrators (those of `admins`, local mode's admin
+   * token, and `anonymous` with authentication off) administer.
    */
   rbac?: { enabled: boolean; admins?: readonly string[] }
   /** `SVC_LOCK_STALE_AFTER` in milliseconds; core's default (1 h) unless given. */
@@ -69,6 +71,19 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true })
   }
   try {
+    const core = createCore({
+      store,
+      rbac: accessControl({
+        authDisable: !local,
+        rbac: { enabled: false, admins: [], ...options.rbac },
+      }),
+      maxStateBytes,
+      ...(options.lockStaleAfterMs === undefined
+        ? {}
+        : { lockStaleAfterMs: options.lockStaleAfterMs }),
+      ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
+    })
+    // Wired as the server wires it.
     const identity = await setUpIdentity({
       config: authSettings,
       authDisable: !local,
@@ -76,21 +91,14 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       store,
       clock: systemClock,
       log,
+      recordLogin: (principal) => core.rbac.recordLogin(principal),
+      isAdmin: (principal) => core.authorizer.isAdmin(principal),
     })
     let adminToken: string | undefined
     if (dataDir !== undefined) {
       await ensureLocalAdmin({ auth: identity.auth, store, dataDir, log, print: () => undefined })
       adminToken = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
     }
-    const core = createCore({
-      store,
-      rbac: options.rbac ?? { enabled: false },
-      maxStateBytes,
-      ...(options.lockStaleAfterMs === undefined
-        ? {}
-        : { lockStaleAfterMs: options.lockStaleAfterMs }),
-      ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
-    })
     const app = createApp({
       store,
       core,
