@@ -16,6 +16,7 @@ import {
 import { createApp } from './app'
 import { accessControl } from './auth/access-control'
 import { setUpIdentity, type IdentitySetup } from './auth/identity-setup'
+import { loginDirectory } from './auth/login-directory'
 import { ensureLocalAdmin, reportLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
@@ -153,6 +154,8 @@ async function main(): Promise<void> {
       recordLogin: (principal) => core.rbac.recordLogin(principal),
       // Every administrator manages every API token, RBAC on or off.
       isAdmin: (principal) => core.authorizer.isAdmin(principal),
+      // API and refresh tokens speak with their owner's last login, and only while it is recent.
+      logins: { directory: loginDirectory(core.rbac), maxAgeMs: config.tokensLoginMaxAgeMs },
     })
     if (identity.mode === 'local') {
       await ensureLocalAdmin({

@@ -1,7 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
-import { AuthService, KeyError, loadKeySet, OidcClient, type KeySet } from '@cairn/auth'
+import {
+  AuthService,
+  KeyError,
+  loadKeySet,
+  OidcClient,
+  type KeySet,
+  type LoginDirectory,
+} from '@cairn/auth'
 import type { Clock, ObjectStore, Principal } from '@cairn/core'
 import type { AuthSettings } from '../config/auth-settings'
 import { ConfigError } from '../config/config-error'
@@ -59,6 +66,11 @@ export async function setUpIdentity(options: {
    * other users' API tokens.
    */
   isAdmin?: (principal: Principal) => boolean | Promise<boolean>
+  /**
+   * Users' last logins and how old one may be (`SVC_TOKENS_LOGIN_MAX_AGE`): API and refresh
+   * tokens speak with their owner's last login, and are refused once it is too old.
+   */
+  logins?: { directory: LoginDirectory; maxAgeMs: number }
 }): Promise<IdentitySetup> {
   const { config, log } = options
   if (options.sharedStore === true && !options.authDisable && config.privateKeyPath === undefined) {
@@ -107,6 +119,7 @@ export async function setUpIdentity(options: {
     acceptLocal: oidc === undefined || config.localAdmin,
     ...(options.recordLogin === undefined ? {} : { onLogin: options.recordLogin }),
     ...(options.isAdmin === undefined ? {} : { isAdmin: options.isAdmin }),
+    ...(options.logins === undefined ? {} : { logins: options.logins }),
     warn: (message, fields) => {
       log.warn(message, fields)
     },

@@ -108,3 +108,62 @@ describe('units with RBAC off', () => {
     expect(await statusOf(alice('POST', '/v1/webhooks', HOOK))).toBe(403)
   })
 })
+
+describe.each([
+  ['off', false],
+  ['on', true],
+])('removing a user with RBAC %s', (_label, rbac) => {
+  it('revokes their tokens and logins, removes the assignments naming them, and keeps their groups\u2019', async () => {
+    fixture = await inProcessApp({ auth: 'local', rbac: { enabled: rbac, admins: ['user:root'] } })
+    const root = as(await userToken('root'))
+    const alice = await userToken('alice', ['team-a'])
+    const login = await fixture.auth.issueFor({
+      subject: 'alice',
+      issuer: ISSUER,
+      groups: ['team-a'],
+      roles: [],
+    })
+    const bob = await userToken('bob')
+    const named = await root('POST', '/v1/rbac/assignments', {
+      principal: 'user:alice',
+      role: 'writer',
+      scope: 'team-a/*',
+    })
+    const group = await root('POST', '/v1/rbac/assignments', {
+      principal: 'group:team-a',
+      role: 'reader',
+      scope: '*',
+    })
+
+    expect(await statusOf(as(alice)('DELETE', '/v1/rbac/users/bob'))).toBe(403)
+    const answer = await root('DELETE', '/v1/rbac/users/alice')
+    const removed = (await answer.json()) as Record<string, unknown>
+    expect(answer.status).toBe(200)
+    expect(removed).toEqual({
+      subject: 'alice',
+      issuer: ISSUER,
+      tokens_revoked: 1,
+      logins_revoked: 1,
+      assignments_removed: [await named.json()],
+      assignments_kept: [await group.json()],
+    })
+    expect(await statusOf(as(alice)('GET', '/v1/auth/me'))).toBe(401)
+    expect(await statusOf(as(login.access_token)('GET', '/v1/auth/me'))).toBe(401)
+    expect(await statusOf(as(bob)('GET', '/v1/auth/me'))).toBe(200)
+    const users = (await (await root('GET', '/v1/rbac/users')).json()) as {
+      users: { subject: string }[]
+    }
+    expect(users.users.map((user) => user.subject).sort()).toEqual(['bob', 'root'])
+    const again = await root('DELETE', '/v1/rbac/users/alice')
+    expect(again.status).toBe(404)
+    expect(await again.json()).toMatchObject({ error: 'user_not_found' })
+    const audit = (await (await root('GET', '/v1/audit?action=rbac.change')).json()) as {
+      records: { detail: Record<string, string> }[]
+    }
+    expect(audit.records[1]?.detail).toMatchObject({
+      request: 'DELETE /v1/rbac/users/alice',
+      tokens_revoked: '1',
+      logins_revoked: '1',
+    })
+  })
+})

@@ -6,6 +6,7 @@ import type { Hono } from 'hono'
 import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
 import { accessControl } from '../auth/access-control'
+import { loginDirectory } from '../auth/login-directory'
 import { setUpIdentity } from '../auth/identity-setup'
 import { ensureLocalAdmin } from '../auth/local-admin'
 import { loadAuthSettings } from '../config/auth-settings'
@@ -32,9 +33,14 @@ export interface InProcessOptions {
   lockStaleAfterMs?: number
   /** The clock of the core (lock ages, version timestamps); the system's unless given. */
   coreClock?: Clock
+  /** `SVC_TOKENS_LOGIN_MAX_AGE` in milliseconds; the server's default (30 days) unless given. */
+  tokensLoginMaxAgeMs?: number
   /** Where the app counts its requests, to read them back; a registry of its own otherwise. */
   metrics?: ServerMetrics
 }
+
+/** The server's default `SVC_TOKENS_LOGIN_MAX_AGE`: 30 days. */
+const DEFAULT_LOGIN_MAX_AGE_MS = 720 * 3_600_000
 
 export interface InProcessApp {
   app: Hono<AppEnv>
@@ -93,6 +99,10 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       log,
       recordLogin: (principal) => core.rbac.recordLogin(principal),
       isAdmin: (principal) => core.authorizer.isAdmin(principal),
+      logins: {
+        directory: loginDirectory(core.rbac),
+        maxAgeMs: options.tokensLoginMaxAgeMs ?? DEFAULT_LOGIN_MAX_AGE_MS,
+      },
     })
     let adminToken: string | undefined
     if (dataDir !== undefined) {
