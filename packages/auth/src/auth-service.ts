@@ -255,6 +255,11 @@ export class AuthService {
     return this.apiTokens.create(owner, name, options)
   }
 
+  /** Whether an identity administers the server (the `isAdmin` option decides). */
+  async isAdministrator(identity: Identity): Promise<boolean> {
+    return this.#isAdmin(identity)
+  }
+
   /** The caller's API tokens; an administrator's list holds everyone's. */
   async listApiTokens(caller: Identity): Promise<ApiToken[]> {
     return this.apiTokens.list((await this.#isAdmin(caller)) ? undefined : caller)
