@@ -166,6 +166,28 @@ export class AuthService {
   }
 
   /**
+   * Starts a login that hands out no token of its own, for a session that holds another
+   * credential (the dashboard's session of a pasted API token): a refresh-token family nobody can
+   * refresh, kept in the store so that signing out (`endLogin`) ends the session on every
+   * instance, even for a copy of its cookie. Removing the user ends it too.
+   *
+   * @returns the login's ID (its family)
+   */
+  async startLogin(identity: Identity): Promise<string> {
+    return (await this.#families.start(identity)).family
+  }
+
+  /** Ends a login by its ID: what belongs to it stops working on every instance. */
+  async endLogin(family: string): Promise<void> {
+    await this.#families.revoke(family)
+  }
+
+  /** Whether a login is still open: not signed out, revoked, or unknown. */
+  async isLoginOpen(family: string): Promise<boolean> {
+    return !(await this.#families.isRevoked(family))
+  }
+
+  /**
    * Signs out the login a refresh token belongs to: the token, its successors and every access
    * token of the login stop working. A token that does not verify has nothing to sign out.
    */

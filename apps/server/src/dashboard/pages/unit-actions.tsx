@@ -77,7 +77,8 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
     if (shown !== '' && unit.lock !== null && unit.lock.ID !== shown) {
       const holder = unit.lock.Who === '' ? '' : `, ${unit.lock.Who}`
       const error = `Not unlocked: another lock (${unit.lock.ID}${holder}) was taken since; look at it first`
-      return c.redirect(unitHref(id, { error }), 303)
+      deps.sessions.flash(c, error, { error: true })
+      return c.redirect(unitHref(id), 303)
     }
     // Sources name the protocols; the dashboard calls the same services as the API, so the
     // unit's history records a forced unlock from here as one through `api`.
@@ -90,7 +91,8 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
       released === null
         ? `${id} was not locked`
         : `Unlocked ${id} (lock ${released.ID}${released.Who === '' ? '' : ` held by ${released.Who}`})`
-    return c.redirect(unitHref(id, { done }), 303)
+    deps.sessions.flash(c, done)
+    return c.redirect(unitHref(id), 303)
   })
 
   app.get('/app/unit/restore', async (c) => {
@@ -156,14 +158,15 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
     try {
       const version = await core.states.restore(c.var.principal, id, { timestamp })
       noteAudit(c, { version: version.timestamp })
-      const done = `Restored the version of ${timestamp} as version ${version.timestamp}`
-      return c.redirect(unitHref(id, { done }), 303)
+      deps.sessions.flash(c, `Restored the version of ${timestamp} as version ${version.timestamp}`)
+      return c.redirect(unitHref(id), 303)
     } catch (error) {
       // Someone else's lock or a freeze is a state of the unit, told on its page, not a failure.
       if (!(error instanceof LockConflictError || error instanceof UnitFrozenError)) throw error
       // Answered with a redirect like a success: the record says it was refused, and why.
       noteAudit(c, { detail: { from: timestamp, refused: error.code } })
-      return c.redirect(unitHref(id, { error: `Not restored: ${error.message}` }), 303)
+      deps.sessions.flash(c, `Not restored: ${error.message}`, { error: true })
+      return c.redirect(unitHref(id), 303)
     }
   })
 
