@@ -285,6 +285,28 @@ describe('cairn rbac with RBAC on, anonymous an administrator', () => {
     expect(codeOf(result)).toBe('role_not_found')
   })
 
+  it('removes a user: their tokens stop, the assignments naming them go, their groups\u2019 stay', async () => {
+    const app = server as InProcessApp
+    const dave = { subject: 'dave', issuer: 'https://id.example.test', groups: ['ops'], roles: [] }
+    await app.core.rbac.recordLogin(dave)
+    const token = await app.auth.createApiToken(dave, 'laptop')
+    await cairn('rbac', 'assign', 'user:dave', 'writer', '--scope', 'team/*')
+    await cairn('rbac', 'assign', 'group:ops', 'reader', '--scope', '*')
+
+    expect(await cairn('rbac', 'users', 'rm', 'dave')).toBe(
+      [
+        'Removed dave: 1 API token(s) and 0 login(s) revoked.',
+        'Assignments removed: writer on team/*.',
+        "Kept (their groups'): reader on *.",
+        'They can sign in again while the identity provider lets them: remove them there too.',
+        '',
+      ].join('\n'),
+    )
+    await expect(app.auth.authenticate(token.token)).rejects.toThrow()
+    expect(await json('rbac', 'users', 'ls')).toEqual({ users: [] })
+    expect(codeOf(await run('rbac', 'users', 'rm', 'dave'))).toBe('user_not_found')
+  })
+
   it('lists users seen at login: none while authentication is off', async () => {
     expect(await cairn('rbac', 'users', 'ls')).toBe(
       'No users yet: a user appears here after logging in.\n',

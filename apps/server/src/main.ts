@@ -16,7 +16,9 @@ import {
   type ObjectStore,
 } from '@cairn/core'
 import { createApp } from './app'
+import { accessControl } from './auth/access-control'
 import { setUpIdentity, type IdentitySetup } from './auth/identity-setup'
+import { loginDirectory } from './auth/login-directory'
 import { ensureLocalAdmin, reportLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
@@ -130,8 +132,8 @@ async function main(): Promise<void> {
   const core = createCore({
     store,
     // One authorizer for every surface: with RBAC off every authenticated caller may do
-    // everything.
-    rbac: config.rbac,
+    // everything to units, and administration still takes an administrator.
+    rbac: accessControl(config),
     maxStateBytes: config.maxStateBytes,
     lockStaleAfterMs: config.lockStaleAfterMs,
     auditRetentionMs: config.auditRetentionMs,
@@ -161,6 +163,10 @@ async function main(): Promise<void> {
       log,
       // Users seen at login, so administrators can list who may be given roles.
       recordLogin: (principal) => core.rbac.recordLogin(principal),
+      // Every administrator manages every API token, RBAC on or off.
+      isAdmin: (principal) => core.authorizer.isAdmin(principal),
+      // API and refresh tokens speak with their owner's last login, and only while it is recent.
+      logins: { directory: loginDirectory(core.rbac), maxAgeMs: config.tokensLoginMaxAgeMs },
     })
     if (identity.mode === 'local') {
       await ensureLocalAdmin({
@@ -316,26 +322,22 @@ function closeServer(server: Server): Promise<void> {
 
 /**
  * Says at start whether RBAC is on and how many administrators were configured (not who: that is
- * in the configuration), and warns of a setting that cannot do what it seems to.
+ * in the configuration), and warns when nobody can administer the server: with an OpenID provider,
+ * only the principals of `-rbac-admins` (and the admin token of `SVC_LOCAL_ADMIN`) may manage
+ * webhooks, freezes, the audit trail, other users' tokens and access, whether RBAC is on or off.
  */
 function reportRbac(config: Config, identity: IdentitySetup, log: Logger): void {
   const { enabled, admins } = config.rbac
   log.info('access control', { rbac: enabled, admins: admins.length })
-  if (!enabled) {
-    if (admins.length > 0) {
-      log.warn(
-        '-rbac-admins (SVC_RBAC_ADMINS) is set but RBAC is off: every caller may do everything',
-      )
-    }
-    return
-  }
-  if (identity.mode === 'disabled') {
+  if (enabled && identity.mode === 'disabled') {
     log.warn(
       'RBAC is on with authentication disabled: every caller is user:anonymous and has only its grants',
     )
   } else if (identity.mode === 'oidc' && admins.length === 0 && !config.auth.localAdmin) {
     log.warn(
-      'RBAC is on and no administrator is configured: only holders of admin on * may manage roles and assignments (see -rbac-admins, SVC_RBAC_ADMINS)',
+      enabled
+        ? "no administrator is configured: only holders of admin on * may manage access, webhooks, freezes, the audit trail and other users' tokens (set -rbac-admins, SVC_RBAC_ADMINS)"
+        : "no administrator is configured: nobody may manage webhooks, freezes, the audit trail or other users' tokens (set -rbac-admins, SVC_RBAC_ADMINS)",
     )
   }
 }

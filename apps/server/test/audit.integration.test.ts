@@ -609,6 +609,8 @@ describe('the audit trail of logins through the OpenID provider', () => {
       SVC_AUTH_ISSUER: idp.issuer,
       SVC_AUTH_CLIENT_ID: CLIENT,
       SVC_AUTH_REDIRECT_URIS: REDIRECT,
+      // The trail is for administrators, RBAC on or off.
+      SVC_RBAC_ADMINS: 'user:alice',
     },
   }))
 

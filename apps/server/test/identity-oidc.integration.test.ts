@@ -42,7 +42,10 @@ describe('login through a real OpenID provider', () => {
         { client_id: CLIENT, redirect_uris: [REDIRECT] },
         { client_id: 'someone-else', redirect_uris: [REDIRECT] },
       ],
-      accounts: { alice: { email: 'alice@example.test', groups: ['platform', 'sre'] } },
+      accounts: {
+        alice: { email: 'alice@example.test', groups: ['platform', 'sre'] },
+        root: { groups: [] },
+      },
     })
   })
   afterAll(async () => {
@@ -54,6 +57,7 @@ describe('login through a real OpenID provider', () => {
       SVC_AUTH_ISSUER: idp.issuer,
       SVC_AUTH_CLIENT_ID: CLIENT,
       SVC_AUTH_REDIRECT_URIS: REDIRECT,
+      SVC_RBAC_ADMINS: 'user:root',
     },
   }))
 
@@ -221,11 +225,19 @@ describe('login through a real OpenID provider', () => {
     expect(output).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}/)
   })
 
-  it('shows the setup in /oauth/debug without secrets', async () => {
-    const debug = (await (await fetch(`${server.url}/oauth/debug`)).json()) as Record<
-      string,
-      unknown
-    >
+  it('shows the setup in /oauth/debug to an administrator only, without secrets', async () => {
+    expect((await fetch(`${server.url}/oauth/debug`)).status).toBe(401)
+    const alice = (await login('alice')).access_token
+    const refused = await fetch(`${server.url}/oauth/debug`, {
+      headers: { Authorization: `Bearer ${alice}` },
+    })
+    expect(refused.status).toBe(403)
+    const root = (await login('root')).access_token
+    const answer = await fetch(`${server.url}/oauth/debug`, {
+      headers: { Authorization: `Bearer ${root}` },
+    })
+    expect(answer.status).toBe(200)
+    const debug = (await answer.json()) as Record<string, unknown>
     expect(debug).toMatchObject({
       mode: 'oidc',
       issuer: idp.issuer,

@@ -159,6 +159,38 @@ describe('starting the server process', () => {
     }
   })
 
+  it.each([
+    ['RBAC off', {}],
+    ['RBAC on', { SVC_RBAC_ENABLED: 'true' }],
+  ])(
+    'warns at start when an OpenID provider has no administrator beside it, with %s',
+    async (_label, rbac) => {
+      // The provider need not answer: the server starts, and says who may administer it.
+      const oidc = {
+        SVC_AUTH_ISSUER: 'http://127.0.0.1:9/never',
+        SVC_AUTH_CLIENT_ID: 'cairn',
+        ...rbac,
+      }
+      const warned = (output: string) =>
+        linesOf(output).some(
+          (line) =>
+            line.includes('"level":"warn"') && line.includes('no administrator is configured'),
+        )
+      const bare = await startServer({ auth: true, env: oidc })
+      const named = await startServer({
+        auth: true,
+        env: { ...oidc, SVC_RBAC_ADMINS: 'user:root' },
+      })
+      try {
+        expect(warned(bare.output())).toBe(true)
+        expect(warned(named.output())).toBe(false)
+      } finally {
+        await bare.dispose()
+        await named.dispose()
+      }
+    },
+  )
+
   it('refuses to start a second server on a data directory in use, naming it', async () => {
     const first = await startServer()
     try {

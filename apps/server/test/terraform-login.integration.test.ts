@@ -47,6 +47,8 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
       SVC_AUTH_CLIENT_ID: CLIENT,
       SVC_PUBLIC_BASE_URL: base,
       SVC_AUTH_SCOPES: 'openid profile email groups',
+      // The audit trail is for administrators, RBAC on or off.
+      SVC_RBAC_ADMINS: 'user:alice',
     },
   }))
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { alice, setup } from '../test/fixtures'
+import { alice, PROVIDER, setup } from '../test/fixtures'
 import { AuthError, TokenVerificationError } from './errors'
+import type { Identity } from './identity'
 
 describe('the auth service', () => {
   describe('refresh tokens', () => {
@@ -149,6 +150,62 @@ describe('the auth service', () => {
       await expect(auth.authenticate('svc_tfe_short')).rejects.toBeInstanceOf(
         TokenVerificationError,
       )
+    })
+  })
+
+  describe('removing a user', () => {
+    const root: Identity = { subject: 'root', issuer: PROVIDER, groups: [], roles: [] }
+    const bob: Identity = { subject: 'bob', issuer: PROVIDER, groups: ['platform'], roles: [] }
+    const admins = { isAdmin: (identity: Identity) => identity.subject === 'root' }
+
+    it('ends their API tokens, those made with them, their logins and what those minted', async () => {
+      const { auth } = await setup(admins)
+      const login = await auth.issueFor(alice)
+      const fromLogin = await auth.createApiToken(
+        await auth.authenticate(login.access_token),
+        'laptop',
+      )
+      const ci = await auth.createApiToken(alice, 'ci')
+      const child = await auth.createApiToken(await auth.authenticate(ci.token), 'child')
+      const creds = await auth.s3.issue(await auth.authenticate(ci.token))
+      const other = await auth.issueFor(alice)
+      const bobs = await auth.createApiToken(bob, 'bob-ci')
+
+      expect(await auth.endUser(root, { subject: 'alice', issuer: PROVIDER })).toEqual({
+        tokens: 3,
+        logins: 2,
+      })
+      for (const token of [fromLogin.token, ci.token, child.token, login.access_token]) {
+        await expect(auth.authenticate(token)).rejects.toBeInstanceOf(TokenVerificationError)
+      }
+      for (const refresh of [login.refresh_token, other.refresh_token]) {
+        await expect(auth.refresh(refresh)).rejects.toBeInstanceOf(TokenVerificationError)
+      }
+      await expect(auth.s3.verify(creds.SessionToken, creds.AccessKeyId)).rejects.toThrow()
+      expect(await auth.authenticate(bobs.token)).toMatchObject({ subject: 'bob' })
+    })
+
+    it('is for administrators only', async () => {
+      const { auth } = await setup(admins)
+      const ci = await auth.createApiToken(alice, 'ci')
+      await expect(auth.endUser(bob, { subject: 'alice', issuer: PROVIDER })).rejects.toMatchObject(
+        {
+          code: 'forbidden',
+        },
+      )
+      expect(await auth.authenticate(ci.token)).toMatchObject({ subject: 'alice' })
+    })
+
+    it('lets every administrator the authorizer names list and revoke everyone\u2019s tokens', async () => {
+      const { auth } = await setup(admins)
+      const hers = await auth.createApiToken(alice, 'ci')
+      expect((await auth.listApiTokens(root)).map((token) => token.id)).toEqual([hers.id])
+      expect(await auth.listApiTokens(bob)).toEqual([])
+      await expect(auth.revokeApiToken(bob, hers.id)).rejects.toMatchObject({
+        code: 'token_not_found',
+      })
+      await auth.revokeApiToken(root, hers.id)
+      await expect(auth.authenticate(hers.token)).rejects.toBeInstanceOf(TokenVerificationError)
     })
   })
 

@@ -6,6 +6,7 @@ import { toJwks, type KeySet } from './keys/key-set'
 import type { OidcClient } from './oidc/oidc-client'
 import { ApiTokens, isApiToken, type NewTokenOptions } from './tokens/api-tokens'
 import { JwtTokens } from './tokens/jwt-tokens'
+import { LastLogins, type LoginDirectory } from './tokens/last-logins'
 import { RefreshFamilies } from './tokens/refresh-families'
 import { S3Credentials } from './tokens/s3-credentials'
 
@@ -33,9 +34,22 @@ export interface AuthServiceOptions {
   onLogin?: (identity: Identity) => void | Promise<void>
   /** Where what goes wrong beside a request's answer is reported (a failed `onLogin`). */
   warn?: (message: string, fields: Record<string, unknown>) => void
+  /**
+   * Whether an identity administers the server, and so lists and revokes everyone's API tokens:
+   * the server asks its one authorizer (core's `Authorizer.isAdmin`), so every administrator
+   * counts, RBAC on or off. Default: only Cairn's own `admin` role (local mode's admin token).
+   */
+  isAdmin?: (identity: Identity) => boolean | Promise<boolean>
+  /**
+   * Where users' last logins are kept, and how old the last one may be: API tokens and refresh
+   * tokens then speak with the email and groups of their owner's last login, and are refused once
+   * it is older than `maxAgeMs` (see `LastLogins`). Without it they keep those they were made
+   * with.
+   */
+  logins?: { directory: LoginDirectory; maxAgeMs: number; cacheMs?: number }
 }
 
-/** Identities that may manage every API token: the local admin, and `admin` role holders. */
+/** The role Cairn gives the local admin, which manages every API token without an authorizer. */
 const ADMIN_ROLE = 'admin'
 
 /**
@@ -55,6 +69,8 @@ export class AuthService {
   readonly #acceptLocal: boolean
   readonly #onLogin: ((identity: Identity) => void | Promise<void>) | undefined
   readonly #warn: (message: string, fields: Record<string, unknown>) => void
+  readonly #isAdmin: (identity: Identity) => boolean | Promise<boolean>
+  readonly #lastLogins: LastLogins | undefined
   /** The issuer of logins made before tokens carried one: the provider configured now. */
   readonly #legacyIssuer: string
 
@@ -80,6 +96,11 @@ export class AuthService {
       legacyIssuer: this.#legacyIssuer,
     })
     this.#warn = options.warn ?? (() => undefined)
+    this.#isAdmin = options.isAdmin ?? isAdmin
+    this.#lastLogins =
+      options.logins === undefined
+        ? undefined
+        : new LastLogins({ ...options.logins, clock: options.clock })
   }
 
   get oidc(): OidcClient | undefined {
@@ -112,6 +133,7 @@ export class AuthService {
     if (this.#onLogin === undefined) return
     try {
       await this.#onLogin(identity)
+      this.#lastLogins?.noted(identity)
     } catch (error) {
       this.#warn('a login succeeded but could not be recorded', {
         subject: identity.subject,
@@ -128,9 +150,10 @@ export class AuthService {
 
   /**
    * Spends a refresh token for a new access token and the family's next refresh token. A spent
-   * token revokes its family.
+   * token revokes its family. The new access token carries the email and groups of the user's
+   * last login, which may be a later one than this family's.
    *
-   * @throws TokenVerificationError
+   * @throws TokenVerificationError (also when the user's last login is too old)
    */
   async refresh(refreshToken: string): Promise<TokenPair> {
     const claims = await this.jwt.verify('refresh', refreshToken)
@@ -139,7 +162,29 @@ export class AuthService {
       throw new TokenVerificationError('refresh token without a family')
     }
     const { identity, next } = await this.#families.rotate(family, claims.jti)
-    return this.#pair(identity, family, next)
+    return this.#pair(await this.#current(identity), family, next)
+  }
+
+  /**
+   * Starts a login that hands out no token of its own, for a session that holds another
+   * credential (the dashboard's session of a pasted API token): a refresh-token family nobody can
+   * refresh, kept in the store so that signing out (`endLogin`) ends the session on every
+   * instance, even for a copy of its cookie. Removing the user ends it too.
+   *
+   * @returns the login's ID (its family)
+   */
+  async startLogin(identity: Identity): Promise<string> {
+    return (await this.#families.start(identity)).family
+  }
+
+  /** Ends a login by its ID: what belongs to it stops working on every instance. */
+  async endLogin(family: string): Promise<void> {
+    await this.#families.revoke(family)
+  }
+
+  /** Whether a login is still open: not signed out, revoked, or unknown. */
+  async isLoginOpen(family: string): Promise<boolean> {
+    return !(await this.#families.isRevoked(family))
   }
 
   /**
@@ -165,8 +210,9 @@ export class AuthService {
    * @throws TokenVerificationError
    */
   async authenticate(bearer: string): Promise<Identity> {
+    // An API token outlives the login it was made in: it speaks with its owner's last one.
     const identity = isApiToken(bearer)
-      ? await this.apiTokens.verify(bearer)
+      ? await this.#current(await this.apiTokens.verify(bearer))
       : await this.#verifyAccess(bearer)
     if (identity.issuer === LOCAL_ISSUER && !this.#acceptLocal) {
       throw new TokenVerificationError(
@@ -231,13 +277,52 @@ export class AuthService {
     return this.apiTokens.create(owner, name, options)
   }
 
-  /** The caller's API tokens; an administrator's list holds everyone's. */
-  listApiTokens(caller: Identity): Promise<ApiToken[]> {
-    return this.apiTokens.list(isAdmin(caller) ? undefined : caller)
+  /** Whether an identity administers the server (the `isAdmin` option decides). */
+  async isAdministrator(identity: Identity): Promise<boolean> {
+    return this.#isAdmin(identity)
   }
 
-  revokeApiToken(caller: Identity, id: string): Promise<ApiToken> {
-    return this.apiTokens.revoke(id, caller, isAdmin(caller))
+  /** The caller's API tokens; an administrator's list holds everyone's. */
+  async listApiTokens(caller: Identity): Promise<ApiToken[]> {
+    return this.apiTokens.list((await this.#isAdmin(caller)) ? undefined : caller)
+  }
+
+  /**
+   * Revokes one of the caller's API tokens, or anyone's for an administrator.
+   *
+   * @throws AuthError `token_not_found` (also for another's token, which is not shown to exist)
+   */
+  async revokeApiToken(caller: Identity, id: string): Promise<ApiToken> {
+    return this.apiTokens.revoke(id, caller, await this.#isAdmin(caller))
+  }
+
+  /**
+   * Ends everything a user holds, for an administrator removing them: their API tokens (and those
+   * made with them) and their logins, so their access tokens, refresh tokens and the S3
+   * credentials minted from any of these stop working on every instance.
+   *
+   * @throws AuthError `forbidden` for a caller who is no administrator
+   */
+  async endUser(
+    caller: Identity,
+    user: { subject: string; issuer?: string | undefined },
+  ): Promise<{ tokens: number; logins: number }> {
+    if (!(await this.#isAdmin(caller))) {
+      throw new AuthError(
+        'forbidden',
+        `${caller.subject} may not remove users: that takes an administrator`,
+      )
+    }
+    const owner = { subject: user.subject, issuer: user.issuer ?? this.#legacyIssuer }
+    const tokens = await this.apiTokens.revokeAllOf(owner)
+    const logins = await this.#families.revokeAllOf(owner)
+    this.#lastLogins?.forget(owner)
+    return { tokens, logins }
+  }
+
+  /** The identity with its owner's last login, when last logins are kept. */
+  async #current(identity: Identity): Promise<Identity> {
+    return this.#lastLogins === undefined ? identity : this.#lastLogins.current(identity)
   }
 
   jwks(): { keys: unknown[] } {
@@ -261,8 +346,9 @@ export class AuthService {
 }
 
 /**
- * Whether an identity manages every API token. A narrower token does only if it was bounded to
- * `admin` on every unit, as RBAC rules for administrators.
+ * Whether an identity manages every API token when no authorizer is given (`isAdmin` option):
+ * Cairn's own `admin` role. A narrower token does only if it was bounded to `admin` on every unit,
+ * as RBAC rules for administrators.
  */
 export function isAdmin(identity: Identity): boolean {
   const { limit } = identity

@@ -25,6 +25,8 @@ export {
 } from './tokens/api-tokens'
 export type { JwtKind } from './tokens/jwt-tokens'
 export { JWT_KINDS, JwtTokens } from './tokens/jwt-tokens'
+export type { LastLogin, LastLoginsOptions, LoginDirectory } from './tokens/last-logins'
+export { LAST_LOGIN_CACHE_MS, LastLogins } from './tokens/last-logins'
 export { RefreshFamilies } from './tokens/refresh-families'
 export type { S3CredentialsOptions } from './tokens/s3-credentials'
 export { S3Credentials } from './tokens/s3-credentials'

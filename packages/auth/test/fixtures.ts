@@ -4,6 +4,7 @@ import { ManualClock } from '@cairn/core/testing'
 import { AuthService, type AuthServiceOptions } from '../src/auth-service'
 import type { Identity } from '../src/identity'
 import { loadKeySet, type KeySet } from '../src/keys/key-set'
+import type { LastLogin, LoginDirectory } from '../src/tokens/last-logins'
 
 /** A fresh Ed25519 private key in PEM, as `openssl genpkey -algorithm ed25519` writes it. */
 export function ed25519Pem(): string {
@@ -37,7 +38,7 @@ export async function setup(
     issuer?: string
     acceptLocal?: boolean
     clock?: ManualClock
-  } & Pick<AuthServiceOptions, 'oidc' | 'onLogin' | 'warn'> = {},
+  } & Pick<AuthServiceOptions, 'oidc' | 'onLogin' | 'warn' | 'isAdmin' | 'logins'> = {},
 ): Promise<Setup> {
   const clock = options.clock ?? new ManualClock(Date.parse('2026-11-22T00:00:00Z'))
   const keys = options.keys ?? (await loadKeySet({ privateKeyPem: ed25519Pem(), kid: 'k1' }))
@@ -53,6 +54,35 @@ export async function setup(
     ...(options.oidc === undefined ? {} : { oidc: options.oidc }),
     ...(options.onLogin === undefined ? {} : { onLogin: options.onLogin }),
     ...(options.warn === undefined ? {} : { warn: options.warn }),
+    ...(options.isAdmin === undefined ? {} : { isAdmin: options.isAdmin }),
+    ...(options.logins === undefined ? {} : { logins: options.logins }),
   })
   return { auth, clock, keys, store }
+}
+
+/**
+ * The server's record of last logins, in memory: what each user's last login said of them, and
+ * when. Counts its reads, so a test can tell what is read from the store and what is remembered.
+ */
+export class MemoryLoginDirectory implements LoginDirectory {
+  readonly #logins = new Map<string, LastLogin>()
+  reads = 0
+
+  /** A login of `identity` at `at` (epoch ms). */
+  record(identity: Identity, at: number): void {
+    this.#logins.set(`${identity.issuer}\n${identity.subject}`, {
+      ...(identity.email === undefined ? {} : { email: identity.email }),
+      groups: [...identity.groups],
+      at,
+    })
+  }
+
+  remove(identity: Identity): void {
+    this.#logins.delete(`${identity.issuer}\n${identity.subject}`)
+  }
+
+  lastLogin(user: { subject: string; issuer: string }): Promise<LastLogin | undefined> {
+    this.reads += 1
+    return Promise.resolve(this.#logins.get(`${user.issuer}\n${user.subject}`))
+  }
 }

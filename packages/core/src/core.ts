@@ -1,4 +1,5 @@
-import { allowAll, type Authorizer } from './access/authorizer'
+import type { Authorizer } from './access/authorizer'
+import { OpenAccess } from './access/open-access'
 import { AuditLog } from './audit/audit-log'
 import { PolicyStore } from './access/rbac/policy-store'
 import { RbacAuthorizer } from './access/rbac/rbac-authorizer'
@@ -50,7 +51,8 @@ export interface CoreOptions {
   /**
    * Role-based access control (DESIGN section 9): when enabled, the stored roles and assignments
    * decide, and `admins` (`user:…`, `email:…`, `group:…`) administer them. Off, every caller may
-   * do everything.
+   * do everything to units, and only `admins` and holders of Cairn's own `admin` role (local
+   * mode's admin token) administer the server (webhooks, freezes, audit trail, roles).
    */
   rbac?: { enabled: boolean; admins?: readonly string[] }
   /** Decides permissions instead of RBAC (tests). */
@@ -161,7 +163,7 @@ export function createCore(options: CoreOptions): Core {
     options.authorizer ??
     (options.rbac?.enabled === true
       ? new RbacAuthorizer(policies, options.rbac.admins ?? [])
-      : allowAll)
+      : new OpenAccess(options.rbac?.admins ?? []))
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep, options.onRecordRetry)
   const lockStaleAfterMs = options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   AssignmentNotFoundError,
+  UserNotFoundError,
   ChecksumMismatchError,
   DependencyCycleError,
   ForbiddenError,
@@ -87,6 +88,7 @@ describe('core errors', () => {
       role_not_found: new RoleNotFoundError('x'),
       role_conflict: new RoleConflictError('x'),
       assignment_not_found: new AssignmentNotFoundError('x'),
+      user_not_found: new UserNotFoundError('x'),
       unit_frozen: new UnitFrozenError('x', {
         id: 'frz-1',
         prefix: '*',

@@ -27,6 +27,7 @@ export type CoreErrorCode =
   | 'role_not_found'
   | 'role_conflict'
   | 'assignment_not_found'
+  | 'user_not_found'
   | 'unit_frozen'
   | 'freeze_not_found'
   | 'webhook_not_found'
@@ -285,6 +286,15 @@ export class AssignmentNotFoundError extends CoreError {
   }
 }
 
+/** No user with this subject has signed in (or they were removed since). */
+export class UserNotFoundError extends CoreError {
+  declare readonly code: 'user_not_found'
+  constructor(subject: string) {
+    super('user_not_found', `no user ${subject} has signed in`)
+    this.name = 'UserNotFoundError'
+  }
+}
+
 /** A freeze, as the errors that name one carry it. */
 export interface FrozenBy {
   id: string
@@ -390,6 +400,7 @@ export type AnyCoreError =
   | RoleNotFoundError
   | RoleConflictError
   | AssignmentNotFoundError
+  | UserNotFoundError
   | UnitFrozenError
   | FreezeNotFoundError
   | WebhookNotFoundError

@@ -1,7 +1,8 @@
 export type { Authorizer, Permission } from './access/authorizer'
 export { allowAll, implies, PERMISSIONS } from './access/authorizer'
+export { OpenAccess } from './access/open-access'
 export type { Assignment } from './access/rbac/policy-store'
-export type { RbacService, SeenUser } from './access/rbac/rbac-service'
+export type { ForgottenUser, RbacService, SeenUser } from './access/rbac/rbac-service'
 export type { Role } from './access/rbac/roles'
 export { ADMIN_ROLE, BUILT_IN_ROLES } from './access/rbac/roles'
 export { parseScope, scopeCovers } from './access/rbac/scope'
@@ -65,6 +66,7 @@ export {
   UnitExistsError,
   UnitFrozenError,
   UnitNotFoundError,
+  UserNotFoundError,
   VersionNotFoundError,
   WriteContentionError,
 } from './errors'

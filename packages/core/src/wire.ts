@@ -144,6 +144,7 @@ export const V1_ERROR_CODES = [
   'role_not_found',
   'role_conflict',
   'assignment_not_found',
+  'user_not_found',
   'unit_frozen',
   'freeze_not_found',
   'webhook_not_found',
@@ -295,6 +296,21 @@ export const RbacUserSchema = v.object({
 })
 export type RbacUser = v.InferOutput<typeof RbacUserSchema>
 export const RbacUserListSchema = v.object({ users: v.array(RbacUserSchema) })
+
+/**
+ * `DELETE /v1/rbac/users/{subject}[?issuer=]`: what removing a user ended. Their API tokens (and
+ * those made with them) and their logins are revoked; the assignments naming them are removed;
+ * those of the groups they were in stay.
+ */
+export const RemovedUserSchema = v.object({
+  subject: v.string(),
+  issuer: v.nullable(v.string()),
+  tokens_revoked: v.number(),
+  logins_revoked: v.number(),
+  assignments_removed: v.array(AssignmentSchema),
+  assignments_kept: v.array(AssignmentSchema),
+})
+export type RemovedUser = v.InferOutput<typeof RemovedUserSchema>
 
 /** `GET /v1/rbac/check?unit=&permission=`: whether the caller holds it. */
 export const CheckResultSchema = v.object({

@@ -3,6 +3,7 @@ import {
   AssignmentSchema,
   CheckResultSchema,
   RbacUserListSchema,
+  RemovedUserSchema,
   RoleListSchema,
   RoleSchema,
   type AssignmentRequest,
@@ -10,6 +11,7 @@ import {
   type CheckResult,
   type PermissionSchema,
   type RbacUser,
+  type RemovedUser,
   type RoleView as Role,
 } from '@cairn/core/wire'
 import type * as v from 'valibot'
@@ -99,7 +101,10 @@ export class RolesApi {
   }
 }
 
-/** `GET /v1/rbac/users`: the users seen at login, each with the assignments that name them. */
+/**
+ * `/v1/rbac/users`: the users seen at login, each with the assignments that name them; removing
+ * one ends their tokens and logins.
+ */
 export class RbacUsersApi {
   readonly #transport: Transport
 
@@ -109,6 +114,21 @@ export class RbacUsersApi {
 
   async list(): Promise<RbacUser[]> {
     return (await this.#transport.json('GET', '/v1/rbac/users', RbacUserListSchema)).users
+  }
+
+  /**
+   * Removes a user (administrators only): their API tokens and logins are revoked on every
+   * instance, and the assignments naming them removed; those of their groups stay, and the answer
+   * lists both. `issuer` names which user when users of several providers share the subject.
+   * `user_not_found` when nobody with this subject has signed in.
+   */
+  remove(subject: string, options: { issuer?: string } = {}): Promise<RemovedUser> {
+    return this.#transport.json(
+      'DELETE',
+      `/v1/rbac/users/${encodeURIComponent(subject)}`,
+      RemovedUserSchema,
+      { query: { issuer: options.issuer } },
+    )
   }
 }
 

@@ -1,7 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { basename, extname, join } from 'node:path'
-import { AuthService, KeyError, loadKeySet, OidcClient, type KeySet } from '@cairn/auth'
+import {
+  AuthService,
+  KeyError,
+  loadKeySet,
+  OidcClient,
+  type KeySet,
+  type LoginDirectory,
+} from '@cairn/auth'
 import type { Clock, ObjectStore, Principal } from '@cairn/core'
 import type { AuthSettings } from '../config/auth-settings'
 import { ConfigError } from '../config/config-error'
@@ -54,6 +61,16 @@ export async function setUpIdentity(options: {
    * logged at warn and never fails the login.
    */
   recordLogin?: (principal: Principal) => Promise<void>
+  /**
+   * Whether a principal administers the server (core's authorizer), for listing and revoking
+   * other users' API tokens.
+   */
+  isAdmin?: (principal: Principal) => boolean | Promise<boolean>
+  /**
+   * Users' last logins and how old one may be (`SVC_TOKENS_LOGIN_MAX_AGE`): API and refresh
+   * tokens speak with their owner's last login, and are refused once it is too old.
+   */
+  logins?: { directory: LoginDirectory; maxAgeMs: number }
 }): Promise<IdentitySetup> {
   const { config, log } = options
   if (options.sharedStore === true && !options.authDisable && config.privateKeyPath === undefined) {
@@ -101,6 +118,8 @@ export async function setUpIdentity(options: {
     // Local mode's tokens are the only way in without a provider; beside one, only on request.
     acceptLocal: oidc === undefined || config.localAdmin,
     ...(options.recordLogin === undefined ? {} : { onLogin: options.recordLogin }),
+    ...(options.isAdmin === undefined ? {} : { isAdmin: options.isAdmin }),
+    ...(options.logins === undefined ? {} : { logins: options.logins }),
     warn: (message, fields) => {
       log.warn(message, fields)
     },

@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 30_000,
       lockStaleAfterMs: 3_600_000,
       auditRetentionMs: 9600 * 3_600_000,
+      tokensLoginMaxAgeMs: 720 * 3_600_000,
       resourceIndex: true,
       limits: {
         headersTimeoutMs: 20_000,
@@ -175,6 +176,7 @@ describe('loadConfig', () => {
       SVC_SHUTDOWN_TIMEOUT: '1m30s',
       SVC_LOCK_STALE_AFTER: '2h30m',
       SVC_AUDIT_RETENTION: '720h',
+      SVC_TOKENS_LOGIN_MAX_AGE: '168h',
       SVC_RESOURCE_INDEX: 'false',
     }
     expect(configOf([], env)).toMatchObject({
@@ -190,6 +192,7 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 90_000,
       lockStaleAfterMs: 9_000_000,
       auditRetentionMs: 720 * 3_600_000,
+      tokensLoginMaxAgeMs: 168 * 3_600_000,
       resourceIndex: false,
     })
   })
@@ -350,6 +353,7 @@ describe('loadConfig', () => {
     ['an unknown log level', ['-log-level', 'loud'], {}, '-log-level'],
     ['a timeout without a unit', ['-shutdown-timeout', '30'], {}, '-shutdown-timeout'],
     ['a stale-lock age under 1s', ['-lock-stale-after', '10ms'], {}, '-lock-stale-after'],
+    ['a login max age under 1m', ['-tokens-login-max-age', '30s'], {}, '-tokens-login-max-age'],
     ['a bad PORT variable', [], { PORT: 'http' }, 'PORT'],
     ['a bad SVC_STORAGE variable', [], { SVC_STORAGE: 'nfs' }, 'SVC_STORAGE'],
     [

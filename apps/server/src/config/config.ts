@@ -23,6 +23,8 @@ export interface Config {
   readonly lockStaleAfterMs: number
   /** How long audit records are kept. */
   readonly auditRetentionMs: number
+  /** API and refresh tokens of a user whose last login is older than this are refused. */
+  readonly tokensLoginMaxAgeMs: number
   /** Index the resources of each state as it is written (diff, resources, search). */
   readonly resourceIndex: boolean
   readonly limits: ServerLimits
@@ -132,6 +134,10 @@ export const FLAGS = {
   'audit-retention': {
     env: 'SVC_AUDIT_RETENTION',
     help: 'how long audit records are kept, as a Go duration, at least 24h (default 9600h: 400 days)',
+  },
+  'tokens-login-max-age': {
+    env: 'SVC_TOKENS_LOGIN_MAX_AGE',
+    help: 'refuse the API and refresh tokens of a user who has not signed in for this long, as a Go duration; their groups are those of their last login (default 720h: 30 days)',
   },
   'resource-index': {
     env: 'SVC_RESOURCE_INDEX',
@@ -276,6 +282,10 @@ const ConfigSchema = v.object({
     duration('-audit-retention (SVC_AUDIT_RETENTION)', 24 * 3_600_000),
     '9600h',
   ),
+  'tokens-login-max-age': v.optional(
+    duration('-tokens-login-max-age (SVC_TOKENS_LOGIN_MAX_AGE)', 60_000),
+    '720h',
+  ),
   'resource-index': v.optional(boolean('-resource-index (SVC_RESOURCE_INDEX)'), 'true'),
   'headers-timeout': v.optional(duration('-headers-timeout (SVC_HEADERS_TIMEOUT)', 1000), '20s'),
   'idle-timeout': v.optional(duration('-idle-timeout (SVC_IDLE_TIMEOUT)', 1000), '60s'),
@@ -380,6 +390,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       shutdownTimeoutMs: out['shutdown-timeout'],
       lockStaleAfterMs: out['lock-stale-after'],
       auditRetentionMs: out['audit-retention'],
+      tokensLoginMaxAgeMs: out['tokens-login-max-age'],
       resourceIndex: out['resource-index'],
       limits: Object.freeze({
         headersTimeoutMs: out['headers-timeout'],

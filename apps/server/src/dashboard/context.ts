@@ -40,6 +40,15 @@ export async function may(
   return core.authorizer.can(c.var.principal, permission, unit as UnitId)
 }
 
+/**
+ * What the post before this page did, carried by the sealed session and shown once: the props of
+ * a `Notice`. A page never shows a notice from its URL, where anyone could write one into a link.
+ */
+export function flashed(c: Context<AppEnv>): { text: string | undefined; error: boolean } {
+  const notice = c.var.session.notice
+  return { text: notice?.text, error: notice?.error ?? false }
+}
+
 /** A query parameter, undefined when absent or empty. */
 export function queryOf(c: Context<AppEnv>, name: string): string | undefined {
   const value = c.req.query(name)

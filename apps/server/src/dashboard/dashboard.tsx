@@ -7,6 +7,7 @@ import { readForm, SMALL_BODY_BYTES } from '../http/body'
 import { CLIENT_CLOSED, report } from '../http/errors'
 import { ANONYMOUS } from '../http/principal'
 import { viewerOf, type DashboardDeps } from './context'
+import { loginNoticeText, type LoginNotice } from './login-notices'
 import { sameText } from './oidc-login'
 import { LoginPage } from './pages/login'
 import { graphRoutes } from './pages/graph'
@@ -70,7 +71,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
         next={safeNext(c.req.query('next'))}
         oidc={deps.login !== undefined}
         local={deps.mode === 'local'}
-        error={c.req.query('error')}
+        error={loginNoticeText(c.req.query('error'))}
       />,
     )
   })
@@ -80,20 +81,24 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const session = deps.sessions.read(c)
     if (session === undefined || !sameText(form.get('csrf') ?? '', session.csrf)) {
       noteAudit(c, { detail: { via: 'dashboard token', refused: 'the form expired' } })
-      return c.redirect(loginHref(form.get('next'), 'the form expired: try again'), 303)
+      return c.redirect(loginHref(form.get('next'), 'form_expired'), 303)
     }
     const token = (form.get('token') ?? '').trim()
     const next = safeNext(form.get('next') ?? undefined)
+    let principal
     try {
-      c.set('principal', await deps.auth.authenticate(token))
+      principal = await deps.auth.authenticate(token)
     } catch (error) {
       if (!(error instanceof TokenVerificationError)) throw error
       c.var.log.info('dashboard sign-in with a token refused', { reason: error.reason })
       // Answered with a redirect like a success: the record says it was refused.
       noteAudit(c, { detail: { via: 'dashboard token', refused: 'token not valid' } })
-      return c.redirect(loginHref(next, 'that token is not valid here'), 303)
+      return c.redirect(loginHref(next, 'token_invalid'), 303)
     }
-    deps.sessions.write(c, deps.sessions.forToken(token))
+    c.set('principal', principal)
+    // The session gets a login of its own in the store, which signing out ends everywhere.
+    const login = await deps.auth.startLogin(principal)
+    deps.sessions.write(c, deps.sessions.forToken(token, login))
     return c.redirect(next, 303)
   })
 
@@ -106,7 +111,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const form = await readForm(c, SMALL_BODY_BYTES)
     const session = deps.sessions.read(c)
     if (session !== undefined && sameText(form.get('csrf') ?? '', session.csrf)) {
+      // Ended in the store, not only in this browser: a copy of the cookie opens nothing now.
       if (session.kind === 'oidc') await deps.auth.logout(session.refresh)
+      if (session.kind === 'token') await deps.auth.endLogin(session.login)
       deps.sessions.clear(c)
     }
     return c.redirect('/app/login', 303)
@@ -157,12 +164,14 @@ function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (deps.mode === 'disabled') {
       c.set('principal', ANONYMOUS)
-      c.set('session', deps.sessions.readOrStart(c))
+      const visitor = deps.sessions.readOrStart(c)
+      c.set('session', deps.sessions.settle(c, visitor, visitor))
       await next()
       return
     }
     const read = deps.sessions.read(c)
-    const session = read === undefined ? undefined : await deps.sessions.fresh(read)
+    if (read === undefined) return toLogin(c, deps)
+    const session = await deps.sessions.fresh(read)
     const bearer = session === undefined ? undefined : Sessions.bearerOf(session)
     if (session === undefined || bearer === undefined) return toLogin(c, deps)
     try {
@@ -172,8 +181,7 @@ function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
       c.var.log.info('dashboard session refused', { reason: error.reason })
       return toLogin(c, deps)
     }
-    if (session !== read) deps.sessions.write(c, session)
-    c.set('session', session)
+    c.set('session', deps.sessions.settle(c, read, session))
     await next()
     return
   }
@@ -182,13 +190,13 @@ function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
 function toLogin(c: Context<AppEnv>, deps: DashboardDeps): Response {
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
     deps.sessions.clear(c)
-    return c.redirect(loginHref(undefined, 'your session has ended: sign in again'), 303)
+    return c.redirect(loginHref(undefined, 'session_ended'), 303)
   }
   const url = new URL(c.req.url)
   return c.redirect(loginHref(`${url.pathname}${url.search}`), 302)
 }
 
-function loginHref(next: string | null | undefined, error?: string): string {
+function loginHref(next: string | null | undefined, error?: LoginNotice): string {
   const query = new URLSearchParams({ next: safeNext(next ?? undefined) })
   if (error !== undefined) query.set('error', error)
   return `/app/login?${query.toString()}`

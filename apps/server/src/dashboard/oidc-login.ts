@@ -11,6 +11,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import * as v from 'valibot'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
+import { LOGIN_NOTICES, type LoginNotice } from './login-notices'
 import type { Sessions } from './session'
 import { safeNext } from './safe-next'
 
@@ -93,13 +94,11 @@ export class DashboardLogin {
     const nonce = getCookie(c, NONCE_COOKIE) ?? ''
     deleteCookie(c, NONCE_COOKIE, { path: CALLBACK_PATH })
     if (!sameText(nonce, state.dashboard.nonce)) {
-      return this.#refused(c, 'this sign-in was started in another browser or has expired')
+      return this.#refused(c, 'other_browser')
     }
-    if (c.req.query('error') !== undefined) {
-      return this.#refused(c, 'the identity provider did not sign you in')
-    }
+    if (c.req.query('error') !== undefined) return this.#refused(c, 'provider_refused')
     const oidc = this.#auth.oidc
-    if (oidc === undefined) return this.#refused(c, 'no OpenID provider is configured')
+    if (oidc === undefined) return this.#refused(c, 'no_provider')
     try {
       const identity = await oidc.exchangeCode(
         c.req.query('code') ?? '',
@@ -116,13 +115,14 @@ export class DashboardLogin {
     } catch (error) {
       if (!(error instanceof TokenVerificationError)) throw error
       c.var.log.info('dashboard login refused by the provider', { reason: error.reason })
-      return this.#refused(c, 'the identity provider did not sign you in')
+      return this.#refused(c, 'provider_refused')
     }
   }
 
-  #refused(c: Context<AppEnv>, why: string): Response {
-    // A refused sign-in is answered with a redirect too: the detail says it was refused.
-    noteAudit(c, { skip: false, detail: { via: 'dashboard', refused: why } })
+  #refused(c: Context<AppEnv>, why: LoginNotice): Response {
+    // A refused sign-in is answered with a redirect too: the detail says it was refused. The
+    // sign-in page says why from the code, never from text in the URL.
+    noteAudit(c, { skip: false, detail: { via: 'dashboard', refused: LOGIN_NOTICES[why] } })
     return c.redirect(`/app/login?${new URLSearchParams({ error: why }).toString()}`, 302)
   }
 

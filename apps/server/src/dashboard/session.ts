@@ -17,11 +17,33 @@ const REFRESH_AHEAD_MS = 60 * 1000
 /** A visitor's session before signing in: it carries the CSRF token of the login form. */
 const VISITOR_SESSION_MS = 60 * 60 * 1000
 
+/** The longest notice a session carries: it must fit the cookie with everything else. */
+const MAX_NOTICE_LENGTH = 300
+
+/**
+ * What a post did, for the page it sends the browser to: carried by the sealed session and shown
+ * once, never by the URL, where anyone could write one into a link.
+ */
+const NoticeSchema = v.object({ text: v.string(), error: v.boolean() })
+export type Notice = v.InferOutput<typeof NoticeSchema>
+
 const SessionSchema = v.variant('kind', [
   /** Not signed in: only the CSRF token of the forms shown before signing in. */
-  v.object({ kind: v.literal('visitor'), csrf: v.string() }),
-  /** Signed in with a pasted API token. */
-  v.object({ kind: v.literal('token'), csrf: v.string(), token: v.string() }),
+  v.object({ kind: v.literal('visitor'), csrf: v.string(), notice: v.optional(NoticeSchema) }),
+  /**
+   * Signed in with a pasted API token, under a login of its own (`AuthService.startLogin`) that
+   * signing out ends in the store, so that a copy of the cookie opens nothing afterwards.
+   */
+  v.object({
+    kind: v.literal('token'),
+    csrf: v.string(),
+    token: v.string(),
+    /** The session's login: a refresh-token family that hands out no token. */
+    login: v.string(),
+    /** When the session ends (epoch ms), whatever is written into the cookie meanwhile. */
+    expires: v.number(),
+    notice: v.optional(NoticeSchema),
+  }),
   /** Signed in through the OpenID provider: Cairn's access and refresh tokens. */
   v.object({
     kind: v.literal('oidc'),
@@ -30,6 +52,7 @@ const SessionSchema = v.variant('kind', [
     refresh: v.string(),
     /** When the access token expires (epoch ms). */
     expires: v.number(),
+    notice: v.optional(NoticeSchema),
   }),
 ])
 export type Session = v.InferOutput<typeof SessionSchema>
@@ -91,7 +114,7 @@ export class Sessions {
       session.kind === 'visitor'
         ? VISITOR_SESSION_MS
         : session.kind === 'token'
-          ? TOKEN_SESSION_MS
+          ? Math.max(session.expires - this.#clock.now(), 1000)
           : this.#refreshTtlMs
     setCookie(c, SESSION_COOKIE, this.#sealer.seal(session, ttl), {
       path: COOKIE_PATH,
@@ -106,9 +129,38 @@ export class Sessions {
     deleteCookie(c, SESSION_COOKIE, { path: COOKIE_PATH, secure: this.#secure(c) })
   }
 
-  /** Starts a session for a pasted API token (already verified). */
-  forToken(token: string): Session {
-    return { kind: 'token', csrf: newCsrfToken(), token }
+  /**
+   * Tells the next page what the request did: the notice rides in the sealed session (`c.var
+   * .session`) and is shown once, by the page that `take`s it.
+   */
+  flash(c: Context<AppEnv>, text: string, options: { error?: boolean } = {}): void {
+    const clipped =
+      text.length > MAX_NOTICE_LENGTH ? `${text.slice(0, MAX_NOTICE_LENGTH)}\u2026` : text
+    this.write(c, { ...c.var.session, notice: { text: clipped, error: options.error === true } })
+  }
+
+  /**
+   * The session this request goes on with: `current` (what `fresh` made of the one `read`), with
+   * the notice `read` carried for this page. The cookie is written again when the session was
+   * refreshed, and without the notice, so that it is shown once.
+   */
+  settle(c: Context<AppEnv>, read: Session, current: Session): Session {
+    const notice = read.notice
+    if (current === read && notice === undefined) return read
+    const { notice: _shown, ...next } = current
+    this.write(c, next)
+    return notice === undefined ? next : { ...next, notice }
+  }
+
+  /** Starts a session for a pasted API token (already verified), under its own login. */
+  forToken(token: string, login: string): Session {
+    return {
+      kind: 'token',
+      csrf: newCsrfToken(),
+      token,
+      login,
+      expires: this.#clock.now() + TOKEN_SESSION_MS,
+    }
   }
 
   /** Starts a session for Cairn tokens issued at an OpenID login. */
@@ -123,11 +175,15 @@ export class Sessions {
   }
 
   /**
-   * The session with an access token good for a while yet: an OpenID session whose token is
-   * about to expire is refreshed (its CSRF token kept, so open forms still post). Undefined when
-   * the refresh is refused (the login was revoked or has expired).
+   * The session if it still opens, with an access token good for a while yet: a pasted token's
+   * session only while its login is open (not signed out, on any instance); an OpenID session whose
+   * token is about to expire is refreshed (its CSRF token kept, so open forms still post).
+   * Undefined when the login was ended or the refresh is refused (revoked, or expired).
    */
   async fresh(session: Session): Promise<Session | undefined> {
+    if (session.kind === 'token') {
+      return (await this.#auth.isLoginOpen(session.login)) ? session : undefined
+    }
     if (session.kind !== 'oidc' || session.expires - this.#clock.now() > REFRESH_AHEAD_MS) {
       return session
     }

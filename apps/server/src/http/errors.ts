@@ -34,6 +34,7 @@ export const STATUS = {
   role_not_found: 404,
   role_conflict: 409,
   assignment_not_found: 404,
+  user_not_found: 404,
   freeze_not_found: 404,
   webhook_not_found: 404,
   unit_frozen: 409,

@@ -319,3 +319,19 @@ describe('S3 session credentials with authentication disabled', () => {
     }
   })
 })
+
+describe('/oauth/debug', () => {
+  it('answers an administrator only: 401 without a token, 403 for anyone else', async () => {
+    expect((await call('/oauth/debug', null)).status).toBe(401)
+    expect((await call('/oauth/debug', 'svc_tfe_not-a-token')).status).toBe(401)
+    const user = { subject: 'alice', issuer: 'https://id.example.test', groups: [], roles: [] }
+    await fixture.core.rbac.recordLogin(user)
+    const alice = await fixture.auth.createApiToken(user, 'ci')
+    const refused = await call('/oauth/debug', alice.token)
+    expect(refused.status).toBe(403)
+    expect(await refused.json()).toMatchObject({ error: 'forbidden' })
+    const answer = await call('/oauth/debug', admin)
+    expect(answer.status).toBe(200)
+    expect(await answer.json()).toMatchObject({ mode: 'local', dev_skip_verify: false })
+  })
+})

@@ -9,6 +9,7 @@ import type { AuthMode } from '../auth/identity-setup'
 import type { AuthSettings } from '../config/auth-settings'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
+import { authenticate } from '../http/authenticate'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { validate } from '@cairn/core'
 
@@ -133,8 +134,19 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
     return c.json(auth.jwks())
   })
 
-  // What the server believes about its identity setup, for whoever debugs a login: no secrets.
-  app.get('/oauth/debug', (c) => {
+  // What the server believes about its identity setup, for an administrator who debugs a login.
+  // It holds no secret, but says enough about the setup (whether ID tokens are checked at all,
+  // the provider's endpoints and state, the signing keys, the lifetimes) that it is no page for
+  // anyone who can reach the server: a token of an administrator opens it (401 without a token,
+  // 403 for anyone else); what a client needs to log in stays open at /v1/auth/config.
+  app.use('/oauth/debug', authenticate(deps.mode === 'disabled' ? undefined : auth))
+  app.get('/oauth/debug', async (c) => {
+    if (deps.mode !== 'disabled' && !(await auth.isAdministrator(caller(c)))) {
+      throw new AuthError(
+        'forbidden',
+        `${caller(c).subject} may not read the identity setup: that takes an administrator`,
+      )
+    }
     const oidc = auth.oidc
     return c.json({
       mode: deps.mode,

@@ -1,7 +1,14 @@
+import type { AuthService } from '@cairn/auth'
 import { InvalidRequestError, validate, type Core, type Role } from '@cairn/core'
-import { AssignmentRequestSchema, RoleRequestSchema, type RoleView } from '@cairn/core/wire'
+import {
+  AssignmentRequestSchema,
+  RoleRequestSchema,
+  type RemovedUser,
+  type RoleView,
+} from '@cairn/core/wire'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
+import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { HttpError } from '../http/errors'
@@ -9,6 +16,8 @@ import { queryText } from '../http/query'
 
 export interface RbacRoutesDeps {
   core: Core
+  /** Ends what a removed user holds: their API tokens and logins. */
+  identity: { auth: AuthService }
 }
 
 /** `DELETE /v1/rbac/assignments` may name the assignment by its ID instead of its fields. */
@@ -56,6 +65,37 @@ export function rbacRoutes(deps: RbacRoutesDeps): Hono<AppEnv> {
 
   app.get('/v1/rbac/users', async (c) => c.json({ users: await rbac.users(c.var.principal) }))
 
+  // Removing a user, as GitLab blocks one: whatever they hold stops working on every instance at
+  // once (tokens, logins and what was minted from them), and the assignments naming them go. A
+  // user the provider still lets in may sign in again: remove them there too.
+  app.delete('/v1/rbac/users/:subject', async (c) => {
+    const user = await rbac.findUser(
+      c.var.principal,
+      c.req.param('subject'),
+      queryText(c, 'issuer'),
+    )
+    const ended = await deps.identity.auth.endUser(c.var.principal, user)
+    const assignments = await rbac.forgetUser(c.var.principal, user)
+    const removed: RemovedUser = {
+      subject: user.subject,
+      issuer: user.issuer ?? null,
+      tokens_revoked: ended.tokens,
+      logins_revoked: ended.logins,
+      assignments_removed: assignments.removed,
+      assignments_kept: assignments.kept,
+    }
+    noteAudit(c, {
+      detail: {
+        ...c.var.audit?.detail,
+        tokens_revoked: String(ended.tokens),
+        logins_revoked: String(ended.logins),
+        assignments_removed: String(assignments.removed.length),
+      },
+    })
+    c.var.log.info('user removed', { user: user.subject, by: c.var.principal.subject, ...ended })
+    return c.json(removed)
+  })
+
   app.get('/v1/rbac/assignments', async (c) => {
     const filter = {
       principal: queryText(c, 'principal'),
@@ -100,6 +140,7 @@ export function rbacRoutes(deps: RbacRoutesDeps): Hono<AppEnv> {
     ['/v1/rbac/roles', 'GET, POST'],
     ['/v1/rbac/roles/:name', 'GET, PUT, DELETE'],
     ['/v1/rbac/users', 'GET'],
+    ['/v1/rbac/users/:subject', 'DELETE'],
     ['/v1/rbac/assignments', 'GET, POST, DELETE'],
     ['/v1/rbac/assignments/:id', 'DELETE'],
     ['/v1/rbac/check', 'GET'],

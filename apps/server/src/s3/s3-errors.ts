@@ -113,6 +113,7 @@ const FROM_CORE = {
   role_not_found: 'InvalidArgument',
   role_conflict: 'InvalidArgument',
   assignment_not_found: 'InvalidArgument',
+  user_not_found: 'InvalidArgument',
   unit_frozen: 'OperationAborted',
   freeze_not_found: 'InvalidArgument',
   webhook_not_found: 'InvalidArgument',

@@ -12,6 +12,8 @@ import {
 import type { Hono } from 'hono'
 import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
+import { accessControl } from '../auth/access-control'
+import { loginDirectory } from '../auth/login-directory'
 import { setUpIdentity } from '../auth/identity-setup'
 import { ensureLocalAdmin } from '../auth/local-admin'
 import { loadAuthSettings } from '../config/auth-settings'
@@ -30,18 +32,24 @@ export interface InProcessOptions {
   maxStateBytes?: number
   /**
    * `-rbac` and `-rbac-admins` (grantees such as `user:alice`); off unless given, when every
-   * caller may do everything.
+   * caller may do everything to units and administrators (those of `admins`, local mode's admin
+   * token, and `anonymous` with authentication off) administer.
    */
   rbac?: { enabled: boolean; admins?: readonly string[] }
   /** `SVC_LOCK_STALE_AFTER` in milliseconds; core's default (1 h) unless given. */
   lockStaleAfterMs?: number
   /** The clock of the core (lock ages, version timestamps); the system's unless given. */
   coreClock?: Clock
+  /** `SVC_TOKENS_LOGIN_MAX_AGE` in milliseconds; the server's default (30 days) unless given. */
+  tokensLoginMaxAgeMs?: number
   /** Where the app counts its requests, to read them back; a registry of its own otherwise. */
   metrics?: ServerMetrics
   /** `SVC_MAX_MULTIPART_UPLOADS`; the server's default unless given. */
   maxMultipartUploads?: number
 }
+
+/** The server's default `SVC_TOKENS_LOGIN_MAX_AGE`: 30 days. */
+const DEFAULT_LOGIN_MAX_AGE_MS = 720 * 3_600_000
 
 export interface InProcessApp {
   app: Hono<AppEnv>
@@ -80,6 +88,19 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true })
   }
   try {
+    const core = createCore({
+      store,
+      rbac: accessControl({
+        authDisable: !local,
+        rbac: { enabled: false, admins: [], ...options.rbac },
+      }),
+      maxStateBytes,
+      ...(options.lockStaleAfterMs === undefined
+        ? {}
+        : { lockStaleAfterMs: options.lockStaleAfterMs }),
+      ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
+    })
+    // Wired as the server wires it.
     const identity = await setUpIdentity({
       config: authSettings,
       authDisable: !local,
@@ -87,21 +108,18 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       store,
       clock: systemClock,
       log,
+      recordLogin: (principal) => core.rbac.recordLogin(principal),
+      isAdmin: (principal) => core.authorizer.isAdmin(principal),
+      logins: {
+        directory: loginDirectory(core.rbac),
+        maxAgeMs: options.tokensLoginMaxAgeMs ?? DEFAULT_LOGIN_MAX_AGE_MS,
+      },
     })
     let adminToken: string | undefined
     if (dataDir !== undefined) {
       await ensureLocalAdmin({ auth: identity.auth, store, dataDir, log, print: () => undefined })
       adminToken = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
     }
-    const core = createCore({
-      store,
-      rbac: options.rbac ?? { enabled: false },
-      maxStateBytes,
-      ...(options.lockStaleAfterMs === undefined
-        ? {}
-        : { lockStaleAfterMs: options.lockStaleAfterMs }),
-      ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
-    })
     const app = createApp({
       store,
       core,

@@ -254,6 +254,27 @@ export class ApiTokens {
     await this.#store.delete(keyOf(id), { ifMatch: stored.etag })
     return infoOf(stored.value)
   }
+
+  /**
+   * Revokes every token speaking for `owner` (a user being removed), those made with them
+   * included, since those speak for the same owner.
+   *
+   * @returns how many were revoked
+   */
+  async revokeAllOf(owner: { subject: string; issuer: string }): Promise<number> {
+    let revoked = 0
+    for await (const key of listAllKeys(this.#store, API_TOKENS_PREFIX)) {
+      const stored = await readRecord(this.#store, key, ApiTokenRecordSchema)
+      if (
+        stored === undefined ||
+        !sameIdentity(identityOf(stored.value, this.#legacyIssuer), owner)
+      )
+        continue
+      await this.#store.delete(key)
+      revoked += 1
+    }
+    return revoked
+  }
 }
 
 /** What `ApiTokens.create` may be asked for beside a name. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import {
   type Clock,
+  listAllKeys,
   type ObjectStore,
   PreconditionFailedError,
   readRecord,
@@ -102,6 +103,25 @@ export class RefreshFamilies {
         throw error
       }
     }
+  }
+
+  /**
+   * Ends every login of a user (one being removed): their refresh tokens, and every access token
+   * and S3 credential minted in those logins, stop working.
+   *
+   * @returns how many logins were still open and are now revoked
+   */
+  async revokeAllOf(user: { subject: string; issuer: string }): Promise<number> {
+    let revoked = 0
+    for await (const key of listAllKeys(this.#store, FAMILIES_PREFIX)) {
+      const stored = await readRecord(this.#store, key, FamilySchema)
+      if (stored === undefined || stored.value.revoked) continue
+      const { family, subject, issuer } = stored.value
+      if (subject !== user.subject || (issuer ?? this.#legacyIssuer) !== user.issuer) continue
+      await this.revoke(family)
+      revoked += 1
+    }
+    return revoked
   }
 
   /**

@@ -42,6 +42,7 @@ const STATUS = {
   role_not_found: 404,
   role_conflict: 409,
   assignment_not_found: 404,
+  user_not_found: 404,
   // Not 409: go-tfe reads any 409 to actions/lock as "workspace already locked" and drops the
   // detail; for 423 it shows title and detail, so Terraform prints the freeze's reason.
   unit_frozen: 423,

@@ -1,7 +1,7 @@
 import type { HeldLockView } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
-import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { flashed, may, queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, DataTable, Notice, Page, unitHref } from '../view/layout'
 
 /** Locks a page: each asks whether the person may force it open. */
@@ -30,7 +30,7 @@ export function locksRoutes(deps: DashboardDeps): Hono<AppEnv> {
     return c.html(
       <Page title="Locks" section="locks" viewer={viewerOf(c, deps.mode)}>
         <h1>Locks</h1>
-        <Notice text={queryOf(c, 'done')} />
+        <Notice {...flashed(c)} />
         <form class="filters" method="get" action="/app/locks" role="search">
           <label>
             ID prefix

@@ -1,4 +1,5 @@
 import { LOCAL_ISSUER } from '@cairn/auth'
+import { parseUnitId } from '@cairn/core'
 import type { AuditRecord } from '@cairn/core/wire'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../../testing/in-process'
@@ -209,6 +210,74 @@ describe('the tokens page in local mode', () => {
       detail: { via: 'dashboard token' },
     })
     expect(records[1]?.detail).not.toHaveProperty('refused')
+  })
+})
+
+describe('signing out of a token session, and the notices of the dashboard', () => {
+  let fixture: InProcessApp
+  let browser: Browser
+
+  beforeEach(async () => {
+    fixture = await inProcessApp({ auth: 'local' })
+    browser = new Browser(fixture)
+    await browser.signIn(fixture.adminToken ?? '')
+  })
+  afterEach(async () => {
+    await fixture.close()
+  })
+
+  /** A page fetched with a cookie header of its own, as someone who copied it would. */
+  const withCookie = (path: string, cookie: string) =>
+    fixture.request(path, { headers: { Cookie: cookie } })
+
+  it('makes a copied session cookie useless once its owner signs out', async () => {
+    const copied = browser.cookie
+    expect((await withCookie(TOKENS, copied)).status).toBe(200)
+    const out = await browser.post('/app/logout', {})
+    expect(out.status).toBe(303)
+    const replayed = await withCookie(TOKENS, copied)
+    expect(replayed.status).toBe(302)
+    expect(replayed.headers.get('location')).toMatch(/^\/app\/login\?/)
+    // The token itself still works: only the session ended.
+    const me = await fixture.request('/v1/auth/me', {
+      headers: { Authorization: `Bearer ${fixture.adminToken ?? ''}` },
+    })
+    expect(me.status).toBe(200)
+  })
+
+  it('ends only the session signed out of: another session of the same token goes on', async () => {
+    const first = browser.cookie
+    await browser.signIn(fixture.adminToken ?? '')
+    expect(browser.cookie).not.toBe(first)
+    await browser.post('/app/logout', {})
+    expect((await withCookie(TOKENS, first)).status).toBe(200)
+  })
+
+  it.each([
+    ['/app/units?done=Your+account+is+suspended%3A+call+%2B1-555-0100'],
+    ['/app/locks?done=Your+account+is+suspended%3A+call+%2B1-555-0100'],
+    [`${TOKENS}?done=Your+account+is+suspended%3A+call+%2B1-555-0100`],
+    ['/app/unit?id=team%2Fapp&error=Your+account+is+suspended%3A+call+%2B1-555-0100'],
+  ])('shows no notice written into the link %s', async (path) => {
+    await fixture.core.units.create(
+      { subject: 'arranger', roles: ['admin'] },
+      parseUnitId('team/app'),
+    )
+    const page = await browser.get(path)
+    expect(page.status).toBe(200)
+    expect(page.html).not.toContain('call +1-555-0100')
+    expect(page.html).not.toContain('suspended')
+  })
+
+  it('says on the sign-in page only its own sentences, chosen by code', async () => {
+    const visitor = new Browser(fixture)
+    const forged = await visitor.get('/app/login?error=Your+account+is+suspended')
+    expect(forged.html).not.toContain('suspended')
+    expect(forged.html).not.toContain('role="alert"')
+    const known = await visitor.get('/app/login?error=token_invalid')
+    expect(known.html).toContain('That token is not valid here.')
+    const refused = await visitor.post('/app/login', { token: 'svc_tfe_nope', next: TOKENS })
+    expect(refused.headers.get('location')).toContain('error=token_invalid')
   })
 })
 

@@ -10,7 +10,7 @@ import { Hono, type Context } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../dashboard'
-import { queryOf, viewerOf, type DashboardDeps } from '../context'
+import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, CsrfField, DataTable, Notice, Page } from '../view/layout'
 
 const TOKENS = '/app/settings/tokens'
@@ -124,8 +124,8 @@ export function tokensRoutes(deps: DashboardDeps): Hono<AppEnv> {
     noteAudit(c, { detail: { token_id: id.slice(0, 128) } })
     const revoked = await deps.auth.revokeApiToken(c.var.principal, id)
     c.var.log.info('API token revoked', { token_id: revoked.id, by: c.var.principal.subject })
-    const done = `Revoked token ${revoked.name} (${revoked.id}).`
-    return c.redirect(`${TOKENS}?${new URLSearchParams({ done }).toString()}`, 303)
+    deps.sessions.flash(c, `Revoked token ${revoked.name} (${revoked.id}).`)
+    return c.redirect(TOKENS, 303)
   })
 
   return app
@@ -163,7 +163,7 @@ function TokensPage({
   return (
     <Page title="API tokens" section="tokens" viewer={viewerOf(c, deps.mode)}>
       <h1>API tokens</h1>
-      <Notice text={queryOf(c, 'done')} />
+      <Notice {...flashed(c)} />
       <Notice text={error} error />
       {c.req.query('source') === 'terraform-login' ? (
         <p class="notice" role="status">

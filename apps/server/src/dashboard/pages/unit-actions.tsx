@@ -88,13 +88,15 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
       const { lock } = refusal
       const holder = lock.Who === '' ? '' : `, ${lock.Who}`
       const error = `Not unlocked: another lock (${lock.ID}${holder}) was taken since; look at it first`
-      return c.redirect(unitHref(id, { error }), 303)
+      deps.sessions.flash(c, error, { error: true })
+      return c.redirect(unitHref(id), 303)
     }
     const done =
       released === null
         ? `${id} was not locked`
         : `Unlocked ${id} (lock ${released.ID}${released.Who === '' ? '' : ` held by ${released.Who}`})`
-    return c.redirect(unitHref(id, { done }), 303)
+    deps.sessions.flash(c, done)
+    return c.redirect(unitHref(id), 303)
   })
 
   app.get('/app/unit/restore', async (c) => {
@@ -160,14 +162,15 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
     try {
       const version = await core.states.restore(c.var.principal, id, { timestamp })
       noteAudit(c, { version: version.timestamp })
-      const done = `Restored the version of ${timestamp} as version ${version.timestamp}`
-      return c.redirect(unitHref(id, { done }), 303)
+      deps.sessions.flash(c, `Restored the version of ${timestamp} as version ${version.timestamp}`)
+      return c.redirect(unitHref(id), 303)
     } catch (error) {
       // Someone else's lock or a freeze is a state of the unit, told on its page, not a failure.
       if (!(error instanceof LockConflictError || error instanceof UnitFrozenError)) throw error
       // Answered with a redirect like a success: the record says it was refused, and why.
       noteAudit(c, { detail: { from: timestamp, refused: error.code } })
-      return c.redirect(unitHref(id, { error: `Not restored: ${error.message}` }), 303)
+      deps.sessions.flash(c, `Not restored: ${error.message}`, { error: true })
+      return c.redirect(unitHref(id), 303)
     }
   })
 

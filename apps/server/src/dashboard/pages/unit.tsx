@@ -8,7 +8,7 @@ import {
 } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
-import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { flashed, may, queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, Notice, Page, size, StatusDot, TagLinks } from '../view/layout'
 import { unitActionRoutes } from './unit-actions'
 import { unitDiffRoutes } from './unit-diff'
@@ -50,8 +50,7 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
           <a href="/app/units">Units</a> /
         </p>
         <h1>{id}</h1>
-        <Notice text={queryOf(c, 'done')} />
-        <Notice text={queryOf(c, 'error')} error />
+        <Notice {...flashed(c)} />
         <div class="grid">
           <section class="panel" aria-labelledby="about">
             <h2 id="about">About</h2>

@@ -1,7 +1,7 @@
 import type { Core, Unit, UnitId } from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
-import { queryOf, viewerOf, type DashboardDeps } from '../context'
+import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, DataTable, Notice, Page, size, StatusDot, TagLinks, unitHref } from '../view/layout'
 
 /** Units per page: the page reads this many records and their statuses, whatever the store. */
@@ -38,7 +38,7 @@ export function unitsRoutes(deps: DashboardDeps): Hono<AppEnv> {
     return c.html(
       <Page title="Units" section="units" viewer={viewerOf(c, deps.mode)}>
         <h1>Units</h1>
-        <Notice text={queryOf(c, 'done')} />
+        <Notice {...flashed(c)} />
         <form class="filters" method="get" action="/app/units" role="search">
           <label>
             ID prefix

@@ -1,10 +1,11 @@
 import type { UnitId } from '../../units/unit-id'
+import { Administrators } from '../administrators'
 import type { Authorizer, Permission } from '../authorizer'
 import type { Principal } from '../principal'
 import type { Policy, PolicyStore } from './policy-store'
 import { ADMIN_ROLE, BUILT_IN_ROLES, grants } from './roles'
 import { scopeCovers } from './scope'
-import { granteesOf, parseGrantee } from './subjects'
+import { granteesOf } from './subjects'
 
 /** The permissions of a role by name: built-in or custom; none for a role that no longer exists. */
 export function permissionsOf(policy: Policy, role: string): readonly Permission[] {
@@ -22,7 +23,7 @@ export function permissionsOf(policy: Policy, role: string): readonly Permission
  */
 export class RbacAuthorizer implements Authorizer {
   readonly #policies: PolicyStore
-  readonly #admins: ReadonlySet<string>
+  readonly #admins: Administrators
 
   /**
    * @param admins grantees (`user:…`, `email:…`, `group:…`) who administer access, read as an
@@ -31,7 +32,7 @@ export class RbacAuthorizer implements Authorizer {
    */
   constructor(policies: PolicyStore, admins: Iterable<string>) {
     this.#policies = policies
-    this.#admins = new Set(Array.from(admins, (admin) => parseGrantee(admin)))
+    this.#admins = new Administrators(admins)
   }
 
   async can(principal: Principal, permission: Permission, unit: UnitId): Promise<boolean> {
@@ -54,17 +55,15 @@ export class RbacAuthorizer implements Authorizer {
   }
 
   async isAdmin(principal: Principal): Promise<boolean> {
-    const { policy } = await this.#policies.read()
-    const { limit } = principal
     // A narrower token administers only if it was bounded to `admin` on everything.
-    if (limit !== undefined && !(limit.scope === '*' && limit.role === ADMIN_ROLE)) return false
+    if (!Administrators.mayAdminister(principal)) return false
+    const { policy } = await this.#policies.read()
     return this.#administers(principal, policy)
   }
 
   #administers(principal: Principal, policy: Policy): boolean {
-    if (principal.roles?.includes(ADMIN_ROLE) === true) return true
+    if (this.#admins.includes(principal)) return true
     const grantees = granteesOf(principal)
-    for (const grantee of grantees) if (this.#admins.has(grantee)) return true
     return policy.assignments.some(
       (assignment) =>
         grantees.has(assignment.principal) &&

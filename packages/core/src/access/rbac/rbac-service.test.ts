@@ -7,6 +7,7 @@ import {
   InvalidUnitIdError,
   RoleConflictError,
   RoleNotFoundError,
+  UserNotFoundError,
 } from '../../errors'
 import type { ObjectStore } from '../../storage/object-store'
 import { ManualClock } from '../../testing/manual-clock'
@@ -320,6 +321,57 @@ describe.each(DRIVERS)('managing access, $name store', ({ open }) => {
         'https://a.example.test',
         'https://b.example.test',
       ])
+    })
+
+    it('answers the last login of a user, for the tokens that speak for them', async () => {
+      await core.rbac.recordLogin({ ...carol, issuer: 'https://id.example.test' })
+      clock.advance(60_000)
+      await core.rbac.recordLogin({ ...carol, issuer: 'https://id.example.test', groups: ['ops'] })
+      expect(
+        await core.rbac.lastLogin({ subject: 'carol', issuer: 'https://id.example.test' }),
+      ).toMatchObject({ groups: ['ops'], last_seen: '2026-01-01T00:01:00.000Z' })
+      expect(await core.rbac.lastLogin({ subject: 'carol', issuer: 'https://other.test' })).toBe(
+        undefined,
+      )
+    })
+  })
+
+  describe('removing a user', () => {
+    it('forgets them and the assignments naming them, and says which of their groups\u2019 stay', async () => {
+      await core.rbac.recordLogin(carol)
+      const byUser = (await assign('user:carol', 'reader', 'team/*')).assignment
+      const byEmail = (await assign('email:CAROL@example.com', 'writer', 'team/app')).assignment
+      const byGroup = (await assign('group:dev', 'reader', '*')).assignment
+      const others = (await assign('user:dave', 'reader', '*')).assignment
+
+      const user = await core.rbac.findUser(root, 'carol')
+      expect(await core.rbac.forgetUser(root, user)).toEqual({
+        removed: [byUser, byEmail],
+        kept: [byGroup],
+      })
+      expect(await core.rbac.users(root)).toEqual([])
+      expect(await core.rbac.assignments(root)).toEqual([byGroup, others])
+      await expect(core.rbac.findUser(root, 'carol')).rejects.toBeInstanceOf(UserNotFoundError)
+    })
+
+    it('asks which issuer when two have the subject, and finds one named', async () => {
+      await core.rbac.recordLogin({ subject: 'sam', issuer: 'https://a.example.test' })
+      await core.rbac.recordLogin({ subject: 'sam', issuer: 'https://b.example.test' })
+      await expect(core.rbac.findUser(root, 'sam')).rejects.toBeInstanceOf(InvalidRequestError)
+      expect(await core.rbac.findUser(root, 'sam', 'https://b.example.test')).toMatchObject({
+        issuer: 'https://b.example.test',
+      })
+      await expect(
+        core.rbac.findUser(root, 'sam', 'https://c.example.test'),
+      ).rejects.toBeInstanceOf(UserNotFoundError)
+    })
+
+    it('is for administrators only', async () => {
+      await core.rbac.recordLogin(carol)
+      await expect(core.rbac.findUser(carol, 'carol')).rejects.toBeInstanceOf(ForbiddenError)
+      const user = await core.rbac.findUser(root, 'carol')
+      await expect(core.rbac.forgetUser(carol, user)).rejects.toBeInstanceOf(ForbiddenError)
+      expect(await core.rbac.users(root)).toHaveLength(1)
     })
   })
 })

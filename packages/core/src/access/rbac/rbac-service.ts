@@ -1,36 +1,32 @@
-import { createHash } from 'node:crypto'
-import * as v from 'valibot'
 import {
   AssignmentNotFoundError,
   ForbiddenError,
   RoleConflictError,
   RoleNotFoundError,
+  UserNotFoundError,
 } from '../../errors'
 import { iso, type Clock } from '../../runtime/clock'
 import type { IdSource } from '../../runtime/id-source'
-import { STORE_KEYS } from '../../storage/key-layout'
-import { listAllKeys, type ObjectStore } from '../../storage/object-store'
-import { readRecord, writeRecord } from '../../storage/stored-json'
-import { mapLimit } from '../../concurrency/map-limit'
+import type { ObjectStore } from '../../storage/object-store'
 import { parseUnitId } from '../../units/unit-id'
 import { PERMISSIONS, type Authorizer, type Permission } from '../authorizer'
 import type { Principal } from '../principal'
 import type { Assignment, PolicyStore } from './policy-store'
 import { BUILT_IN_ROLES, parseRoleBody, parseRoleName, type Role } from './roles'
 import { parseScope } from './scope'
+import { SeenUsers, type SeenUser, type UserName } from './seen-users'
 import { granteesOf, parseGrantee } from './subjects'
 import { InvalidRequestError } from '../../errors'
 
-/** A user seen at login: `rbac/users/<hash>.json`. */
-export const SeenUserSchema = v.object({
-  subject: v.string(),
-  issuer: v.optional(v.string()),
-  email: v.optional(v.string()),
-  groups: v.array(v.string()),
-  first_seen: v.string(),
-  last_seen: v.string(),
-})
-export type SeenUser = v.InferOutput<typeof SeenUserSchema>
+export { SeenUserSchema, type SeenUser } from './seen-users'
+
+/** What removing a user did to the assignments: those that named them, and those that stay. */
+export interface ForgottenUser {
+  /** The assignments to `user:<subject>` and to `email:<their address>`, now gone. */
+  removed: Assignment[]
+  /** The assignments to the groups of their last login: they belong to the groups, and stay. */
+  kept: Assignment[]
+}
 
 /** An assignment as the API shows it. */
 export type AssignmentView = Assignment
@@ -43,22 +39,20 @@ interface RbacServiceOptions {
   ids: IdSource
 }
 
-const READ_CONCURRENCY = 16
-
 /**
  * Managing access (DESIGN section 9): roles, assignments, the users seen at login, and a caller's
  * own check. Anyone signed in may read the roles and check themselves; everything else needs an
  * administrator.
  */
 export class RbacService {
-  readonly #store: ObjectStore
+  readonly #users: SeenUsers
   readonly #policies: PolicyStore
   readonly #authorizer: Authorizer
   readonly #clock: Clock
   readonly #ids: IdSource
 
   constructor(options: RbacServiceOptions) {
-    this.#store = options.store
+    this.#users = new SeenUsers(options.store, options.clock)
     this.#policies = options.policies
     this.#authorizer = options.authorizer
     this.#clock = options.clock
@@ -223,16 +217,9 @@ export class RbacService {
   /** The users seen at login, each with the assignments that name them. @throws ForbiddenError */
   async users(principal: Principal): Promise<(SeenUser & { assignments: Assignment[] })[]> {
     await this.#demandAdmin(principal)
-    const keys: string[] = []
-    for await (const key of listAllKeys(this.#store, STORE_KEYS.rbacUsers)) keys.push(key)
-    const users = await mapLimit(
-      keys,
-      READ_CONCURRENCY,
-      async (key) => (await readRecord(this.#store, key, SeenUserSchema))?.value,
-    )
+    const users = await this.#users.list()
     const { policy } = await this.#policies.read()
     return users
-      .filter((user): user is SeenUser => user !== undefined)
       .sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0))
       .map((user) => {
         const grantees = granteesOf(user)
@@ -247,21 +234,73 @@ export class RbacService {
 
   /** Notes a login, so administrators can list who has signed in. */
   async recordLogin(principal: Principal): Promise<void> {
-    const hash = createHash('sha256')
-      .update(`${principal.issuer ?? ''}\n${principal.subject}`)
-      .digest('base64url')
-    const key = `${STORE_KEYS.rbacUsers}${hash}.json`
-    const now = iso(this.#clock.now())
-    const previous = await readRecord(this.#store, key, SeenUserSchema)
-    const user: SeenUser = {
-      subject: principal.subject,
-      ...(principal.issuer === undefined ? {} : { issuer: principal.issuer }),
-      ...(principal.email === undefined ? {} : { email: principal.email }),
-      groups: [...(principal.groups ?? [])],
-      first_seen: previous?.value.first_seen ?? now,
-      last_seen: now,
+    await this.#users.record(principal)
+  }
+
+  /**
+   * What the user's last login said of them, and when it was: for the identity side, which gives
+   * API tokens their owner's current groups. Undefined when they never signed in or were removed.
+   */
+  lastLogin(name: UserName): Promise<SeenUser | undefined> {
+    return this.#users.get(name)
+  }
+
+  /**
+   * The one user seen at login with this subject (and issuer, when given): the user an
+   * administrator is about to remove.
+   *
+   * @throws ForbiddenError; UserNotFoundError; InvalidRequestError when users of several issuers
+   *   have the subject and no issuer says which
+   */
+  async findUser(principal: Principal, subject: string, issuer?: string): Promise<SeenUser> {
+    await this.#demandAdmin(principal)
+    const found =
+      issuer === undefined
+        ? (await this.#users.list()).filter((user) => user.subject === subject)
+        : [await this.#users.get({ subject, issuer })].filter(
+            (user): user is SeenUser => user !== undefined,
+          )
+    const [user, ...others] = found
+    if (user === undefined) throw new UserNotFoundError(subject)
+    if (others.length > 0) {
+      const issuers = found.map((each) => each.issuer ?? '(none)').join(', ')
+      throw new InvalidRequestError(
+        `users of several issuers have subject ${subject} (${issuers}): name one with ?issuer=`,
+      )
     }
-    await writeRecord(this.#store, key, user)
+    return user
+  }
+
+  /**
+   * Forgets a user: their record (they are listed again only if they sign in again) and the
+   * assignments that name them, `user:<subject>` and `email:<address of their last login>`. The
+   * assignments to their groups stay, since they belong to the groups; the answer lists both.
+   *
+   * @throws ForbiddenError
+   */
+  async forgetUser(principal: Principal, user: SeenUser): Promise<ForgottenUser> {
+    await this.#demandAdmin(principal)
+    const named = new Set([`user:${user.subject}`])
+    if (user.email !== undefined) named.add(`email:${user.email.toLowerCase()}`)
+    const grantees = granteesOf(user)
+    const outcome = await this.#policies.update<ForgottenUser>((policy) => {
+      const removed = policy.assignments.filter((assignment) => named.has(assignment.principal))
+      const kept = policy.assignments.filter(
+        (assignment) => !named.has(assignment.principal) && grantees.has(assignment.principal),
+      )
+      return {
+        policy:
+          removed.length === 0
+            ? policy
+            : {
+                ...policy,
+                assignments: policy.assignments.filter((item) => !removed.includes(item)),
+              },
+        result: { removed, kept },
+      }
+    })
+    await this.#users.remove(user)
+    return outcome
   }
 
   async #demandAdmin(principal: Principal): Promise<void> {
