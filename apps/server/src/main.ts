@@ -178,7 +178,7 @@ async function main(): Promise<void> {
     log,
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
-    limits: config.limits,
+    limits: requestLimits(config),
     metrics,
     metricsToken: config.metrics.token,
   })
@@ -272,6 +272,22 @@ async function serveMetrics(
     refuse(
       `cannot serve metrics on 127.0.0.1:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
     )
+  }
+}
+
+/** What the app enforces of the server's limits, per request. */
+function requestLimits(config: Config) {
+  const { limits } = config
+  return {
+    smallBodyTimeoutMs: limits.smallBodyTimeoutMs,
+    minUploadRate:
+      limits.uploadMinRate === 0
+        ? undefined
+        : { bytesPerSecond: limits.uploadMinRate, windowMs: limits.uploadRateWindowMs },
+    maxUploads: limits.maxUploads,
+    maxUploadsPerPrincipal: limits.maxUploadsPerPrincipal,
+    maxHeavyReads: limits.maxHeavyReads,
+    maxHeavyReadsPerPrincipal: limits.maxHeavyReadsPerPrincipal,
   }
 }
 

@@ -2,8 +2,9 @@ import type { WriteExtension } from '../write-path/extensions'
 import type { Kernel } from '../kernel'
 import type { UnitId } from '../units/unit-id'
 import { collectBytes } from '../storage/object-store'
-import { missingIndex, parseStoredIndex, unreadableIndex } from './index-reader'
-import { buildPostings, type PostingsData } from './unit-postings'
+import { IndexEntryScanner, parseEntry, UnreadableIndexError } from './index-entries'
+import { missingIndex, unreadableIndex } from './index-source'
+import { buildPostings, type PostedInstance, type PostingsData } from './unit-postings'
 import type { SearchFeed, SearchSource } from './search-feed'
 
 /** Units listed per page when the search index is loaded or reconciled. */
@@ -63,10 +64,29 @@ export function searchSource(
  */
 export type PostingsBuilder = (indexBytes: Uint8Array) => Promise<PostingsData | undefined>
 
-/** The postings of a stored index's bytes, on this thread. */
+/** How much of a stored index is scanned at a time when its postings are made. */
+const SLICE = 1024 * 1024
+
+/**
+ * The postings of a stored index's bytes, on this thread. Each entry is read as it is met and
+ * only what a search looks at is kept of it (address, type, identity), never the index whole as
+ * text or as objects.
+ */
 export function postingsOf(indexBytes: Uint8Array): PostingsData | undefined {
-  const index = parseStoredIndex(indexBytes)
-  return index === undefined ? undefined : buildPostings(index)
+  const scanner = new IndexEntryScanner()
+  const resources: PostedInstance[] = []
+  try {
+    for (let at = 0; at < indexBytes.length; at += SLICE) {
+      for (const bytes of scanner.write(indexBytes.subarray(at, at + SLICE))) {
+        const { address, type, identity } = parseEntry(bytes)
+        resources.push({ address, type, identity })
+      }
+    }
+    return buildPostings({ resources, truncated: scanner.end().truncated })
+  } catch (error) {
+    if (error instanceof UnreadableIndexError) return undefined
+    throw error
+  }
 }
 
 /** The default `PostingsBuilder`: on the caller's thread. */
