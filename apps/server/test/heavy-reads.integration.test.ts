@@ -195,7 +195,7 @@ describe('heavy reads: paged, in a pool with a share per principal, stopped when
       const uploaded = await call(tokens.alice, 'POST', `/v1/units/${UNIT}/upload`, state).catch(
         () => call(tokens.alice, 'POST', `/v1/units/${UNIT}/upload`, state),
       )
-      expect(uploaded.status, uploaded.text).toBe(200)
+      expect(uploaded.status, uploaded.text.slice(0, 300)).toBe(200)
     }
   }, 120_000)
 
@@ -254,7 +254,7 @@ describe('heavy reads: paged, in a pool with a share per principal, stopped when
       }
       // A third read of alice's waits for none of hers to end: refused at once, to retry.
       const third = await call(tokens.alice, 'GET', `${whole}?limit=10`)
-      expect(third.status, third.text).toBe(503)
+      expect(third.status, third.text.slice(0, 300)).toBe(503)
       expect(third.headers.get('retry-after')).toMatch(/^\d+$/)
       expect(third.json()).toMatchObject({ error: 'server_busy' })
       // Bob is not held back by alice's reads.
@@ -352,7 +352,7 @@ describe('uploads: a share of the slots per principal', () => {
       expect(await first.status('the first upload to be let in')).toBe(100)
       first.socket.write(small.slice(0, 10))
       const second = await call(tokens.alice, 'POST', '/v1/units/a2/upload', small)
-      expect(second.status, second.text).toBe(503)
+      expect(second.status, second.text.slice(0, 300)).toBe(503)
       expect(second.json()).toMatchObject({ error: 'server_busy' })
       expect(second.headers.get('retry-after')).toMatch(/^\d+$/)
       const bobs = await call(tokens.bob, 'POST', '/v1/units/b1/upload', small)
