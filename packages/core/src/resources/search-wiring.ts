@@ -1,6 +1,7 @@
 import type { WriteExtension } from '../write-path/extensions'
 import type { Kernel } from '../kernel'
 import type { UnitId } from '../units/unit-id'
+import { WeightedGate } from '../concurrency/weighted-gate'
 import { collectBytes } from '../storage/object-store'
 import { IndexEntryScanner, parseEntry, UnreadableIndexError } from './index-entries'
 import { missingIndex, unreadableIndex } from './index-source'
@@ -9,6 +10,12 @@ import type { SearchFeed, SearchSource } from './search-feed'
 
 /** Units listed per page when the search index is loaded or reconciled. */
 const LISTING_PAGE = 1000
+/**
+ * The most instances whose stored indexes are held as bytes at once while units are loaded into
+ * the search index (several loads run at once): as many as the largest index holds, so a few
+ * large units load one after another rather than all at once.
+ */
+const LOADING_INSTANCES = 250_000
 /** Why a unit written before indexes existed is not searched yet. */
 export const NOT_YET_INDEXED =
   'its current version was written before resource indexes existed: `cairn reindex` indexes it'
@@ -23,6 +30,7 @@ export function searchSource(
   kernel: Kernel,
   build: PostingsBuilder = inlinePostings,
 ): SearchSource {
+  const loading = new WeightedGate(LOADING_INSTANCES)
   return {
     async *listUnits() {
       let after: UnitId | undefined
@@ -47,11 +55,13 @@ export function searchSource(
       const ref = current.index
       if (ref === undefined) return { version, index: { none: NOT_YET_INDEXED } }
       if ('none' in ref) return { version, index: ref }
-      const object = await kernel.store.get(ref.object)
-      if (object === undefined) throw missingIndex(id, current)
-      const postings = await build(await collectBytes(object.body))
-      if (postings === undefined) throw unreadableIndex(id, current)
-      return { version, index: { postings } }
+      return loading.run(ref.resources, async () => {
+        const object = await kernel.store.get(ref.object)
+        if (object === undefined) throw missingIndex(id, current)
+        const postings = await build(await collectBytes(object.body))
+        if (postings === undefined) throw unreadableIndex(id, current)
+        return { version, index: { postings } }
+      })
     },
   }
 }
