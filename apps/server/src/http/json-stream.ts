@@ -31,11 +31,14 @@ export function streamJson(c: Context<AppEnv>, value: unknown, status: 200 = 200
   const encoder = new TextEncoder()
   const pieces = write(value)
   let pending = ''
+  /** Set once the client has gone: what the read still hands over is dropped. */
+  let cancelled = false
   const stream = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         for (;;) {
           const next = await pieces.next()
+          if (cancelled) return
           if (next.done === true) {
             if (pending !== '') controller.enqueue(encoder.encode(pending))
             pending = ''
@@ -50,11 +53,14 @@ export function streamJson(c: Context<AppEnv>, value: unknown, status: 200 = 200
           }
         }
       } catch (error) {
+        if (cancelled) return
         if (!isClientAbort(error)) c.var.log.error('an answer failed as it was written', { error })
         throw error
       }
     },
     async cancel() {
+      cancelled = true
+      pending = ''
       await pieces.return(undefined)
     },
   })

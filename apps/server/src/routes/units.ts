@@ -23,6 +23,7 @@ import {
 } from '../http/body'
 import { HttpError } from '../http/errors'
 import { Later, streamJson } from '../http/json-stream'
+import { requestSignal } from '../http/request-signal'
 import { queryFlag, queryInt, queryText } from '../http/query'
 import { parseUnitPath, parseVersionResourcesPath, rawPathOf } from '../http/unit-path'
 
@@ -197,7 +198,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           ...(limit === undefined ? {} : { limit }),
           ...(cursor === undefined ? {} : { cursor }),
           detail: queryFlag(c, 'detail'),
-          signal: c.req.raw.signal,
+          signal: requestSignal(c),
         })
         noteAudit(c, { version: diff.to.timestamp })
         return streamJson(c, {
@@ -247,7 +248,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       ...(timestamp === undefined ? {} : { timestamp }),
       ...(limit === undefined ? {} : { limit }),
       ...(cursor === undefined ? {} : { cursor }),
-      signal: c.req.raw.signal,
+      signal: requestSignal(c),
     })
     noteAudit(c, { version: listing.version.timestamp })
     if (!listing.indexed) return c.json(listing)

@@ -1,4 +1,5 @@
 import { throwIfAborted } from '../streams/abort'
+import { inSlices } from '../streams/slices'
 import type { IndexedInstance, ResourceIndex } from './resource-index'
 
 /** A stored index's fields besides its instances: small, read whole. */
@@ -70,7 +71,7 @@ export class IndexReader {
    */
   async *batches(): AsyncGenerator<Uint8Array[]> {
     throwIfAborted(this.#signal)
-    for await (const chunk of this.#body) {
+    for await (const chunk of inSlices(this.#body)) {
       throwIfAborted(this.#signal)
       const batch = this.#scanner.write(chunk)
       this.#count += batch.length

@@ -1,6 +1,7 @@
 import { StorageUnavailableError } from '../errors'
 import type { ObjectStore } from '../storage/object-store'
 import { untilAborted } from '../streams/abort'
+import { inSlices } from '../streams/slices'
 import {
   inlineScanners,
   type ScannerSource,
@@ -93,7 +94,7 @@ export async function scanVersion(
   const { body } = await openVersion(store, id, version)
   const scanner = scanners(version.size, options, extra.onEntries)
   try {
-    for await (const chunk of untilAborted(body, extra.signal)) await scanner.write(chunk)
+    for await (const chunk of untilAborted(inSlices(body), extra.signal)) await scanner.write(chunk)
     return await scanner.end()
   } catch (error) {
     scanner.abandon?.()
@@ -133,7 +134,7 @@ async function* scannedIndex(
   let ended = false
   try {
     yield INDEX_OPENING
-    for await (const chunk of untilAborted(body, signal)) {
+    for await (const chunk of untilAborted(inSlices(body), signal)) {
       await scanner.write(chunk)
       for (let block = blocks.shift(); block !== undefined; block = blocks.shift()) yield block
     }

@@ -9,6 +9,7 @@ import type {
 } from '@cairn/core/wire'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
+import { requestSignal } from '../../http/request-signal'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, Page, unitHref } from '../view/layout'
 import { unitIdOf } from './unit-query'
@@ -57,7 +58,7 @@ export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
           ...(cursor === undefined ? {} : { cursor }),
           detail,
           limit: PAGE,
-          signal: c.req.raw.signal,
+          signal: requestSignal(c),
         }),
       )
     } catch (error) {
