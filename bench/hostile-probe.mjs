@@ -209,15 +209,14 @@ async function heavyReads(server, token, instances) {
     headers: auth,
     body: JSON.stringify({ id: 'big' }),
   })
-  let bytes = 0
-  for (const serial of [1, 2]) {
-    const state = smallInstancesState(instances, serial)
-    bytes = Buffer.byteLength(state)
-    const uploaded = await fetch(`${base}/v1/units/big/upload`, {
-      method: 'POST',
-      headers: auth,
-      body: state,
-    })
+  const states = [1, 2].map((serial) => smallInstancesState(instances, serial))
+  const bytes = Buffer.byteLength(states[0])
+  for (const state of states) {
+    // Sent again if a kept-alive connection the server had closed meanwhile was used: the same
+    // bytes are the same version.
+    const upload = () =>
+      fetch(`${base}/v1/units/big/upload`, { method: 'POST', headers: auth, body: state })
+    const uploaded = await upload().catch(upload)
     if (uploaded.status !== 200)
       throw new BenchError(`the large state was refused: ${await uploaded.text()}`)
   }
