@@ -67,12 +67,16 @@ async function diffOf(
 ) {
   const sides: { before: DiffSide | null; after: DiffSide } = {
     before: null,
-    after: { table: new DiffTable(), open: side(after).open },
+    after: { table: new DiffTable(), open: side(after).open, unreadable: (error) => error },
   }
   sides.after.table = await DiffTable.read(side(after).open())
   if (before !== null) {
     const opened = side(before)
-    sides.before = { table: await DiffTable.read(opened.open()), open: opened.open }
+    sides.before = {
+      table: await DiffTable.read(opened.open()),
+      open: opened.open,
+      unreadable: (error) => error,
+    }
   }
   const { resources: _, ...emptyRest } = index([])
   const counts = matchTables(sides.before?.table ?? DiffTable.empty(emptyRest), sides.after.table)
@@ -87,7 +91,6 @@ async function diffOf(
       limit: page.limit,
       detail: undefined,
       signal: undefined,
-      onError: (error) => error,
     }),
   )
 }
@@ -193,6 +196,7 @@ describe('a diff read from two indexes as they stream', () => {
     const opened = side(many)
     let read = 0
     const counted = {
+      unreadable: (error: Error) => error,
       table: await DiffTable.read(opened.open()),
       open: async function* () {
         for await (const chunk of opened.open()) {
@@ -215,7 +219,6 @@ describe('a diff read from two indexes as they stream', () => {
         limit: 3,
         detail: undefined,
         signal: undefined,
-        onError: (error) => error,
       }),
     )
     expect(page.resources.added).toHaveLength(3)

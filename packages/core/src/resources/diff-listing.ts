@@ -27,10 +27,11 @@ export interface DetailScan {
 
 export type Outputs = Readonly<Record<string, StateOutput>> | null
 
-/** One side of a diff: its table, and how to read its index again. */
+/** One side of a diff: its table, how to read its index again, and what a bad read reports. */
 export interface DiffSide {
   table: DiffTable
   open: (signal?: AbortSignal) => AsyncIterable<Uint8Array>
+  unreadable: (error: UnreadableIndexError) => Error
 }
 
 /**
@@ -70,7 +71,6 @@ export interface DiffWalkOptions {
   /** With detail: reads the wanted instances' attributes and the outputs from both bodies. */
   detail: ((wanted: ReadonlySet<string>) => Promise<DetailScan>) | undefined
   signal: AbortSignal | undefined
-  onError: (error: UnreadableIndexError) => Error
 }
 
 type Part = 0 | 1 | 2
@@ -210,7 +210,7 @@ class DiffWalk {
    * page starts, until the page is full.
    */
   async *#entries(part: Part): AsyncGenerator<IndexedInstance[]> {
-    const { start, before, after, signal, onError } = this.#options
+    const { start, before, after, signal } = this.#options
     if (part < start.part || this.#full !== undefined) return
     const side = part === 1 ? before : after
     if (side === null) return
@@ -239,7 +239,7 @@ class DiffWalk {
         if (this.#full !== undefined) return
       }
     } catch (error) {
-      throw error instanceof UnreadableIndexError ? onError(error) : error
+      throw error instanceof UnreadableIndexError ? side.unreadable(error) : error
     }
   }
 }

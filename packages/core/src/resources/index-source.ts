@@ -41,6 +41,8 @@ export async function indexSource(
   const ref = version.index
   if (ref !== undefined && 'none' in ref) return ref
   if (ref !== undefined && !fromBody) {
+    // Known missing before an answer starts, rather than once it has (a 503, not a cut answer).
+    if ((await store.head(ref.object)) === undefined) throw missingIndex(id, version)
     return {
       open: (readSignal) => storedIndex(store, ref.object, id, version, readSignal),
     }

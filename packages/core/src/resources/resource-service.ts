@@ -192,7 +192,6 @@ export class ResourceService {
           ? (wanted) => this.#detail(id, from, to, wanted, signal)
           : undefined,
       signal,
-      onError: (error: UnreadableIndexError) => unreadableIndex(id, to, error),
     })
   }
 
@@ -349,16 +348,12 @@ export class ResourceService {
   ): Promise<DiffSide> {
     const source = await this.#source(id, version, options)
     if ('none' in source) throw new NotIndexedError(id, version.timestamp, source.none)
+    const unreadable = (error: UnreadableIndexError) => unreadableIndex(id, version, error)
     try {
-      return {
-        table: await DiffTable.read(source.open(options.signal), options.signal),
-        open: source.open,
-      }
+      const table = await DiffTable.read(source.open(options.signal), options.signal)
+      return { table, open: source.open, unreadable }
     } catch (error) {
-      if (error instanceof UnreadableIndexError) {
-        throw unreadableIndex(id, version, error)
-      }
-      throw error
+      throw error instanceof UnreadableIndexError ? unreadable(error) : error
     }
   }
 

@@ -217,7 +217,10 @@ describe('SearchIndex', () => {
 
   it('says which units in scope it searched in part only, their index stopped at its limit', async () => {
     const index = sample()
-    const cut = { ...indexOf([instance('aws_vpc.big', 'aws_vpc', { id: 'vpc-9' })]), truncated: true }
+    const cut = {
+      ...indexOf([instance('aws_vpc.big', 'aws_vpc', { id: 'vpc-9' })]),
+      truncated: true,
+    }
     index.put('prod/huge', 'v1', cut)
     index.put('staging/huge', 'v1', { postings: buildPostings(cut) })
     const page = await search(index, { q: 'aws_vpc', unitPrefix: 'prod/' })
