@@ -30,16 +30,27 @@ beforeEach(async () => {
 })
 afterEach(() => fixture.close())
 
-async function json<T>(path: string): Promise<{ status: number; body: T }> {
+type Indexed = Extract<VersionResources, { indexed: true }>
+
+/** An answer's status and JSON body, as the shapes the routes answer. */
+async function json(path: string): Promise<{ status: number; body: unknown }> {
   const answer = await fixture.request(path)
-  return { status: answer.status, body: (await answer.json()) as T }
+  return { status: answer.status, body: await answer.json() }
 }
 
-type Indexed = Extract<VersionResources, { indexed: true }>
+async function listing(path: string): Promise<{ status: number; body: Indexed }> {
+  const { status, body } = await json(path)
+  return { status, body: body as Indexed }
+}
+
+async function diffOf(path: string): Promise<{ status: number; body: UnitDiff }> {
+  const { status, body } = await json(path)
+  return { status, body: body as UnitDiff }
+}
 
 describe('GET /v1/units/{id}/versions/{version}/resources', () => {
   it('answers every instance without a limit, with no next cursor', async () => {
-    const { status, body } = await json<Indexed>('/v1/units/team/app/versions/current/resources')
+    const { status, body } = await listing('/v1/units/team/app/versions/current/resources')
     expect(status).toBe(200)
     expect(body.resources).toHaveLength(55)
     expect(body.next_cursor).toBeNull()
@@ -51,7 +62,7 @@ describe('GET /v1/units/{id}/versions/{version}/resources', () => {
     let cursor: string | null | undefined
     do {
       const query = new URLSearchParams({ limit: '20', ...(cursor == null ? {} : { cursor }) })
-      const { status, body } = await json<Indexed>(
+      const { status, body } = await listing(
         `/v1/units/team/app/versions/current/resources?${query.toString()}`,
       )
       expect(status).toBe(200)
@@ -65,14 +76,14 @@ describe('GET /v1/units/{id}/versions/{version}/resources', () => {
   })
 
   it('keeps listing the version its cursor names, after the unit was written again', async () => {
-    const first = await json<Indexed>('/v1/units/team/app/versions/current/resources?limit=30')
+    const first = await listing('/v1/units/team/app/versions/current/resources?limit=30')
     const cursor = first.body.next_cursor ?? ''
     const written = await fixture.request('/v1/units/team/app/upload', {
       method: 'POST',
       body: terraformState({ serial: 3, resources: 2 }),
     })
     expect(written.status).toBe(200)
-    const next = await json<Indexed>(
+    const next = await listing(
       `/v1/units/team/app/versions/current/resources?limit=30&cursor=${cursor}`,
     )
     expect(next.body.version.timestamp).toBe(first.body.version.timestamp)
@@ -84,17 +95,15 @@ describe('GET /v1/units/{id}/versions/{version}/resources', () => {
     ['a limit past the most', 'limit=10001'],
     ['a cursor it did not give', 'limit=5&cursor=bm9wZQ'],
   ])('refuses %s with 400', async (_name, query) => {
-    const answer = await json<{ error: string }>(
-      `/v1/units/team/app/versions/current/resources?${query}`,
-    )
+    const answer = await json(`/v1/units/team/app/versions/current/resources?${query}`)
     expect(answer.status).toBe(400)
-    expect(answer.body.error).toBe('invalid_request')
+    expect(answer.body).toMatchObject({ error: 'invalid_request' })
   })
 })
 
 describe('GET /v1/units/{id}/diff', () => {
   it('answers the whole diff without a limit, with its counts', async () => {
-    const { status, body } = await json<UnitDiff>('/v1/units/team/app/diff')
+    const { status, body } = await diffOf('/v1/units/team/app/diff')
     expect(status).toBe(200)
     expect(body.resources.added).toHaveLength(15)
     expect(body.counts).toEqual({ added: 15, removed: 0, changed: 0 })
@@ -102,10 +111,10 @@ describe('GET /v1/units/{id}/diff', () => {
   })
 
   it('pages the diff with limit and cursor', async () => {
-    const first = await json<UnitDiff>('/v1/units/team/app/diff?limit=10')
+    const first = await diffOf('/v1/units/team/app/diff?limit=10')
     expect(first.body.resources.added).toHaveLength(10)
     const cursor = first.body.next_cursor ?? ''
-    const second = await json<UnitDiff>(`/v1/units/team/app/diff?limit=10&cursor=${cursor}`)
+    const second = await diffOf(`/v1/units/team/app/diff?limit=10&cursor=${cursor}`)
     expect(second.body.resources.added).toHaveLength(5)
     expect(second.body.next_cursor).toBeNull()
     const addresses = [...first.body.resources.added, ...second.body.resources.added].map(
