@@ -230,8 +230,10 @@ describe('cairn unit diff (against the wire contract)', () => {
       'Outputs:',
       '~ ip: "10.0.0.1" -> "10.0.0.2"',
     ])
+    // With --detail a page at a time, as many as one answer gives the attributes of.
     expect(Object.fromEntries(stub.received[0]?.url.searchParams ?? [])).toEqual({
       detail: 'true',
+      limit: '1000',
     })
   })
 
@@ -362,7 +364,8 @@ describe('cairn unit diff (against the wire contract)', () => {
       expect(same.stdout).toBe(`No changes between ${second} and ${second}.\n`)
       const whole = await json<UnitDiff>('unit', 'diff', 'team/app', '--to', first)
       expect(whole.from).toBeNull()
-      expect(whole.resources.added.map((item) => item.address)).toEqual([
+      // In the state's order, as the server lists them.
+      expect(whole.resources.added.map((item) => item.address).sort()).toEqual([
         'module.net.terraform_data.vpc',
         'terraform_data.old',
         'terraform_data.web[0]',
@@ -554,6 +557,8 @@ describe('cairn search (against the wire contract)', () => {
       next_cursor: '5',
       not_indexed: [],
       not_indexed_count: 0,
+      truncated: [],
+      truncated_count: 0,
     })
     expect(stub.received.map((request) => request.url.searchParams.get('limit'))).toEqual([
       '5',
@@ -616,7 +621,7 @@ describe('cairn search (against the wire contract)', () => {
         '--version',
         versions[1]?.timestamp ?? '',
       )
-      expect(old.indexed && old.resources.map((item) => item.address)).toEqual([
+      expect(old.indexed && old.resources.map((item) => item.address).sort()).toEqual([
         'module.net.terraform_data.vpc',
         'terraform_data.old',
         'terraform_data.web[0]',

@@ -1,5 +1,5 @@
 import type { Clock, Core, ObjectStore } from '@cairn/core'
-import { tfeRoutes } from '@cairn/tfe-adapter'
+import { TfeError, tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
 import { OAuthStateSealer, TokenVerificationError } from '@cairn/auth'
@@ -17,6 +17,8 @@ import { ANONYMOUS } from './http/principal'
 import type { AppEnv, RequestLimits } from './http/app-env'
 import { HttpError, onError } from './http/errors'
 import { requestContext } from './http/request-context'
+import { heavyReads } from './http/heavy-reads'
+import { SlotPool } from './http/slot-pool'
 import { uploadSlots } from './http/upload-slots'
 import type { Logger } from './log/logger'
 import { metricsRoutes } from './metrics/metrics-endpoint'
@@ -50,6 +52,12 @@ export interface AppDeps {
   limits: RequestLimits & {
     /** How many state bodies may stream in at once; one more answers 503. */
     maxUploads: number
+    /** How many of them one principal may send at once (16 unless given). */
+    maxUploadsPerPrincipal?: number
+    /** How many heavy reads (resources, diffs, searches) may run at once (8 unless given). */
+    maxHeavyReads?: number
+    /** How many of them one principal may run at once (2 unless given). */
+    maxHeavyReadsPerPrincipal?: number
   }
   /** Where requests are counted; a registry of its own when absent (tests). */
   metrics?: ServerMetrics
@@ -70,7 +78,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // that surface's dialect.
   app.onError((error, c) => (isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)))
   app.use(refuseDotSegments())
-  app.use(uploadSlots(deps.limits.maxUploads))
+  const { limits } = deps
+  const uploads = new SlotPool(limits.maxUploads, limits.maxUploadsPerPrincipal ?? 16)
+  // One pool for every heavy read, whichever surface asks (the API, the dashboard).
+  const reads = new SlotPool(limits.maxHeavyReads ?? 8, limits.maxHeavyReadsPerPrincipal ?? 2)
+  metrics.countSlots('uploads', () => uploads.inUse)
+  metrics.countSlots('heavy_reads', () => reads.inUse)
+  app.use(uploadSlots(uploads))
+  const heavyRead = heavyReads(reads)
   app.notFound((c) =>
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
   )
@@ -88,13 +103,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       config: deps.authSettings,
     }),
   )
-  app.route('/', unitRoutes(deps))
+  app.route('/', unitRoutes({ ...deps, heavyRead }))
   app.route('/', backendRoutes(deps))
   app.route('/', rbacRoutes(deps))
   app.route('/', freezeRoutes(deps))
   app.route('/', auditRoutes(deps))
   app.route('/', webhookRoutes(deps))
-  app.route('/', searchRoutes(deps))
+  app.route('/', searchRoutes({ ...deps, heavyRead }))
   app.route(
     S3_PREFIX,
     s3Routes({
@@ -160,7 +175,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       login: auth.oidc === undefined ? undefined : { client: 'terraform-cli' },
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,
-      requestBody: (c) => stateStream(c as Context<AppEnv>),
+      requestBody: (c) => tfeStateStream(c as Context<AppEnv>),
       readBody: (c, limit) => readSmallBody(c as Context<AppEnv>, limit),
     }),
   )
@@ -174,9 +189,25 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       sessions,
       login: dashboardLogin,
       baseUrl,
+      heavyRead,
     }),
   )
   return app
+}
+
+/**
+ * A state body for the TFE surface, which answers in its own dialect: a busy server is a 503
+ * there too (go-tfe retries it), not an error it does not know.
+ */
+function tfeStateStream(c: Context<AppEnv>): AsyncIterable<Uint8Array> {
+  try {
+    return stateStream(c)
+  } catch (error) {
+    if (error instanceof HttpError && error.code === 'server_busy') {
+      throw new TfeError(503, 'service unavailable', error.message)
+    }
+    throw error
+  }
 }
 
 function isS3(path: string): boolean {

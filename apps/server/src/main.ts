@@ -201,7 +201,7 @@ async function main(): Promise<void> {
     maxStateBytes: config.maxStateBytes,
     maxRequestBytes: config.maxRequestBytes,
     maxMultipartUploads: config.maxMultipartUploads,
-    limits: config.limits,
+    limits: requestLimits(config),
     metrics,
     metricsToken: config.metrics.token,
   })
@@ -307,6 +307,22 @@ async function serveMetrics(
     refuse(
       `cannot serve metrics on 127.0.0.1:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
     )
+  }
+}
+
+/** What the app enforces of the server's limits, per request. */
+function requestLimits(config: Config) {
+  const { limits } = config
+  return {
+    smallBodyTimeoutMs: limits.smallBodyTimeoutMs,
+    minUploadRate:
+      limits.uploadMinRate === 0
+        ? undefined
+        : { bytesPerSecond: limits.uploadMinRate, windowMs: limits.uploadRateWindowMs },
+    maxUploads: limits.maxUploads,
+    maxUploadsPerPrincipal: limits.maxUploadsPerPrincipal,
+    maxHeavyReads: limits.maxHeavyReads,
+    maxHeavyReadsPerPrincipal: limits.maxHeavyReadsPerPrincipal,
   }
 }
 

@@ -62,6 +62,12 @@ describe('the server on a data directory of the previous layout', () => {
 })
 
 /** The reason search gives for a unit whose current version predates resource indexes. */
+/** A version's resources by address: the server lists them in the state's order. */
+const byAddress = (list: unknown) =>
+  [...(list as { address: string }[])].sort((a, b) =>
+    a.address < b.address ? -1 : a.address > b.address ? 1 : 0,
+  )
+
 const NOT_YET_INDEXED =
   'its current version was written before resource indexes existed: `cairn reindex` indexes it'
 
@@ -153,7 +159,8 @@ describe('the server on a data directory written before resource indexes', () =>
       providers: ['registry.terraform.io/hashicorp/aws'],
       truncated: false,
     })
-    expect(current['resources']).toEqual([
+    // In the state's order (the VPC first here), compared by address.
+    expect(byAddress(current['resources'])).toEqual([
       {
         address: 'aws_subnet.private[0]',
         module: '',
@@ -181,7 +188,7 @@ describe('the server on a data directory written before resource indexes', () =>
     )
     const first = await get(`/v1/units/legacy/net/versions/${NET_FIRST}/resources`)
     expect(first).toMatchObject({ version: { timestamp: NET_FIRST, serial: 1 }, indexed: true })
-    expect((first['resources'] as { address: string }[]).map((r) => r.address)).toEqual([
+    expect(byAddress(first['resources']).map((r) => r.address)).toEqual([
       'aws_subnet.private[0]',
       'aws_vpc.main',
     ])
@@ -190,7 +197,7 @@ describe('the server on a data directory written before resource indexes', () =>
       indexed: true,
       modules: expect.arrayContaining(['module.web']) as string[],
     })
-    expect((app['resources'] as { address: string }[]).map((r) => r.address)).toEqual([
+    expect(byAddress(app['resources']).map((r) => r.address)).toEqual([
       'data.aws_ami.base',
       'module.web.aws_instance.web',
     ])
@@ -246,6 +253,8 @@ describe('the server on a data directory written before resource indexes', () =>
         { unit: 'legacy/net', reason: NOT_YET_INDEXED },
       ],
       not_indexed_count: 2,
+      truncated: [],
+      truncated_count: 0,
     })
   })
 
@@ -279,6 +288,8 @@ describe('the server on a data directory written before resource indexes', () =>
       next_cursor: null,
       not_indexed: [],
       not_indexed_count: 0,
+      truncated: [],
+      truncated_count: 0,
     })
     expect(await get('/v1/search?q=i-0legacy00000001')).toMatchObject({
       results: [{ unit: 'legacy/app', address: 'module.web.aws_instance.web', match: 'id' }],
@@ -426,7 +437,7 @@ describe('the server on a data directory whose indexes hold CRC-32 digests', () 
     expect(addresses(resources['changed'])).toEqual(['aws_vpc.main'])
     expect(resources['removed']).toEqual([])
     const listed = await get(`/v1/units/crc/net/versions/${NET_SECOND}/resources`)
-    expect(addresses(listed['resources'])).toEqual([
+    expect(addresses(listed['resources']).sort()).toEqual([
       'aws_subnet.private[0]',
       'aws_subnet.private[1]',
       'aws_vpc.main',

@@ -243,9 +243,9 @@ function changesBetween(before: PulledState, after: PulledState) {
   }
 }
 
-/** A diff's lists by address and name, as `changesBetween` gives them. */
+/** A diff's lists by address and name, as `changesBetween` gives them (the answer's are in the states' order). */
 function listsOf(diff: UnitDiff) {
-  const addresses = (items: { address: string }[]) => items.map((item) => item.address)
+  const addresses = (items: { address: string }[]) => items.map((item) => item.address).sort()
   const names = (items: { name: string }[]) => items.map((item) => item.name).sort()
   return {
     added: addresses(diff.resources.added),
@@ -375,7 +375,7 @@ describe('the resource index of states Terraform writes through the http backend
   const stateList = async () => {
     const result = await tf.run(['state', 'list'])
     expect(result.code, result.stderr).toBe(0)
-    // Terraform lists the root module first; the index sorts addresses as strings.
+    // Sorted as strings, to compare as sets: the index lists the state's order.
     return result.stdout.trim().split('\n').sort()
   }
   const apply = async () => {
@@ -413,7 +413,8 @@ describe('the resource index of states Terraform writes through the http backend
     const answer = reply.body as Extract<VersionResources, { indexed: true }>
     expect(answer).toMatchObject({ unit: HTTP_UNIT, indexed: true, truncated: false })
     expect(answer.terraform_version).toMatch(/^1\.\d+\.\d+/)
-    expect(answer.resources.map((resource) => resource.address)).toEqual(lists[0])
+    // In the state's order: compared as sets.
+    expect(answer.resources.map((resource) => resource.address).sort()).toEqual(lists[0])
     const ids = instancesOf(pulled[0] as PulledState)
     for (const resource of answer.resources) {
       expect(resource.identity['id'], resource.address).toBe(ids.get(resource.address)?.['id'])
@@ -538,15 +539,15 @@ describe('the resource index of states Terraform writes through the http backend
       `/v1/units/${HTTP_UNIT}/versions/${encodeURIComponent(from.timestamp)}/resources`,
     )
     expect(
-      (old.body as Extract<VersionResources, { indexed: true }>).resources.map(
-        (resource) => resource.address,
-      ),
+      (old.body as Extract<VersionResources, { indexed: true }>).resources
+        .map((resource) => resource.address)
+        .sort(),
     ).toEqual(listBefore)
     const now = await read(`/v1/units/${HTTP_UNIT}/versions/current/resources`)
     expect(
-      (now.body as Extract<VersionResources, { indexed: true }>).resources.map(
-        (resource) => resource.address,
-      ),
+      (now.body as Extract<VersionResources, { indexed: true }>).resources
+        .map((resource) => resource.address)
+        .sort(),
     ).toEqual(listAfter)
   })
 
@@ -827,7 +828,7 @@ describe('the resource index of states Terraform writes through the cloud block 
     expect(resources.status, resources.text).toBe(200)
     const listed = resources.body as Extract<VersionResources, { indexed: true }>
     expect(listed.indexed).toBe(true)
-    expect(listed.resources.map((resource) => resource.address)).toEqual(FIRST_ADDRESSES)
+    expect(listed.resources.map((resource) => resource.address).sort()).toEqual(FIRST_ADDRESSES)
     const ids = instancesOf(before)
     for (const resource of listed.resources) {
       expect(resource.identity['id'], resource.address).toBe(ids.get(resource.address)?.['id'])

@@ -207,11 +207,14 @@ export class RequestTooLargeError extends CoreError {
   }
 }
 
-/** A request body that did not arrive within its route's time limit. */
+/** A request body that did not arrive within its route's time limit, or arrived too slowly. */
 export class RequestTimeoutError extends CoreError {
   declare readonly code: 'request_timeout'
-  constructor(timeoutMs: number) {
-    super('request_timeout', `the request body did not arrive within ${timeoutMs / 1000} s`)
+  constructor(timeoutMs: number, message?: string) {
+    super(
+      'request_timeout',
+      message ?? `the request body did not arrive within ${timeoutMs / 1000} s`,
+    )
     this.name = 'RequestTimeoutError'
   }
 }

@@ -209,6 +209,15 @@ export type {
 export { IDENTITY_ATTRIBUTES, ResourceIndexSchema } from './resources/resource-index'
 export type { SearchQuery as ResourceSearchQuery } from './resources/resource-service'
 export { ResourceService } from './resources/resource-service'
+export type { DiffListing } from './resources/diff-listing'
+export { collectDiff, MAX_DETAIL_INSTANCES } from './resources/diff-listing'
+export type {
+  IndexedListing,
+  ListingTail,
+  ResourceListing,
+  UnindexedListing,
+} from './resources/resource-listing'
+export { MAX_PAGE } from './resources/page-cursor'
 export { toWebStream } from './streams/web-stream'
 export type { BoundedReadOptions } from './streams/bounded-body'
 export { isClientAbort, readBounded } from './streams/bounded-body'

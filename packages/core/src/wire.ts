@@ -590,9 +590,11 @@ export const ResourceSchema = v.omit(IndexedInstanceSchema, ['digest'])
 export type Resource = v.InferOutput<typeof ResourceSchema>
 
 /**
- * `GET /v1/units/{id}/resources` (the current version) and
- * `GET /v1/units/{id}/versions/{timestamp}/resources`: what the version holds, from its index; or
- * `indexed: false` with the reason when the state is not a readable Terraform state.
+ * `GET /v1/units/{id}/versions/{timestamp|current}/resources[?limit=&cursor=]`: what the version
+ * holds, from its index, in the order its state lists the instances; or `indexed: false` with the
+ * reason when the state is not a readable Terraform state. Without `limit` every instance comes in
+ * one answer (streamed); with it, a page, and `next_cursor` (null on the last page) asks for the
+ * next. A server from before pages sends no `next_cursor`.
  */
 export const VersionResourcesSchema = v.variant('indexed', [
   v.object({
@@ -604,8 +606,9 @@ export const VersionResourcesSchema = v.variant('indexed', [
     providers: v.array(v.string()),
     resources: v.array(ResourceSchema),
     outputs: v.array(v.object({ name: v.string(), sensitive: v.boolean() })),
-    /** More instances than the index keeps: only the first ones, by address, are listed. */
+    /** More instances than the index keeps: only the first ones, in the state's order, are listed. */
     truncated: v.boolean(),
+    next_cursor: v.optional(v.nullable(v.string())),
   }),
   v.object({
     unit: v.string(),
@@ -644,12 +647,18 @@ export const OutputChangeSchema = v.object({
   sensitive: v.boolean(),
   before: v.optional(v.unknown()),
   after: v.optional(v.unknown()),
+  /** With `detail=true`, why the values are absent (the outputs are too large to show). */
+  detail_omitted: v.optional(v.string()),
 })
 export type OutputChange = v.InferOutput<typeof OutputChangeSchema>
 
 /**
- * `GET /v1/units/{id}/diff?from=&to=&detail=`: what changed from one version to another, by
- * address. `from` is null when `to` is the unit's first version (everything is added).
+ * `GET /v1/units/{id}/diff?from=&to=&detail=&limit=&cursor=`: what changed from one version to
+ * another, by address, each list in the order the states list the instances. `from` is null when
+ * `to` is the unit's first version (everything is added). Without `limit` the whole diff comes in
+ * one answer (streamed); with it, a page: a stretch of added, then removed, then changed
+ * instances, the outputs on the first page only, and `next_cursor` (null on the last page).
+ * `counts` are the whole diff's. A server from before pages sends neither.
  */
 export const UnitDiffSchema = v.object({
   unit: v.string(),
@@ -667,6 +676,8 @@ export const UnitDiffSchema = v.object({
   }),
   /** Either index stopped at its limit, so instances past it are not compared. */
   truncated: v.boolean(),
+  counts: v.optional(v.object({ added: v.number(), removed: v.number(), changed: v.number() })),
+  next_cursor: v.optional(v.nullable(v.string())),
 })
 export type UnitDiff = v.InferOutput<typeof UnitDiffSchema>
 
@@ -688,12 +699,16 @@ export type SearchHit = v.InferOutput<typeof SearchHitSchema>
  * `GET /v1/search?q=&type=&unit_prefix=&limit=&cursor=`: one page of hits, by unit then address.
  * `not_indexed` names (up to 100 of) the units in scope whose current state has no index, so
  * they could not be searched, and `not_indexed_count` says how many there are in all.
+ * `truncated` names (up to 100 of) those whose index stopped at its limit (250,000 instances),
+ * so only their first instances were searched, and `truncated_count` how many in all.
  */
 export const SearchPageSchema = v.object({
   results: v.array(SearchHitSchema),
   next_cursor: v.nullable(v.string()),
   not_indexed: v.array(v.object({ unit: v.string(), reason: v.string() })),
   not_indexed_count: v.number(),
+  truncated: v.optional(v.array(v.string())),
+  truncated_count: v.optional(v.number()),
 })
 export type SearchPage = v.InferOutput<typeof SearchPageSchema>
 

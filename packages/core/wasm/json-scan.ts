@@ -536,7 +536,7 @@ export function finish(): i32 {
 // resource (RESOURCE_END), when the caller reads what was kept: in most states it asks
 // `writeEntries` to write the resource's index entries, and reads the rest itself.
 
-const RESOURCE_END: i32 = 4 // a resource ends: a = how many instances it has, b = 1 when lost
+const RESOURCE_END: i32 = 4 // a resource ends: a = how many instances it kept, b = 1 when lost, 2 when it had more than it kept
 
 const TOP_KEYS: i32 = 1
 const RESOURCE_ELEMENTS: i32 = 2
@@ -613,6 +613,13 @@ let identityCount: i32 = 0
 let bytesUsed: i32 = 0
 /** Set when the resource's pieces outgrew their room: its index is lost. */
 let lost: bool = false
+/**
+ * Set when the resource has more instances than its records hold (`MAX_RECORDS`, more than an
+ * index keeps): the first are kept, the index says it is incomplete.
+ */
+let overflowed: bool = false
+/** The current instance is past `MAX_RECORDS`: nothing of it is kept. */
+let skipping: bool = false
 let capturing: bool = false
 let captureKind: i32 = 0
 let captureId: i32 = 0
@@ -651,6 +658,8 @@ function beginResourceState(): void {
   identityCount = 0
   bytesUsed = 0
   lost = false
+  overflowed = false
+  skipping = false
   for (let f = 0; f < 5; f++) {
     store<i32>(FIELDS + (<usize>f << 3), 0)
     store<i32>(FIELDS + (<usize>f << 3), -1, 4)
@@ -722,7 +731,7 @@ function indexStart(d: i32, i: i32, c: i32): void {
     const key = pendingInstance
     pendingInstance = -1
     if (key == I_ATTRIBUTES) {
-      if (c == 0x7b && !lost) {
+      if (c == 0x7b && !lost && !skipping) {
         attributesOpen = true
         digesting = true
         digestFrom = i
@@ -748,7 +757,7 @@ function indexEnd(d: i32, i: i32): void {
       resourceOpen = false
       instancesOpen = false
       if (!writeToOut()) {
-        emit(RESOURCE_END, d, i, instanceCount, lost ? 1 : 0)
+        emit(RESOURCE_END, d, i, instanceCount, lost ? 1 : overflowed ? 2 : 0)
         halted = true
       }
     }
@@ -758,7 +767,8 @@ function indexEnd(d: i32, i: i32): void {
     if (instanceOpen) {
       instanceOpen = false
       attributesOpen = false
-      if (!lost) instanceCount += 1
+      if (!lost && !skipping) instanceCount += 1
+      skipping = false
     }
   } else if (d == INSTANCE_KEYS) {
     if (attributesOpen) {
@@ -782,7 +792,12 @@ function beginInstance(): void {
   attributesOpen = false
   pendingInstance = -1
   if (lost) return
-  if (instanceCount == MAX_RECORDS || !ensure(record(instanceCount + 1))) {
+  if (instanceCount == MAX_RECORDS) {
+    overflowed = true
+    skipping = true
+    return
+  }
+  if (!ensure(record(instanceCount + 1))) {
     lost = true
     return
   }
@@ -797,7 +812,7 @@ function beginInstance(): void {
 }
 
 function beginCapture(kind: i32, id: i32, d: i32, i: i32, limit: i32): void {
-  if (lost) return
+  if (lost || skipping) return
   capturing = true
   captureKind = kind
   captureId = id
@@ -1112,7 +1127,7 @@ function digestCount(): i32 {
 
 /** At the end of a resource: writes its entries to OUT when it can, or answers false. */
 function writeToOut(): bool {
-  if (lost) return false
+  if (lost || overflowed) return false
   const digests = digestCount()
   if (entryCount + digests > MAX_INDEXED || !isKnown(false)) return false
   const at = writeEntriesTo(OUT + <usize>outUsed, OUT_CAPACITY - outUsed, outCount == 0)

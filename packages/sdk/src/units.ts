@@ -215,28 +215,64 @@ export class UnitsApi {
 
   /**
    * What the current version, or the one written at `version`, holds from its index: resource
-   * instances, modules, providers and outputs (names and `sensitive` only). `indexed` is false,
-   * with the `reason`, when the state is not a readable Terraform state.
+   * instances (in the order the state lists them), modules, providers and outputs (names and
+   * `sensitive` only). `indexed` is false, with the `reason`, when the state is not a readable
+   * Terraform state. Without `limit`, every instance in one answer (the server streams it); with
+   * it, a page, and `next_cursor` (null on the last) as `cursor` asks for the next.
    */
-  resources(id: string, options: { version?: string } = {}): Promise<VersionResources> {
+  resources(
+    id: string,
+    options: { version?: string; limit?: number; cursor?: string } = {},
+  ): Promise<VersionResources> {
     const version = encodeURIComponent(options.version ?? 'current')
     const path = `/v1/units/${unitPath(id)}/versions/${version}/resources`
-    return this.#transport.json('GET', path, VersionResourcesSchema)
+    return this.#transport.json('GET', path, VersionResourcesSchema, {
+      query: { limit: options.limit, cursor: options.cursor },
+    })
   }
 
   /**
    * What changed, by address, from the version written at `from` to the one written at `to`:
    * resources and outputs added, removed and changed, with `detail` each changed attribute and
    * output value too. `to` defaults to the current version, `from` to the version before `to`.
-   * A version that is not a readable Terraform state fails with `not_indexed` (422).
+   * Without `limit`, the whole diff in one answer (with `detail`, the attributes of its first
+   * 1,000 changed instances); with it, a page (`next_cursor`, and `everyDiffPage`). A version that
+   * is not a readable Terraform state fails with `not_indexed` (422).
    */
   diff(
     id: string,
-    options: { from?: string; to?: string; detail?: boolean } = {},
+    options: { from?: string; to?: string; detail?: boolean; limit?: number; cursor?: string } = {},
   ): Promise<UnitDiff> {
     return this.#transport.json('GET', `/v1/units/${unitPath(id)}/diff`, UnitDiffSchema, {
-      query: { from: options.from, to: options.to, ...flag('detail', options.detail) },
+      query: {
+        from: options.from,
+        to: options.to,
+        ...flag('detail', options.detail),
+        limit: options.limit,
+        cursor: options.cursor,
+      },
     })
+  }
+
+  /**
+   * Every page of a diff, `pageSize` changed instances at most each (1,000 by default, as many as
+   * one answer gives the attributes of): the outputs come with the first.
+   */
+  async *everyDiffPage(
+    id: string,
+    options: { from?: string; to?: string; detail?: boolean; pageSize?: number } = {},
+  ): AsyncGenerator<UnitDiff> {
+    const { pageSize = DIFF_PAGE, ...query } = options
+    let cursor: string | undefined
+    do {
+      const page = await this.diff(id, {
+        ...query,
+        limit: pageSize,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      yield page
+      cursor = page.next_cursor ?? undefined
+    } while (cursor !== undefined)
   }
 
   /** Red, yellow or green, with each incoming edge's state and the red units upstream. */
@@ -305,6 +341,9 @@ async function dependencySet(response: Response, path: string): Promise<Dependen
 function edgeKey(edge: Dependency): string {
   return `${edge.from}\n${edge.output ?? ''}`
 }
+
+/** The most changed instances a detailed diff's answer gives the attributes of. */
+const DIFF_PAGE = 1000
 
 function flag(name: string, value: boolean | undefined): Record<string, string> {
   return value === true ? { [name]: 'true' } : {}

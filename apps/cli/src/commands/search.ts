@@ -45,6 +45,8 @@ export default defineCommand({
     const context = await openContext(args)
     const unsearched = new Map<string, string>()
     let unsearchedCount = 0
+    const cut = new Set<string>()
+    let cutCount = 0
     const { items: results, nextCursor } = await firstItems(
       wanted,
       MAX_SEARCH_PAGE,
@@ -52,6 +54,8 @@ export default defineCommand({
         const answer = await context.client.search.query({ ...filter, ...page })
         for (const { unit, reason } of answer.not_indexed) unsearched.set(unit, reason)
         unsearchedCount = Math.max(unsearchedCount, answer.not_indexed_count)
+        for (const unit of answer.truncated ?? []) cut.add(unit)
+        cutCount = Math.max(cutCount, answer.truncated_count ?? 0)
         return { items: answer.results, nextCursor: answer.next_cursor }
       },
     )
@@ -61,6 +65,8 @@ export default defineCommand({
       next_cursor: nextCursor,
       not_indexed: notIndexed,
       not_indexed_count: unsearchedCount,
+      truncated: [...cut],
+      truncated_count: cutCount,
     }
     context.out.result(fetched, () =>
       results.length === 0 ? 'No resources found.' : hitTable(results),
@@ -73,6 +79,13 @@ export default defineCommand({
       const more = unsearchedCount > Math.min(notIndexed.length, NAMED) ? ', ...' : ''
       context.out.note(
         `${String(unsearchedCount)} ${unsearchedCount === 1 ? 'unit was' : 'units were'} not searched, their state not indexed: ${named}${more}`,
+      )
+    }
+    if (cutCount > 0) {
+      const named = [...cut].slice(0, NAMED).join(', ')
+      const more = cutCount > Math.min(cut.size, NAMED) ? ', ...' : ''
+      context.out.note(
+        `${String(cutCount)} ${cutCount === 1 ? 'unit was' : 'units were'} searched in part only, their index stopped at its limit of 250,000 instances: ${named}${more}`,
       )
     }
     if (nextCursor !== null && !context.out.json) {

@@ -35,6 +35,9 @@ describe('which requests are audited, as what', () => {
     ['PUT', '/v1/units/team/app/dependencies', { action: 'dependencies.change', unit: 'team/app' }],
     ['DELETE', '/v1/units/team/app', { action: 'unit.delete', unit: 'team/app' }],
     ['POST', '/v1/units', { action: 'unit.create' }],
+    // A search reads what many units' states hold.
+    ['GET', '/v1/search?q=i-0abc', { action: 'search' }],
+    ['GET', '/app/search?q=i-0abc', { action: 'search' }],
     ['POST', '/v1/auth/tokens', { action: 'token.create' }],
     ['DELETE', '/v1/auth/tokens/tok_1', { action: 'token.revoke', detail: { token_id: 'tok_1' } }],
     ['POST', '/v1/auth/exchange', { action: 'login', detail: { via: 'cli' } }],

@@ -69,6 +69,8 @@ const WEB_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> 
   '/app/unit/diff': { GET: 'state.read' },
   // A unit's page shows its current outputs, as GET /v1/units/{id}/outputs does.
   '/app/unit': { GET: 'outputs.read' },
+  // A search reads what the states of many units hold: who looked for what is kept.
+  '/app/search': { GET: 'search' },
   '/app/settings/tokens': { POST: 'token.create' },
   '/app/settings/tokens/revoke': { POST: 'token.revoke' },
 }
@@ -127,6 +129,8 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
     return { action: forced ? 'force_unlock' : action, unit: parsed.id, ...view }
   }
   if (path === '/v1/units' && method === 'POST') return { action: 'unit.create' }
+  // A search reads what the states of many units hold: who looked for what is kept.
+  if (path === '/v1/search' && method === 'GET') return { action: 'search' }
   if (path === '/v1/auth/tokens' && method === 'POST') return { action: 'token.create' }
   const token = /^\/v1\/auth\/tokens\/([^/]+)$/.exec(path)
   if (token !== null && method === 'DELETE') {

@@ -43,7 +43,13 @@ describe('loadConfig', () => {
         requestTimeoutMs: 3_600_000,
         smallBodyTimeoutMs: 10_000,
         maxConnections: 1000,
+        maxConnectionsPerAddress: 250,
         maxUploads: 64,
+        maxUploadsPerPrincipal: 16,
+        uploadMinRate: 1024,
+        uploadRateWindowMs: 30_000,
+        maxHeavyReads: 8,
+        maxHeavyReadsPerPrincipal: 2,
       },
       tls: undefined,
       auth: {

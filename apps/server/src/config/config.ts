@@ -92,8 +92,19 @@ export interface ServerLimits {
   readonly smallBodyTimeoutMs: number
   /** Connections open at once; one more is answered 503 and closed. */
   readonly maxConnections: number
+  /** Connections open at once from one address (an IPv6 /64); one more is answered 503. */
+  readonly maxConnectionsPerAddress: number
   /** State uploads in flight at once; one more answers 503. */
   readonly maxUploads: number
+  /** State uploads in flight at once from one principal; one more answers 503. */
+  readonly maxUploadsPerPrincipal: number
+  /** The slowest a state body may arrive, in bytes a second over `uploadRateWindowMs`; 0: none. */
+  readonly uploadMinRate: number
+  readonly uploadRateWindowMs: number
+  /** Heavy reads (resources, diffs, searches) at once; one more answers 503. */
+  readonly maxHeavyReads: number
+  /** Heavy reads at once for one principal; one more answers 503. */
+  readonly maxHeavyReadsPerPrincipal: number
 }
 
 /** Each flag, its environment variable and its help line. Go style: `-flag` and `--flag` alike. */
@@ -164,9 +175,33 @@ export const FLAGS = {
     env: 'SVC_MAX_CONNECTIONS',
     help: 'connections open at once; more are answered 503 (default 1000)',
   },
+  'max-connections-per-address': {
+    env: 'SVC_MAX_CONNECTIONS_PER_ADDRESS',
+    help: 'connections open at once from one client address (IPv6: one /64); more are answered 503 (default 250; behind a proxy, raise it to -max-connections)',
+  },
   'max-uploads': {
     env: 'SVC_MAX_UPLOADS',
     help: 'state uploads in flight at once; more answer 503 (default 64)',
+  },
+  'max-uploads-per-principal': {
+    env: 'SVC_MAX_UPLOADS_PER_PRINCIPAL',
+    help: 'state uploads in flight at once from one principal; more answer 503 (default 16)',
+  },
+  'upload-min-rate': {
+    env: 'SVC_UPLOAD_MIN_RATE',
+    help: 'a state body arriving slower than this many bytes a second over -upload-rate-window is cut off (408) and nothing is written; 0 turns it off (default 1024)',
+  },
+  'upload-rate-window': {
+    env: 'SVC_UPLOAD_RATE_WINDOW',
+    help: 'the window of -upload-min-rate, as a Go duration (default 30s)',
+  },
+  'max-heavy-reads': {
+    env: 'SVC_MAX_HEAVY_READS',
+    help: 'heavy reads (resource listings, diffs, searches) at once; more answer 503 (default 8)',
+  },
+  'max-heavy-reads-per-principal': {
+    env: 'SVC_MAX_HEAVY_READS_PER_PRINCIPAL',
+    help: 'heavy reads at once for one principal; more answer 503 (default 2)',
   },
   'tls-cert': {
     env: 'SVC_TLS_CERT_PATH',
@@ -298,7 +333,31 @@ const ConfigSchema = v.object({
     wholeNumber('-max-connections (SVC_MAX_CONNECTIONS)', 1, 1_000_000),
     '1000',
   ),
+  'max-connections-per-address': v.optional(
+    wholeNumber('-max-connections-per-address (SVC_MAX_CONNECTIONS_PER_ADDRESS)', 1, 1_000_000),
+    '250',
+  ),
   'max-uploads': v.optional(wholeNumber('-max-uploads (SVC_MAX_UPLOADS)', 1, 100_000), '64'),
+  'max-uploads-per-principal': v.optional(
+    wholeNumber('-max-uploads-per-principal (SVC_MAX_UPLOADS_PER_PRINCIPAL)', 1, 100_000),
+    '16',
+  ),
+  'upload-min-rate': v.optional(
+    wholeNumber('-upload-min-rate (SVC_UPLOAD_MIN_RATE)', 0, 1024 * 1024 * 1024),
+    '1024',
+  ),
+  'upload-rate-window': v.optional(
+    duration('-upload-rate-window (SVC_UPLOAD_RATE_WINDOW)', 100),
+    '30s',
+  ),
+  'max-heavy-reads': v.optional(
+    wholeNumber('-max-heavy-reads (SVC_MAX_HEAVY_READS)', 1, 10_000),
+    '8',
+  ),
+  'max-heavy-reads-per-principal': v.optional(
+    wholeNumber('-max-heavy-reads-per-principal (SVC_MAX_HEAVY_READS_PER_PRINCIPAL)', 1, 10_000),
+    '2',
+  ),
   'tls-cert': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-cert must not be empty'))),
   'tls-key': v.optional(v.pipe(v.string(), v.minLength(1, '-tls-key must not be empty'))),
   rbac: v.optional(boolean('-rbac (SVC_RBAC_ENABLED)'), 'false'),
@@ -398,7 +457,13 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
         requestTimeoutMs: out['request-timeout'],
         smallBodyTimeoutMs: out['small-request-timeout'],
         maxConnections: out['max-connections'],
+        maxConnectionsPerAddress: out['max-connections-per-address'],
         maxUploads: out['max-uploads'],
+        maxUploadsPerPrincipal: out['max-uploads-per-principal'],
+        uploadMinRate: out['upload-min-rate'],
+        uploadRateWindowMs: out['upload-rate-window'],
+        maxHeavyReads: out['max-heavy-reads'],
+        maxHeavyReadsPerPrincipal: out['max-heavy-reads-per-principal'],
       }),
       tls:
         out['tls-cert'] === undefined || out['tls-key'] === undefined

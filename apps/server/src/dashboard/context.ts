@@ -1,6 +1,6 @@
 import type { AuthService } from '@cairn/auth'
 import type { Clock, Core, Permission, UnitId } from '@cairn/core'
-import type { Context } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import type { AuthMode } from '../auth/identity-setup'
 import type { AppEnv } from '../http/app-env'
 import type { DashboardLogin } from './oidc-login'
@@ -18,6 +18,8 @@ export interface DashboardDeps {
   login: DashboardLogin | undefined
   /** The server's public base URL for a request. */
   baseUrl: (request: Request) => string
+  /** Runs a heavy read (a diff, a search) in a slot of the server's pool, as the API does. */
+  heavyRead: MiddlewareHandler<AppEnv>
 }
 
 /** The signed-in person as the page header shows them. */

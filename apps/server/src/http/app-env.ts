@@ -4,11 +4,17 @@ import type { AuditNote } from '@cairn/core'
 import type { Session } from '../dashboard/session'
 import type { Logger } from '../log/logger'
 import type { RequestMeter } from '../metrics/request-meter'
+import type { Slot } from './slot-pool'
 
 /** The per-request limits the server was started with. */
 export interface RequestLimits {
   /** How long a small body (JSON, form, LockInfo) may take to arrive, from the request's start. */
   smallBodyTimeoutMs: number
+  /**
+   * The slowest a state body may arrive: `bytesPerSecond` over each `windowMs` spent waiting for
+   * it; undefined when there is no such floor.
+   */
+  minUploadRate?: { bytesPerSecond: number; windowMs: number } | undefined
 }
 
 /** A request body as `@cairn/sigv4` decodes it. */
@@ -43,5 +49,7 @@ export interface AppEnv {
     signedAt: number | undefined
     /** `/app` only: the dashboard's session, once its pages have read and refreshed it. */
     session: Session
+    /** A state upload's slot, taken before its caller is known (see `uploadSlots`). */
+    uploadSlot: Slot
   }
 }

@@ -2,6 +2,8 @@ import { bodyOf, InvalidRequestError, readBounded, StateTooLargeError } from '@c
 import type { Socket } from 'node:net'
 import type { Context } from 'hono'
 import type { AppEnv } from './app-env'
+import { atLeastRate } from './min-rate'
+import { claimUploadSlot } from './upload-slots'
 
 /**
  * The largest body of the routes that take a few fields (logins, tokens, OAuth, LockInfo): an ID
@@ -27,10 +29,25 @@ export function requestStream(c: Context<AppEnv>): AsyncIterable<Uint8Array> {
  * A state body being uploaded, its bytes counted as they are read (`cairn_state_bytes_in_total`).
  * `body` is the request stream decoded as its surface needs (S3's chunked signing); the request
  * stream itself by default. Small bodies (JSON, LockInfo) are read with `requestStream`, uncounted.
+ *
+ * Called once the caller is known: the upload's slot is counted against the caller's share first
+ * (`claimUploadSlot`), and a body that arrives slower than the server's floor is cut off
+ * (`atLeastRate`).
+ *
+ * @throws HttpError server_busy when the caller has its share of uploads in flight already
  */
-export async function* stateStream(
+export function stateStream(
   c: Context<AppEnv>,
   body: AsyncIterable<Uint8Array> = requestStream(c),
+): AsyncIterable<Uint8Array> {
+  claimUploadSlot(c)
+  const rate = (c.var as Partial<AppEnv['Variables']>).limits?.minUploadRate
+  return metered(c, rate === undefined ? body : atLeastRate(body, rate))
+}
+
+async function* metered(
+  c: Context<AppEnv>,
+  body: AsyncIterable<Uint8Array>,
 ): AsyncGenerator<Uint8Array> {
   const meter = (c.var as Partial<AppEnv['Variables']>).meter
   for await (const chunk of body) {

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server } from 'node:http'
 import type { Socket } from 'node:net'
 import type { ServerLimits } from '../config/config'
 import type { Logger } from '../log/logger'
+import { addressKey } from './client-address'
 
 const BUSY_BODY = JSON.stringify({
   error: 'server_busy',
@@ -34,9 +35,11 @@ export function serverOptions(limits: ServerLimits): { connectionsCheckingInterv
 /**
  * What one client may hold of the server: headers within `headersTimeoutMs`, no silence longer
  * than `idleTimeoutMs`, a whole request within `requestTimeoutMs` (small bodies have a shorter
- * limit of their own), and at most `maxConnections` connections at once. A connection over the cap
- * is answered 503 with `Retry-After` and closed (over TLS, where no answer can be written before
- * the handshake, it is closed).
+ * limit of their own), and at most `maxConnections` connections at once, of which at most
+ * `maxConnectionsPerAddress` from one address (`addressKey`), so that one host holding half-open
+ * sockets leaves the rest to every other client (and to `/healthz`). A connection over either
+ * cap is answered 503 with `Retry-After` and closed (over TLS, where no answer can be written
+ * before the handshake, it is closed).
  */
 export function applyServerLimits(
   server: Server,
@@ -49,24 +52,39 @@ export function applyServerLimits(
   server.timeout = limits.idleTimeoutMs
   server.keepAliveTimeout = Math.min(5_000, limits.idleTimeoutMs)
   let open = 0
+  const byAddress = new Map<string, number>()
   let lastWarning = 0
   server.on('connection', (socket: Socket) => {
-    if (open >= limits.maxConnections) {
+    const address = addressKey(socket.remoteAddress)
+    const fromThere = byAddress.get(address) ?? 0
+    const full = open >= limits.maxConnections
+    if (full || fromThere >= limits.maxConnectionsPerAddress) {
       refused.add(socket)
       if (options.tls) socket.destroy()
       else socket.end(BUSY_RESPONSE)
       const now = Date.now()
       if (now - lastWarning > 10_000) {
         lastWarning = now
-        options.log.warn('connection refused: the server is at its limit of open connections', {
-          limit: limits.maxConnections,
-        })
+        if (full) {
+          options.log.warn('connection refused: the server is at its limit of open connections', {
+            limit: limits.maxConnections,
+          })
+        } else {
+          options.log.warn('connection refused: its address is at its limit of open connections', {
+            limit: limits.maxConnectionsPerAddress,
+            address,
+          })
+        }
       }
       return
     }
     open += 1
+    byAddress.set(address, fromThere + 1)
     socket.once('close', () => {
       open -= 1
+      const left = (byAddress.get(address) ?? 1) - 1
+      if (left === 0) byAddress.delete(address)
+      else byAddress.set(address, left)
     })
   })
 }

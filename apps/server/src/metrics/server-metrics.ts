@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 /**
  * The surfaces a request is counted under: one per protocol, the dashboard (`web`), plus health
@@ -33,6 +33,8 @@ export interface ServerMetrics {
   readonly recordWriteRetries: Counter
   readonly auditRecords: Counter<'outcome'>
   readonly webhookDeliveries: Counter<'event' | 'outcome'>
+  /** Reports a pool of slots (`uploads`, `heavy_reads`) in `cairn_slots_in_use`. */
+  countSlots(pool: string, inUse: () => number): void
 }
 
 /** A new registry with Cairn's metrics and the process's own (CPU, memory, event loop, handles). */
@@ -40,7 +42,20 @@ export function createServerMetrics(): ServerMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
   const registers = [registry]
+  const pools = new Map<string, () => number>()
+  new Gauge({
+    name: 'cairn_slots_in_use',
+    help: 'Slots in use of each pool of costly requests: state uploads (uploads), resource listings, diffs and searches (heavy_reads)',
+    labelNames: ['pool'],
+    registers,
+    collect() {
+      for (const [pool, inUse] of pools) this.set({ pool }, inUse())
+    },
+  })
   return {
+    countSlots(pool, inUse) {
+      pools.set(pool, inUse)
+    },
     registry,
     requests: new Counter({
       name: 'cairn_http_requests_total',

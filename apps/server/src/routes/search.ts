@@ -1,11 +1,14 @@
 import type { Core } from '@cairn/core'
-import { Hono } from 'hono'
+import { Hono, type MiddlewareHandler } from 'hono'
+import { noteSearch } from '../audit/search-note'
 import type { AppEnv } from '../http/app-env'
 import { HttpError } from '../http/errors'
 import { queryInt, queryText } from '../http/query'
 
 export interface SearchRoutesDeps {
   core: Core
+  /** Runs a search in a slot of the server's pool of heavy reads. */
+  heavyRead: MiddlewareHandler<AppEnv>
 }
 
 /**
@@ -15,12 +18,13 @@ export interface SearchRoutesDeps {
  */
 export function searchRoutes(deps: SearchRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  app.get('/v1/search', async (c) => {
+  app.get('/v1/search', deps.heavyRead, async (c) => {
     const q = queryText(c, 'q')
     const type = queryText(c, 'type')
     const unitPrefix = queryText(c, 'unit_prefix')
     const cursor = queryText(c, 'cursor')
     const limit = queryInt(c, 'limit')
+    noteSearch(c, { q, type, unitPrefix })
     const page = await deps.core.resources.search(c.var.principal, {
       ...(q === undefined ? {} : { q }),
       ...(type === undefined ? {} : { type }),
@@ -28,6 +32,7 @@ export function searchRoutes(deps: SearchRoutesDeps): Hono<AppEnv> {
       ...(cursor === undefined ? {} : { cursor }),
       ...(limit === undefined ? {} : { limit }),
     })
+    noteSearch(c, { q, type, unitPrefix }, page)
     return c.json(page)
   })
   app.all('/v1/search', (c) => {

@@ -11,7 +11,7 @@ import {
   type Core,
 } from '@cairn/core'
 import type { Outputs } from '@cairn/core/wire'
-import { Hono, type Context } from 'hono'
+import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import {
@@ -22,6 +22,8 @@ import {
   SMALL_BODY_BYTES,
 } from '../http/body'
 import { HttpError } from '../http/errors'
+import { Later, streamJson } from '../http/json-stream'
+import { requestSignal } from '../http/request-signal'
 import { queryFlag, queryInt, queryText } from '../http/query'
 import { parseUnitPath, parseVersionResourcesPath, rawPathOf } from '../http/unit-path'
 
@@ -29,11 +31,15 @@ export interface UnitRoutesDeps {
   core: Core
   maxStateBytes: number
   maxRequestBytes: number
+  /** Runs a heavy read (a version's resources, a diff) in a slot of the server's pool. */
+  heavyRead: MiddlewareHandler<AppEnv>
 }
 
 type Handler = (c: Context<AppEnv>, id: UnitId) => Promise<Response>
 
 const PREFIX = '/v1/units/'
+/** The route words whose reads run in a slot of the pool of heavy reads. */
+const HEAVY = new Set(['diff'])
 
 /**
  * The `/v1/units` API (service spec, Management API; bodies and codes from DESIGN section 6), with
@@ -184,13 +190,27 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       GET: async (c, id) => {
         const from = queryText(c, 'from')
         const to = queryText(c, 'to')
+        const limit = queryInt(c, 'limit')
+        const cursor = queryText(c, 'cursor')
         const diff = await core.resources.diff(c.var.principal, id, {
           ...(from === undefined ? {} : { from }),
           ...(to === undefined ? {} : { to }),
+          ...(limit === undefined ? {} : { limit }),
+          ...(cursor === undefined ? {} : { cursor }),
           detail: queryFlag(c, 'detail'),
+          signal: requestSignal(c),
         })
         noteAudit(c, { version: diff.to.timestamp })
-        return c.json(diff)
+        return streamJson(c, {
+          unit: diff.unit,
+          from: diff.from,
+          to: diff.to,
+          resources: diff.resources,
+          outputs: () => diff.outputs(),
+          truncated: diff.truncated,
+          counts: diff.counts,
+          next_cursor: () => diff.nextCursor(),
+        })
       },
     },
     status: {
@@ -209,6 +229,33 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     },
   }
 
+  /** Answers with `answer` in a slot of the server's pool of heavy reads. */
+  const heavy = async (
+    c: Context<AppEnv, string>,
+    answer: () => Promise<Response>,
+  ): Promise<Response> => {
+    await deps.heavyRead(c, async () => {
+      c.res = await answer()
+    })
+    return c.res
+  }
+
+  /** A version's resources, streamed: all of them, or a page with `limit` and `cursor`. */
+  const versionResources = async (c: Context<AppEnv>, id: UnitId, timestamp?: string) => {
+    const limit = queryInt(c, 'limit')
+    const cursor = queryText(c, 'cursor')
+    const listing = await core.resources.resources(c.var.principal, id, {
+      ...(timestamp === undefined ? {} : { timestamp }),
+      ...(limit === undefined ? {} : { limit }),
+      ...(cursor === undefined ? {} : { cursor }),
+      signal: requestSignal(c),
+    })
+    noteAudit(c, { version: listing.version.timestamp })
+    if (!listing.indexed) return c.json(listing)
+    const { tail, ...head } = listing
+    return streamJson(c, { ...head, rest: new Later(tail) })
+  }
+
   app.all(`${PREFIX}*`, async (c) => {
     const resources = parseVersionResourcesPath(rawPathOf(c.req.url), PREFIX)
     if (resources !== undefined) {
@@ -216,13 +263,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
         throw new HttpError('method_not_allowed', `${c.req.path} answers GET`, { Allow: 'GET' })
       }
       const { id, version } = resources
-      const answer = await core.resources.resources(
-        c.var.principal,
-        id,
-        version === 'current' ? undefined : version,
-      )
-      noteAudit(c, { version: answer.version.timestamp })
-      return c.json(answer)
+      return heavy(c, () => versionResources(c, id, version === 'current' ? undefined : version))
     }
     const { id, action } = parseUnitPath(rawPathOf(c.req.url), PREFIX)
     const methods = routes[action ?? '']
@@ -234,7 +275,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       const allow = Object.keys(methods).join(', ')
       throw new HttpError('method_not_allowed', `${c.req.path} answers ${allow}`, { Allow: allow })
     }
-    return handler(c, id)
+    return HEAVY.has(action ?? '') ? heavy(c, () => handler(c, id)) : handler(c, id)
   })
 
   return app

@@ -9,6 +9,8 @@ export type ToWorker =
   /** `length` bytes of the body are in the ring at `offset`. */
   | ({ type: 'chunk'; job: number; offset: number; length: number } & JobStart)
   | ({ type: 'end'; job: number } & JobStart)
+  /** The server gave up on the body (its client went away): drop it and what its scan holds. */
+  | { type: 'drop'; job: number }
 
 /**
  * What the first message of a job says besides: what the scan should learn, and whether the

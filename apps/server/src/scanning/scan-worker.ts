@@ -1,7 +1,7 @@
 // A worker thread that scans state bodies for the server (see worker-scanners.ts), so that a
 // large upload's JSON check runs beside its hashing and its disk writes instead of after them.
 import { parentPort, workerData } from 'node:worker_threads'
-import { InvalidStateError, scannerFor } from '@cairn/core'
+import { InvalidStateError, scannerFor, type InlineScanner } from '@cairn/core'
 import type { FromWorker, ToWorker } from './messages'
 
 const port = parentPort
@@ -9,7 +9,8 @@ if (port === null) throw new Error('scan-worker.js runs only as a worker thread'
 const ring = new Uint8Array(workerData as SharedArrayBuffer)
 
 let job = -1
-let scanner = scannerFor()
+/** The current body's scan; none between bodies, so nothing of the last one is held. */
+let scanner: InlineScanner | undefined
 let failed = false
 
 const reply = (message: FromWorker): void => {
@@ -17,6 +18,10 @@ const reply = (message: FromWorker): void => {
 }
 
 port.on('message', (message: ToWorker) => {
+  if (message.type === 'drop') {
+    if (message.job === job) scanner = undefined
+    return
+  }
   if (message.job !== job) {
     // A new body: whatever became of the last one (finished, refused, abandoned), start afresh.
     job = message.job
@@ -36,10 +41,15 @@ port.on('message', (message: ToWorker) => {
   }
   try {
     if (message.type === 'chunk') {
-      if (!failed) scanner.write(ring.subarray(message.offset, message.offset + message.length))
+      // A dropped body's chunks still in the queue are acknowledged, not scanned.
+      if (!failed && scanner !== undefined) {
+        scanner.write(ring.subarray(message.offset, message.offset + message.length))
+      }
       reply({ type: 'ack', job, size: message.length })
-    } else if (!failed) {
+    } else if (!failed && scanner !== undefined) {
       const scan = scanner.end()
+      // Done: what the scan kept (a detailed diff's attributes) is the server's now.
+      scanner = undefined
       // The index's entries (megabytes for a large state) move to the server instead of a copy:
       // they are the scanner's own buffer, which nothing here uses again.
       const resources = scan.resources
@@ -52,6 +62,7 @@ port.on('message', (message: ToWorker) => {
   } catch (error) {
     if (!(error instanceof InvalidStateError)) throw error
     failed = true
+    scanner = undefined
     reply({ type: 'error', job, reason: error.reason })
     if (message.type === 'chunk') reply({ type: 'ack', job, size: message.length })
   }

@@ -151,7 +151,8 @@ class WorkerScanner implements ChunkScanner {
   }
 
   abandon(): void {
-    // The worker drops this body when the next job's first message reaches it.
+    // The worker drops the body (and what its scan holds) at once, not at the next job.
+    if (!this.#released) this.#send({ type: 'drop', job: this.#job })
     this.#finish(this.#thread)
   }
 

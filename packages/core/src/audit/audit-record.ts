@@ -13,6 +13,7 @@ export const AUDIT_ACTIONS = [
   'state.write',
   'state.restore',
   'outputs.read',
+  'search',
   'lock',
   'unlock',
   'force_unlock',

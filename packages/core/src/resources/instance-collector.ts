@@ -96,6 +96,12 @@ interface ResourceFields {
 }
 
 const EMPTY_FIELD: Field = { value: '', json: '""' }
+/**
+ * The most bytes of raw attributes a detailed diff holds of one resource's instances before it
+ * knows whether they are wanted (a state that names a resource after its instances): past it,
+ * the further instances' attributes count as too large to compare.
+ */
+const MAX_UNDECIDED_ATTRIBUTE_BYTES = 8 * 1024 * 1024
 /** The most distinct fields with escapes one scan keeps read (see `#fieldOf`). */
 const MAX_ESCAPED_FIELDS = 1024
 
@@ -140,6 +146,8 @@ export class InstanceCollector {
   /** `#shared()`'s answer for the current fields, once asked. */
   #sharedParts: SharedParts | undefined
   #instances: PartialInstance[] = []
+  /** The bytes of raw attributes held of the current resource's instances (detail mode). */
+  #heldBytes = 0
   #instance: PartialInstance | undefined
   /** The provider last noted (see `#noteResource`). */
   #lastProvider: string | undefined
@@ -173,6 +181,7 @@ export class InstanceCollector {
     this.#fields = newFields()
     this.#sharedParts = undefined
     this.#instances = []
+    this.#heldBytes = 0
     this.#scratchUsed = 0
   }
 
@@ -325,6 +334,13 @@ export class InstanceCollector {
       const shared = this.#shared()
       if (shared !== undefined && !(this.#wanted?.(this.#addressOf(shared, instance)) ?? true)) {
         return
+      }
+      const held = instance.attributes?.length ?? 0
+      if (this.#heldBytes + held > MAX_UNDECIDED_ATTRIBUTE_BYTES) {
+        instance.attributes = undefined
+        instance.attributesTooLarge = true
+      } else {
+        this.#heldBytes += held
       }
     }
     this.#instances.push(instance)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { StateScanner, type ScanOptions } from '../state/state-scanner'
 import { writeBase36, type InstanceDetail } from './instance-collector'
 import { buildIndex, buildIndexBytes } from './index-builder'
-import { sortedByAddress } from './index-reader'
+import { compareInstances } from './index-diff'
 import { MAX_INDEXED_INSTANCES, type ResourceIndex } from './resource-index'
 
 function scan(text: string, chunk: number, options: ScanOptions = { index: true }) {
@@ -16,6 +16,11 @@ function indexOf(text: string, chunk = 7): ResourceIndex {
   const index = buildIndex(scan(text, chunk))
   if (index === undefined || 'none' in index) throw new Error(`no index: ${JSON.stringify(index)}`)
   return sortedByAddress(index)
+}
+
+/** The index with its instances by address (an index keeps the state's order). */
+function sortedByAddress(index: ResourceIndex): ResourceIndex {
+  return { ...index, resources: [...index.resources].sort(compareInstances) }
 }
 
 const NULL = 'provider["registry.terraform.io/hashicorp/null"]'
@@ -509,6 +514,25 @@ describe('an index of more instances than it keeps', () => {
     const last = Buffer.concat(scanned.resources).toString('utf8').slice(-120)
     expect(last).toContain(`"index_key":${MAX_INDEXED_INSTANCES - 1},`)
   }, 60_000)
+  it('keeps the first of one resource with more instances than the byte loop has records for, and says it is truncated', () => {
+    // 270,000 passes the byte loop's 262,144 records of one resource, not only the index's limit.
+    const instances = Array.from({ length: 270_000 }, (_, k) => ({
+      index_key: k,
+      attributes: { id: `i${k}` },
+    }))
+    const text = JSON.stringify({
+      version: 4,
+      serial: 1,
+      lineage: 'l',
+      resources: [{ mode: 'managed', type: 't', name: 'n', provider: NULL, instances }],
+    })
+    const scanned = scan(text, 1 << 20).resources
+    if (scanned === undefined || 'none' in scanned) throw new Error('no index')
+    expect(scanned.count).toBe(MAX_INDEXED_INSTANCES)
+    expect(scanned.truncated).toBe(true)
+    const first = Buffer.concat(scanned.resources).toString('utf8').slice(0, 200)
+    expect(first).toContain('"address":"t.n[0]"')
+  }, 120_000)
 })
 
 describe('a digest in base 36', () => {

@@ -3,7 +3,8 @@ import type { Principal } from '../access/principal'
 import { InvalidRequestError, NotIndexedError, StateNotFoundError } from '../errors'
 import { mapLimit } from '../concurrency/map-limit'
 import { inlineScanners, type ScannerSource } from '../state/chunk-scanner'
-import { parseOutputs, type StateOutput } from '../state/outputs'
+import { parseOutputs } from '../state/outputs'
+import type { ScannedState } from '../state/state-scanner'
 import { collectBytes } from '../storage/object-store'
 import { parseStored } from '../storage/stored-json'
 import { indexKeyOf, versionKey, versionsFolder } from '../units/layout'
@@ -12,20 +13,34 @@ import { readUnit } from '../units/unit-listing'
 import type { Snapshot } from '../units/unit-record-store'
 import { toVersion, VersionRecordSchema, type VersionRecord } from '../units/unit-record'
 import { parseTimestamp, versionAt } from '../versions/version-lookup'
-import type { ReindexResult, ResourceChange, SearchPage, UnitDiff, VersionResources } from '../wire'
+import type { ReindexResult, SearchPage } from '../wire'
 import type { Kernel } from '../kernel'
-import { attributeChanges, outputChanges } from './attribute-diff'
-import { diffIndexes, toResource } from './index-diff'
+import {
+  diffListing,
+  type DetailScan,
+  type DiffListing,
+  type DiffSide,
+  type Outputs,
+} from './diff-listing'
+import { DiffTable, matchTables } from './diff-table'
 import { buildIndexBytes } from './index-builder'
+import { UnreadableIndexError, type IndexRest } from './index-entries'
 import type { InstanceDetail } from './instance-collector'
-import { readIndex, scanVersion, type IndexOrNone } from './index-reader'
-import type { ScannedState } from '../state/state-scanner'
-import { DIGESTS, type ResourceIndex } from './resource-index'
+import { indexSource, scanVersion, unreadableIndex, type IndexSource } from './index-source'
+import { checkLimit, decodeDiffCursor, decodeListingCursor, type DiffCursor } from './page-cursor'
+import { DIGESTS } from './resource-index'
+import { listEntries, type ResourceListing } from './resource-listing'
 import type { SearchFeed } from './search-feed'
 import type { SearchIndex } from './search-index'
 
-/** The most attribute bytes a detailed diff holds of each of its two versions. */
-const DETAIL_BUDGET = 32 * 1024 * 1024
+/**
+ * The most bytes of attributes (and their sensitive paths) a detailed diff keeps of each of its
+ * two versions for one answer: what it holds, and, parsed one instance at a time, about what its
+ * answer carries.
+ */
+const DETAIL_BUDGET = 8 * 1024 * 1024
+/** The largest outputs a detailed diff shows the values of (they are parsed whole). */
+const OUTPUTS_DETAIL_BUDGET = 4 * 1024 * 1024
 const DEFAULT_SEARCH_LIMIT = 100
 const MAX_SEARCH_LIMIT = 1000
 /** How many units a reindex works on at once. */
@@ -75,78 +90,109 @@ export class ResourceService {
   }
 
   /**
-   * The resources of a version (the current one without a timestamp).
+   * The resources of a version (the current one without a timestamp), streamed from its index:
+   * all of them, or with `limit` a page from `cursor` (which names its version: the next pages
+   * list the same version, even if the unit was written meanwhile). `signal` stops the read.
    *
-   * @throws UnitNotFoundError, StateNotFoundError, VersionNotFoundError, ForbiddenError
+   * @throws UnitNotFoundError, StateNotFoundError, VersionNotFoundError, ForbiddenError,
+   *   InvalidRequestError (a bad limit or cursor)
    */
-  async resources(principal: Principal, id: UnitId, timestamp?: string): Promise<VersionResources> {
+  async resources(
+    principal: Principal,
+    id: UnitId,
+    options: { timestamp?: string; limit?: number; cursor?: string; signal?: AbortSignal } = {},
+  ): Promise<ResourceListing> {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
-    const snapshot = await readUnit(this.#kernel.records, id)
-    const version = await this.#version(id, snapshot, timestamp)
-    const index = await readIndex(this.#kernel.store, id, version, this.#scanners)
-    const base = { unit: id, version: toVersion(version) }
-    if ('none' in index) return { ...base, indexed: false, reason: index.none }
-    return {
-      ...base,
-      indexed: true,
-      terraform_version: index.terraform_version,
-      modules: index.modules,
-      providers: index.providers,
-      resources: index.resources.map(toResource),
-      outputs: index.outputs.map(({ name, sensitive }) => ({ name, sensitive })),
-      truncated: index.truncated,
+    checkLimit(options.limit)
+    const cursor = options.cursor === undefined ? undefined : decodeListingCursor(options.cursor)
+    if (
+      cursor !== undefined &&
+      options.timestamp !== undefined &&
+      Date.parse(options.timestamp) !== Date.parse(cursor.version)
+    ) {
+      throw new InvalidRequestError('cursor is for another version than the one asked for')
     }
+    const snapshot = await readUnit(this.#kernel.records, id)
+    const version = await this.#version(id, snapshot, cursor?.version ?? options.timestamp)
+    const source = await this.#source(id, version, { signal: options.signal })
+    const base = { unit: id, version: toVersion(version) }
+    if ('none' in source) return { ...base, indexed: false, reason: source.none }
+    const listed = listEntries(
+      () => source.open(options.signal),
+      { version: version.timestamp, start: cursor?.next ?? 0, limit: options.limit },
+      options.signal,
+      (error) => unreadableIndex(id, version, error),
+    )
+    return { ...base, indexed: true, ...listed }
   }
 
   /**
    * What changed from version `from` to version `to` (by default the current version and the one
-   * before it); with `detail`, which attributes of each changed instance changed, read from the
-   * two bodies as they stream.
+   * before it), streamed: all of it, or with `limit` a page from `cursor` (which names both
+   * versions). With `detail`, which attributes of each changed instance changed, read from the
+   * two bodies as they stream, for the first `MAX_DETAIL_INSTANCES` changed instances of the
+   * answer. The two indexes are read first, to match them, holding a few bytes per instance.
    *
    * @throws NotIndexedError when either version is not a readable Terraform state
+   * @throws InvalidRequestError (a bad limit or cursor)
    */
   async diff(
     principal: Principal,
     id: UnitId,
-    options: { from?: string; to?: string; detail?: boolean } = {},
-  ): Promise<UnitDiff> {
+    options: {
+      from?: string
+      to?: string
+      detail?: boolean
+      limit?: number
+      cursor?: string
+      signal?: AbortSignal
+    } = {},
+  ): Promise<DiffListing> {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
+    checkLimit(options.limit)
+    const { signal } = options
+    const cursor = options.cursor === undefined ? undefined : decodeDiffCursor(options.cursor)
+    if (cursor !== undefined) checkDiffCursor(cursor, options)
     const snapshot = await readUnit(this.#kernel.records, id)
-    const to = await this.#version(id, snapshot, options.to)
+    const to = await this.#version(id, snapshot, cursor?.to ?? options.to)
+    const fromTimestamp = cursor === undefined ? options.from : cursor.from
     const from =
-      options.from === undefined
-        ? await this.#previous(id, snapshot, to)
-        : await this.#version(id, snapshot, options.from)
-    let [before, after] = await Promise.all([
-      from === null ? null : this.#indexOf(id, from),
-      this.#indexOf(id, to),
-    ])
+      fromTimestamp === null
+        ? null
+        : fromTimestamp === undefined
+          ? await this.#previous(id, snapshot, to)
+          : await this.#version(id, snapshot, fromTimestamp)
+    let before = from === null ? null : await this.#side(id, from, { signal })
+    let after = await this.#side(id, to, { signal })
     // Digests of two kinds do not compare: the version an older server indexed (with CRC-32s) is
     // indexed again from its body, as this server digests.
-    if (from !== null && before !== null && before.digests !== after.digests) {
-      if (before.digests !== DIGESTS) before = await this.#indexOf(id, from, true)
-      else after = await this.#indexOf(id, to, true)
+    if (
+      from !== null &&
+      before !== null &&
+      before.table.rest?.digests !== after.table.rest?.digests
+    ) {
+      if (before.table.rest?.digests !== DIGESTS) {
+        before = await this.#side(id, from, { signal, fromBody: true })
+      } else {
+        after = await this.#side(id, to, { signal, fromBody: true })
+      }
     }
-    const diff = diffIndexes(before, after)
-    let changed: ResourceChange[] = diff.changed.map(({ after: instance }) => toResource(instance))
-    let outputs = outputChanges(diff.outputs, null, null)
-    if (options.detail === true) {
-      const detailed = await this.#detail(id, from, to, changed)
-      changed = detailed.changed
-      outputs = outputChanges(diff.outputs, detailed.outputs.before, detailed.outputs.after)
-    }
-    return {
+    const counts = matchTables(before?.table ?? DiffTable.empty(emptyRest()), after.table)
+    return diffListing({
       unit: id,
       from: from === null ? null : toVersion(from),
       to: toVersion(to),
-      resources: {
-        added: diff.added.map(toResource),
-        removed: diff.removed.map(toResource),
-        changed,
-      },
-      outputs,
-      truncated: diff.truncated,
-    }
+      before,
+      after,
+      counts,
+      start: cursor === undefined ? { part: 0, next: 0 } : { part: cursor.part, next: cursor.next },
+      limit: options.limit,
+      detail:
+        options.detail === true
+          ? (wanted) => this.#detail(id, from, to, wanted, signal)
+          : undefined,
+      signal,
+    })
   }
 
   /** @throws InvalidRequestError (no `q` nor `type`, a bad limit) */
@@ -176,6 +222,8 @@ export class ResourceService {
       next_cursor: found.nextCursor,
       not_indexed: found.notIndexed,
       not_indexed_count: found.notIndexedCount,
+      truncated: found.truncated,
+      truncated_count: found.truncatedCount,
     }
   }
 
@@ -279,29 +327,47 @@ export class ResourceService {
     return parseStored(VersionRecordSchema, await collectBytes(object.body), key)
   }
 
-  async #indexOf(id: UnitId, version: VersionRecord, fromBody = false): Promise<ResourceIndex> {
-    const index: IndexOrNone = await readIndex(
-      this.#kernel.store,
-      id,
-      version,
-      this.#scanners,
-      fromBody,
-    )
-    if ('none' in index) throw new NotIndexedError(id, version.timestamp, index.none)
-    return index
+  /** Where a version's index is read from. */
+  #source(
+    id: UnitId,
+    version: VersionRecord,
+    options: { signal?: AbortSignal | undefined; fromBody?: boolean },
+  ): Promise<IndexSource> {
+    return indexSource(this.#kernel.store, id, version, {
+      scanners: this.#scanners,
+      ...(options.fromBody === true ? { fromBody: true } : {}),
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    })
+  }
+
+  /** A version's index read into a diff's table. @throws NotIndexedError */
+  async #side(
+    id: UnitId,
+    version: VersionRecord,
+    options: { signal?: AbortSignal | undefined; fromBody?: boolean },
+  ): Promise<DiffSide> {
+    const source = await this.#source(id, version, options)
+    if ('none' in source) throw new NotIndexedError(id, version.timestamp, source.none)
+    const unreadable = (error: UnreadableIndexError) => unreadableIndex(id, version, error)
+    try {
+      const table = await DiffTable.read(source.open(options.signal), options.signal)
+      return { table, open: source.open, unreadable }
+    } catch (error) {
+      throw error instanceof UnreadableIndexError ? unreadable(error) : error
+    }
   }
 
   /**
-   * The attribute changes of each changed instance and the outputs' values, read from the two
-   * bodies at once: only the changed instances' attributes are kept, up to `DETAIL_BUDGET` each.
+   * The attributes of the wanted instances and the outputs' values, read from the two bodies at
+   * once: at most `DETAIL_BUDGET` bytes of attributes of each, an instance past it left out.
    */
   async #detail(
     id: UnitId,
     from: VersionRecord | null,
     to: VersionRecord,
-    changed: ResourceChange[],
-  ): Promise<{ changed: ResourceChange[]; outputs: { before: Outputs; after: Outputs } }> {
-    const wanted = new Set(changed.map((resource) => resource.address))
+    wanted: ReadonlySet<string>,
+    signal: AbortSignal | undefined,
+  ): Promise<DetailScan> {
     const collect = async (version: VersionRecord) => {
       const scanned = await scanVersion(
         this.#kernel.store,
@@ -309,49 +375,67 @@ export class ResourceService {
         version,
         { detail: { wanted, limit: DETAIL_BUDGET } },
         this.#scanners,
+        signal === undefined ? {} : { signal },
       )
       const details = new Map((scanned.details ?? []).map((detail) => [detail.address, detail]))
       return { details, outputs: outputsOf(scanned) }
     }
-    const [before, after] = await Promise.all([
-      from === null ? { details: new Map<string, InstanceDetail>(), outputs: null } : collect(from),
-      collect(to),
-    ])
+    const none: Awaited<ReturnType<typeof collect>> = {
+      details: new Map<string, InstanceDetail>(),
+      outputs: { value: null },
+    }
+    const [before, after] = await Promise.all([from === null ? none : collect(from), collect(to)])
+    const omitted = before.outputs.omitted ?? after.outputs.omitted
     return {
-      outputs: { before: before.outputs, after: after.outputs },
-      changed: changed.map((resource) => {
-        const old = before.details.get(resource.address)
-        const now = after.details.get(resource.address)
-        if (old === undefined || now === undefined) {
-          return { ...resource, detail_omitted: 'the detail limit of one diff was reached' }
-        }
-        if (old.attributes === undefined || now.attributes === undefined) {
-          return { ...resource, detail_omitted: 'the attributes are too large to compare' }
-        }
-        return {
-          ...resource,
-          attributes: attributeChanges(detailOf(old), detailOf(now)),
-        }
-      }),
+      before: before.details,
+      after: after.details,
+      outputs: {
+        before: before.outputs.value,
+        after: after.outputs.value,
+        ...(omitted === undefined ? {} : { omitted }),
+      },
     }
   }
 }
 
-type Outputs = Record<string, StateOutput> | null
-
-/** The outputs of a scanned state, or null when they cannot be read. */
-function outputsOf(scanned: ScannedState): Outputs {
-  if (scanned.outputs === undefined) return scanned.terraform === undefined ? null : {}
+/**
+ * The outputs of a scanned state, null when they cannot be read; past `OUTPUTS_DETAIL_BUDGET`
+ * they are not read, and `omitted` says so.
+ */
+function outputsOf(scanned: ScannedState): { value: Outputs; omitted?: string } {
+  if (scanned.outputs === undefined) return { value: scanned.terraform === undefined ? null : {} }
+  if (scanned.outputs.byteLength > OUTPUTS_DETAIL_BUDGET) {
+    return {
+      value: null,
+      omitted: `the outputs are larger than ${OUTPUTS_DETAIL_BUDGET / 1024 / 1024} MiB: their values are not shown`,
+    }
+  }
   try {
-    return parseOutputs(scanned.outputs)
+    return { value: parseOutputs(scanned.outputs) }
   } catch {
-    return null
+    return { value: null }
   }
 }
 
-function detailOf(detail: InstanceDetail): { attributes: string; sensitive?: string } {
-  const attributes = detail.attributes as string
-  return detail.sensitive === undefined
-    ? { attributes }
-    : { attributes, sensitive: detail.sensitive }
+/** A diff's index fields when there is no earlier version. */
+function emptyRest(): IndexRest {
+  return {
+    format: 1 as const,
+    digests: DIGESTS,
+    state_version: 4,
+    terraform_version: null,
+    modules: [],
+    providers: [],
+    outputs: [],
+    truncated: false,
+  }
+}
+
+/** A cursor names its versions: asking for others with it is a mistake. */
+function checkDiffCursor(cursor: DiffCursor, options: { from?: string; to?: string }): void {
+  const same = (asked: string | undefined, named: string | null) =>
+    asked === undefined || (named !== null && Date.parse(asked) === Date.parse(named))
+  if (!same(options.to, cursor.to) || !same(options.from, cursor.from)) {
+    throw new InvalidRequestError('cursor is for other versions than the ones asked for')
+  }
 }

@@ -215,6 +215,29 @@ describe('SearchIndex', () => {
     expect(page.notIndexedCount).toBe(150)
   })
 
+  it('says which units in scope it searched in part only, their index stopped at its limit', async () => {
+    const index = sample()
+    const cut = {
+      ...indexOf([instance('aws_vpc.big', 'aws_vpc', { id: 'vpc-9' })]),
+      truncated: true,
+    }
+    index.put('prod/huge', 'v1', cut)
+    index.put('staging/huge', 'v1', { postings: buildPostings(cut) })
+    const page = await search(index, { q: 'aws_vpc', unitPrefix: 'prod/' })
+    expect(page.truncated).toEqual(['prod/huge'])
+    expect(page.truncatedCount).toBe(1)
+    const everywhere = await search(index, { q: 'nothing-matches' })
+    expect(everywhere.truncated).toEqual(['prod/huge', 'staging/huge'])
+    const unreadable = await index.search({
+      q: 'aws_vpc',
+      limit: 100,
+      canRead: (unit) => unit !== 'prod/huge',
+    })
+    expect(unreadable.truncated).toEqual(['staging/huge'])
+    index.put('prod/huge', 'v2', indexOf([instance('aws_vpc.big', 'aws_vpc', { id: 'vpc-9' })]))
+    expect((await search(index, { q: 'x', unitPrefix: 'prod/' })).truncatedCount).toBe(0)
+  })
+
   it('replaces a unit on put, forgets it on remove, and counts what it holds', async () => {
     const index = sample()
     expect(index.stats()).toEqual({ units: 5, instances: 8 })

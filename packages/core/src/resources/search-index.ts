@@ -41,10 +41,14 @@ export interface SearchResult {
   nextCursor: string | null
   notIndexed: { unit: string; reason: string }[]
   notIndexedCount: number
+  /** Units in scope whose index stopped at its limit (up to `MAX_NOT_INDEXED_LISTED`). */
+  truncated: string[]
+  truncatedCount: number
 }
 
 /** What a unit is held as: its index, the postings made of it, or why it has none. */
-export type SearchEntry = ResourceIndex | { postings: PostingsData } | { none: string }
+export type SearchEntry =
+  Pick<ResourceIndex, 'resources' | 'truncated'> | { postings: PostingsData } | { none: string }
 
 interface NotIndexed {
   version: string
@@ -65,6 +69,8 @@ export class SearchIndex {
   /** The postings of `#indexedIds[i]`, so a search walks arrays and looks nothing up. */
   readonly #indexedPostings: UnitPostings[] = []
   readonly #notIndexedIds: string[] = []
+  /** Indexed units whose index stopped at its limit. */
+  readonly #truncatedIds: string[] = []
   readonly #types = new Interner()
   readonly #attributes = new Interner()
   #instances = 0
@@ -85,6 +91,7 @@ export class SearchIndex {
     this.#units.set(unit, postings)
     const at = insertSorted(this.#indexedIds, unit)
     this.#indexedPostings.splice(at, 0, postings)
+    if (postings.truncated) insertSorted(this.#truncatedIds, unit)
     this.#instances += postings.size
   }
 
@@ -96,6 +103,7 @@ export class SearchIndex {
     if (held instanceof UnitPostings) {
       const at = removeSorted(this.#indexedIds, unit)
       this.#indexedPostings.splice(at, 1)
+      if (held.truncated) removeSorted(this.#truncatedIds, unit)
       this.#instances -= held.size
     } else {
       removeSorted(this.#notIndexedIds, unit)
@@ -216,6 +224,17 @@ export class SearchIndex {
       if (notIndexed.length < MAX_NOT_INDEXED_LISTED) notIndexed.push({ unit, reason: held.none })
     }
 
+    // Found in part only: an index that stopped at its limit lists only its first instances.
+    const truncated: string[] = []
+    let truncatedCount = 0
+    const cutIds = this.#truncatedIds
+    const cutLow = prefixStart(cutIds, prefix)
+    for (const unit of cutIds.slice(cutLow, prefixEnd(cutIds, prefix, cutLow))) {
+      if (!(await canRead(unit))) continue
+      truncatedCount += 1
+      if (truncated.length < MAX_NOT_INDEXED_LISTED) truncated.push(unit)
+    }
+
     const last = results[results.length - 1]
     const place = places[results.length - 1]
     return {
@@ -226,6 +245,8 @@ export class SearchIndex {
           : null,
       notIndexed,
       notIndexedCount,
+      truncated,
+      truncatedCount,
     }
   }
 

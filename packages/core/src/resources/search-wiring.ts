@@ -1,13 +1,21 @@
 import type { WriteExtension } from '../write-path/extensions'
 import type { Kernel } from '../kernel'
 import type { UnitId } from '../units/unit-id'
+import { WeightedGate } from '../concurrency/weighted-gate'
 import { collectBytes } from '../storage/object-store'
-import { missingIndex, parseStoredIndex, unreadableIndex } from './index-reader'
-import { buildPostings, type PostingsData } from './unit-postings'
+import { IndexEntryScanner, parseEntry, UnreadableIndexError } from './index-entries'
+import { missingIndex, unreadableIndex } from './index-source'
+import { buildPostings, type PostedInstance, type PostingsData } from './unit-postings'
 import type { SearchFeed, SearchSource } from './search-feed'
 
 /** Units listed per page when the search index is loaded or reconciled. */
 const LISTING_PAGE = 1000
+/**
+ * The most instances whose stored indexes are held as bytes at once while units are loaded into
+ * the search index (several loads run at once): as many as the largest index holds, so a few
+ * large units load one after another rather than all at once.
+ */
+const LOADING_INSTANCES = 250_000
 /** Why a unit written before indexes existed is not searched yet. */
 export const NOT_YET_INDEXED =
   'its current version was written before resource indexes existed: `cairn reindex` indexes it'
@@ -22,6 +30,7 @@ export function searchSource(
   kernel: Kernel,
   build: PostingsBuilder = inlinePostings,
 ): SearchSource {
+  const loading = new WeightedGate(LOADING_INSTANCES)
   return {
     async *listUnits() {
       let after: UnitId | undefined
@@ -46,11 +55,13 @@ export function searchSource(
       const ref = current.index
       if (ref === undefined) return { version, index: { none: NOT_YET_INDEXED } }
       if ('none' in ref) return { version, index: ref }
-      const object = await kernel.store.get(ref.object)
-      if (object === undefined) throw missingIndex(id, current)
-      const postings = await build(await collectBytes(object.body))
-      if (postings === undefined) throw unreadableIndex(id, current)
-      return { version, index: { postings } }
+      return loading.run(ref.resources, async () => {
+        const object = await kernel.store.get(ref.object)
+        if (object === undefined) throw missingIndex(id, current)
+        const postings = await build(await collectBytes(object.body))
+        if (postings === undefined) throw unreadableIndex(id, current)
+        return { version, index: { postings } }
+      })
     },
   }
 }
@@ -63,10 +74,29 @@ export function searchSource(
  */
 export type PostingsBuilder = (indexBytes: Uint8Array) => Promise<PostingsData | undefined>
 
-/** The postings of a stored index's bytes, on this thread. */
+/** How much of a stored index is scanned at a time when its postings are made. */
+const SLICE = 1024 * 1024
+
+/**
+ * The postings of a stored index's bytes, on this thread. Each entry is read as it is met and
+ * only what a search looks at is kept of it (address, type, identity), never the index whole as
+ * text or as objects.
+ */
 export function postingsOf(indexBytes: Uint8Array): PostingsData | undefined {
-  const index = parseStoredIndex(indexBytes)
-  return index === undefined ? undefined : buildPostings(index)
+  const scanner = new IndexEntryScanner()
+  const resources: PostedInstance[] = []
+  try {
+    for (let at = 0; at < indexBytes.length; at += SLICE) {
+      for (const bytes of scanner.write(indexBytes.subarray(at, at + SLICE))) {
+        const { address, type, identity } = parseEntry(bytes)
+        resources.push({ address, type, identity })
+      }
+    }
+    return buildPostings({ resources, truncated: scanner.end().truncated })
+  } catch (error) {
+    if (error instanceof UnreadableIndexError) return undefined
+    throw error
+  }
 }
 
 /** The default `PostingsBuilder`: on the caller's thread. */

@@ -1,4 +1,4 @@
-import { IDENTITY_ATTRIBUTES, type ResourceIndex } from './resource-index'
+import { IDENTITY_ATTRIBUTES, type IndexedInstance } from './resource-index'
 import { Interner } from './interner'
 import { compareAt, compareStrings, firstIndex, joinStrings, startsWithAt } from './sorted-strings'
 import {
@@ -53,6 +53,8 @@ export interface UnitQuery {
  */
 export interface PostingsData {
   size: number
+  /** The index stopped at its limit: instances past it are not searched. */
+  truncated: boolean
   /** The addresses, sorted and joined, and where each ends (see `joinStrings`). */
   addresses: string
   addressEnds: Uint32Array
@@ -72,6 +74,9 @@ export interface PostingsData {
   filter: Uint32Array
 }
 
+/** What the postings keep of an index entry. */
+export type PostedInstance = Pick<IndexedInstance, 'address' | 'type' | 'identity'>
+
 /**
  * The postings of one unit's index, made without the search index's shared tables, so on any
  * thread: instances sorted by address, identity values sorted and each kept once with the
@@ -79,7 +84,10 @@ export interface PostingsData {
  *
  * @internal
  */
-export function buildPostings(index: ResourceIndex): PostingsData {
+export function buildPostings(index: {
+  resources: readonly PostedInstance[]
+  truncated: boolean
+}): PostingsData {
   const resources = index.resources.slice().sort((a, b) => compareStrings(a.address, b.address))
   const n = resources.length
   const addresses = resources.map((resource) => resource.address)
@@ -135,6 +143,7 @@ export function buildPostings(index: ResourceIndex): PostingsData {
 
   return {
     size: n,
+    truncated: index.truncated,
     addresses: joinedAddresses,
     addressEnds,
     typeNames: typeNames.names(),
@@ -161,6 +170,8 @@ export function buildPostings(index: ResourceIndex): PostingsData {
 export class UnitPostings {
   readonly version: string
   readonly size: number
+  /** The index stopped at its limit: instances past it are not searched. */
+  readonly truncated: boolean
   readonly #addresses: string
   readonly #addressEnds: Uint32Array
   readonly #types: Uint32Array
@@ -185,6 +196,7 @@ export class UnitPostings {
     this.version = version
     const n = data.size
     this.size = n
+    this.truncated = data.truncated
     this.#addresses = data.addresses
     this.#addressEnds = data.addressEnds
 

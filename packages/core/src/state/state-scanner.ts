@@ -278,7 +278,7 @@ export class StateScanner {
         case EVENT_RESOURCE_END:
           // The entries written before it come first.
           this.#takeEntries()
-          this.#indexResource(events[k + 2] as number, events[k + 3] === 1)
+          this.#indexResource(events[k + 2] as number, events[k + 3] as number)
           json.takeEntries((this.#collector as InstanceCollector).entryCount)
           break
       }
@@ -297,15 +297,18 @@ export class StateScanner {
 
   /**
    * A resource has ended, whose pieces the byte loop kept: its `count` instances' entries are
-   * written there when it can, and here from those pieces when not.
+   * written there when it can, and here from those pieces when not. `kept` is 1 when its pieces
+   * outgrew the room the byte loop has for them (the index lacks this resource), 2 when it had
+   * more instances than the loop keeps records of (more than an index holds: the first are
+   * indexed, and the index says it is incomplete).
    */
-  #indexResource(count: number, lost: boolean): void {
+  #indexResource(count: number, kept: number): void {
     const collector = this.#collector as InstanceCollector
-    // Its pieces outgrew the room the byte loop has for them: the index lacks this resource.
-    if (lost) {
+    if (kept === 1) {
       collector.lose()
       return
     }
+    if (kept === 2) collector.lose()
     const json = this.#json
     const field = (number: number) => {
       const { at, length } = json.field(number)

@@ -72,13 +72,15 @@ const ABORT_CODES = new Set(['ECONNRESET', 'ERR_STREAM_PREMATURE_CLOSE', 'EPIPE'
 
 /**
  * Whether a failure is the client going away mid-request (it closed the connection while its
- * body was still arriving), found anywhere along the error's causes. Such a request is no fault
- * of the server's: it is logged at info, without a stack.
+ * body was still arriving, or while a read it asked for was under way), found anywhere along the
+ * error's causes. Such a request is no fault of the server's: it is logged at info, without a
+ * stack.
  */
 export function isClientAbort(error: unknown): boolean {
   for (let at = error, depth = 0; at instanceof Error && depth < 8; depth += 1) {
     const code = (at as NodeJS.ErrnoException).code
     if (code !== undefined && ABORT_CODES.has(code)) return true
+    if (at.name === 'AbortError') return true
     if (at.message === 'aborted' && code === undefined) return true
     at = at.cause
   }

@@ -31,21 +31,23 @@ export default defineCommand({
     )
     if (answer.indexed && answer.truncated) {
       context.out.note(
-        shown`The index stopped at its limit: only the first ${answer.resources.length} instances, by address, are listed.`,
+        shown`The index stopped at its limit: only the first ${answer.resources.length} instances, in the state's order, are listed.`,
       )
     }
   },
 })
 
 function indexText(index: Indexed): string {
+  // The server lists them in the state's order; a table reads best by address.
+  const resources = [...index.resources].sort((a, b) => byAddress(a.address, b.address))
   const lines = [
     shown`${index.unit} at ${index.version.timestamp} (serial ${index.version.serial ?? '-'}, Terraform ${index.terraform_version ?? '-'})`,
     '',
-    index.resources.length === 0
+    resources.length === 0
       ? 'No resources.'
       : table(
           ['ADDRESS', 'TYPE', 'PROVIDER', 'ID'],
-          index.resources.map((resource) => [
+          resources.map((resource) => [
             resource.address,
             resource.type,
             providerName(resource.provider),
@@ -63,4 +65,8 @@ function indexText(index: Indexed): string {
     index.outputs.map((output) => (output.sensitive ? `${output.name} (sensitive)` : output.name)),
   )
   return lines.join('\n')
+}
+
+function byAddress(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }

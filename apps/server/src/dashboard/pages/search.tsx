@@ -1,5 +1,7 @@
 import type { SearchPage } from '@cairn/core/wire'
 import { Hono } from 'hono'
+import { noteAudit } from '../../audit/audit-trail'
+import { noteSearch } from '../../audit/search-note'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { DataTable, Page, unitHref } from '../view/layout'
@@ -13,11 +15,14 @@ const PAGE = 100
  */
 export function searchRoutes(deps: DashboardDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  app.get('/app/search', async (c) => {
+  app.get('/app/search', deps.heavyRead, async (c) => {
     const q = queryOf(c, 'q')
     const type = queryOf(c, 'type')
     const cursor = queryOf(c, 'cursor')
     const asked = q !== undefined || type !== undefined
+    // The empty form is no search.
+    if (asked) noteSearch(c, { q, type })
+    else noteAudit(c, { skip: true })
     const page = asked
       ? await deps.core.resources.search(c.var.principal, {
           limit: PAGE,
@@ -26,6 +31,7 @@ export function searchRoutes(deps: DashboardDeps): Hono<AppEnv> {
           ...(cursor === undefined ? {} : { cursor }),
         })
       : undefined
+    if (page !== undefined) noteSearch(c, { q, type }, page)
     const filter = { ...(q === undefined ? {} : { q }), ...(type === undefined ? {} : { type }) }
     return c.html(
       <Page title="Search" section="search" viewer={viewerOf(c, deps.mode)}>

@@ -1,4 +1,4 @@
-import { NotIndexedError } from '@cairn/core'
+import { collectDiff, NotIndexedError } from '@cairn/core'
 import type {
   AttributeChange,
   OutputChange,
@@ -9,6 +9,7 @@ import type {
 } from '@cairn/core/wire'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
+import { requestSignal } from '../../http/request-signal'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, Page, unitHref } from '../view/layout'
 import { unitIdOf } from './unit-query'
@@ -24,15 +25,23 @@ const MARK: Record<Action, { sign: string; word: string; class: string }> = {
 }
 
 /**
+ * How many changed instances one page shows: a diff of a large state is read a page at a time,
+ * as the API pages it, and with the attributes of each (at most `MAX_DETAIL_INSTANCES`).
+ */
+const PAGE = 200
+
+/**
  * What changed between two versions of a unit, as `cairn unit diff` prints it: resources by
- * address, then outputs, then counts; with `detail=1` the attributes that changed.
+ * address, then outputs, then counts; with `detail=1` the attributes that changed. A page at a
+ * time (`cursor`), in a slot of the server's heavy reads.
  */
 export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
-  app.get('/app/unit/diff', async (c) => {
+  app.get('/app/unit/diff', deps.heavyRead, async (c) => {
     const id = unitIdOf(c)
     const from = queryOf(c, 'from')
     const to = queryOf(c, 'to')
+    const cursor = queryOf(c, 'cursor')
     const detail = queryOf(c, 'detail') === '1'
     const viewer = viewerOf(c, deps.mode)
     const back = (
@@ -42,11 +51,16 @@ export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
     )
     let diff: UnitDiff
     try {
-      diff = await deps.core.resources.diff(c.var.principal, id, {
-        ...(from === undefined ? {} : { from }),
-        ...(to === undefined ? {} : { to }),
-        detail,
-      })
+      diff = await collectDiff(
+        await deps.core.resources.diff(c.var.principal, id, {
+          ...(from === undefined ? {} : { from }),
+          ...(to === undefined ? {} : { to }),
+          ...(cursor === undefined ? {} : { cursor }),
+          detail,
+          limit: PAGE,
+          signal: requestSignal(c),
+        }),
+      )
     } catch (error) {
       if (!(error instanceof NotIndexedError)) throw error
       return c.html(
@@ -64,6 +78,8 @@ export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
     }
     const query = { id, from: diff.from?.timestamp ?? '', to: diff.to.timestamp }
     const toggle = new URLSearchParams(detail ? query : { ...query, detail: '1' })
+    const here = detail ? { ...query, detail: '1' } : query
+    const next = diff.next_cursor ?? undefined
     return c.html(
       <Page title={`Changes of ${id}`} section="units" viewer={viewer}>
         <h1>Changes of {id}</h1>
@@ -89,6 +105,19 @@ export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
           </p>
         ) : null}
         <Changes diff={diff} detail={detail} />
+        {cursor === undefined && next === undefined ? null : (
+          <nav class="pager" aria-label="Pages">
+            <a href={`/app/unit/diff?${new URLSearchParams(here).toString()}`}>First page</a>
+            {next === undefined ? null : (
+              <a
+                href={`/app/unit/diff?${new URLSearchParams({ ...here, cursor: next }).toString()}`}
+                rel="next"
+              >
+                Next page
+              </a>
+            )}
+          </nav>
+        )}
         {back}
       </Page>,
     )
@@ -119,13 +148,22 @@ function Changes({ diff, detail }: { diff: UnitDiff; detail: boolean }) {
     ...diff.outputs.changed.map((item): [Action, OutputChange] => ['change', item]),
   ]
   outputs.sort(([, a], [, b]) => byText(a.name, b.name))
+  // The whole diff's counts, whichever page this is.
+  const counts = diff.counts ?? {
+    added: diff.resources.added.length,
+    removed: diff.resources.removed.length,
+    changed: diff.resources.changed.length,
+  }
+  const shown = resources.length
+  const all = counts.added + counts.removed + counts.changed
   return (
     <>
       <p>
         <strong>
-          {diff.resources.added.length} to add, {diff.resources.changed.length} to change,{' '}
-          {diff.resources.removed.length} to destroy; outputs: {outputs.length} changed.
+          {counts.added} to add, {counts.changed} to change, {counts.removed} to destroy; outputs:{' '}
+          {outputs.length} changed.
         </strong>
+        {shown < all ? ` This page shows ${shown} of the ${all} resources that changed.` : ''}
       </p>
       <h2>Resources</h2>
       {resources.length === 0 ? (

@@ -1,4 +1,4 @@
-import { parseUnitId, type Principal, type Version } from '@cairn/core'
+import { collectDiff, parseUnitId, type Principal, type Version } from '@cairn/core'
 import { bytesOf, terraformState } from '@cairn/core/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../../testing/in-process'
@@ -286,7 +286,9 @@ describe('restoring a version', () => {
     const versions = await fixture.core.versions.list(ARRANGER, UNIT)
     expect(versions.items).toHaveLength(3)
     expect(versions.items[0]).toMatchObject({ serial: 3, source: 'restore' })
-    const diff = await fixture.core.resources.diff(ARRANGER, UNIT, { from: timestamp })
+    const diff = await collectDiff(
+      await fixture.core.resources.diff(ARRANGER, UNIT, { from: timestamp }),
+    )
     expect(diff.resources).toEqual({ added: [], removed: [], changed: [] })
   })
 
