@@ -1,4 +1,5 @@
 import {
+  collectDiff,
   CreateUnitRequestSchema,
   parseLockRequest,
   parseUnitId,
@@ -201,6 +202,10 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           signal: requestSignal(c),
         })
         noteAudit(c, { version: diff.to.timestamp })
+        // A page is bounded by its limit: gathered whole, a failure on the versions' content is
+        // answered with its own status. A whole answer streams, after the work that can fail so.
+        if (limit !== undefined) return c.json(await collectDiff(diff))
+        await diff.prepare()
         return streamJson(c, {
           unit: diff.unit,
           from: diff.from,

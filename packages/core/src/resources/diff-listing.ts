@@ -50,6 +50,13 @@ export interface DiffListing {
   }
   /** The outputs that changed (on the first page only: later pages answer none). */
   outputs(): Promise<OutputChanges>
+  /**
+   * Does now, before the first byte of a streamed answer, the work that can still fail on the
+   * versions' content (a detailed diff's scan of both bodies), so that such a failure is answered
+   * with its own status instead of cutting a streamed answer short. For an answer without a
+   * limit; a page is gathered whole before it is answered.
+   */
+  prepare(): Promise<void>
   /** Either index stopped at its limit, so instances past it are not compared. */
   truncated: boolean
   /** How many instances are added, removed and changed in all, whatever the page. */
@@ -93,6 +100,7 @@ export function diffListing(options: DiffWalkOptions): DiffListing {
       changed: walk.changed(),
     },
     outputs: () => walk.outputs(),
+    prepare: () => walk.prepare(),
     truncated:
       (options.before?.table.rest?.truncated ?? false) ||
       (options.after.table.rest?.truncated ?? false),
@@ -157,12 +165,9 @@ class DiffWalk {
   }
 
   async outputs(): Promise<OutputChanges> {
-    const { before, after, start, detail } = this.#options
+    const { start, detail } = this.#options
     if (start.part !== 0 || start.next !== 0) return { added: [], removed: [], changed: [] }
-    const rests = diffIndexes(
-      before?.table.rest === undefined ? null : { ...before.table.rest, resources: [] },
-      { ...(after.table.rest as NonNullable<typeof after.table.rest>), resources: [] },
-    ).outputs
+    const rests = this.#outputRests()
     const any = rests.added.length + rests.removed.length + rests.changed.length > 0
     if (detail === undefined || !any) return outputChanges(rests, null, null)
     const scan = await this.#scan(detail, new Set())
@@ -175,6 +180,34 @@ class DiffWalk {
       removed: shown.removed.map(mark),
       changed: shown.changed.map(mark),
     }
+  }
+
+  async prepare(): Promise<void> {
+    const { detail, limit, start } = this.#options
+    if (detail === undefined || limit !== undefined) return
+    // Without a limit nothing is counted, so this walk of the changed entries leaves the answer's
+    // own as it was; it finds the instances `changed` gives detail to, and the scan is the one
+    // `changed` and `outputs` then share.
+    const wanted = new Set<string>()
+    for await (const batch of this.#entries(2)) {
+      for (const instance of batch) {
+        if (wanted.size === MAX_DETAIL_INSTANCES) break
+        wanted.add(instance.address)
+      }
+      if (wanted.size === MAX_DETAIL_INSTANCES) break
+    }
+    const first = start.part === 0 && start.next === 0
+    const rests = this.#outputRests()
+    const outputs = first && rests.added.length + rests.removed.length + rests.changed.length > 0
+    if (wanted.size > 0 || outputs) await this.#scan(detail, wanted)
+  }
+
+  #outputRests(): ReturnType<typeof diffIndexes>['outputs'] {
+    const { before, after } = this.#options
+    return diffIndexes(
+      before?.table.rest === undefined ? null : { ...before.table.rest, resources: [] },
+      { ...(after.table.rest as NonNullable<typeof after.table.rest>), resources: [] },
+    ).outputs
   }
 
   nextCursor(): string | null {
