@@ -7,6 +7,7 @@ import { useServer } from '@cairn/testkit'
 interface Answer {
   status: number
   body: string
+  retryAfter?: string
 }
 
 /** One request on its own connection, so concurrent requests really race at the server. */
@@ -17,12 +18,27 @@ function send(url: string, method: string, body?: string): Promise<Answer> {
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => (text += chunk))
       res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body: text })
+        const retryAfter = res.headers['retry-after']
+        resolve({ status: res.statusCode ?? 0, body: text, ...(retryAfter && { retryAfter }) })
       })
     })
     req.on('error', reject)
     req.end(body)
   })
+}
+
+/**
+ * Sends an upload as a Terraform client does: one caller has a share of the uploads in flight, and
+ * one more is refused at once with 503 `server_busy` and `Retry-After`, which every client retries.
+ */
+async function upload(url: string, body: string): Promise<Answer> {
+  for (let attempt = 0; ; attempt++) {
+    const answer = await send(url, 'POST', body)
+    if (answer.status !== 503 || attempt === 50) return answer
+    expect(JSON.parse(answer.body)).toMatchObject({ error: 'server_busy' })
+    expect(Number(answer.retryAfter)).toBeGreaterThan(0)
+    await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200))
+  }
 }
 
 describe('concurrency over a real socket', () => {
@@ -73,7 +89,7 @@ describe('concurrency over a real socket', () => {
       JSON.stringify({ writer: index, pad: 'x'.repeat(5000) }),
     )
     const answers = await Promise.all(
-      bodies.map((body) => send(`${server.url}/v1/units/race/writes/upload`, 'POST', body)),
+      bodies.map((body) => upload(`${server.url}/v1/units/race/writes/upload`, body)),
     )
     expect(answers.map((answer) => answer.status)).toEqual(bodies.map(() => 200))
     const listed = JSON.parse(
@@ -91,7 +107,7 @@ describe('concurrency over a real socket', () => {
       terraformState({ serial: index + 1, outputs: { n: String(index) } }),
     )
     const answers = await Promise.all(
-      states.map((state) => send(`${server.url}/v1/units/race/serials/upload`, 'POST', state)),
+      states.map((state) => upload(`${server.url}/v1/units/race/serials/upload`, state)),
     )
     for (const answer of answers) expect([200, 409]).toContain(answer.status)
     const accepted = states.filter((_, index) => answers[index]?.status === 200)
