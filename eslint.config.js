@@ -5,14 +5,14 @@ import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
   {
-    // packages/core/wasm is AssemblyScript, which its own compiler checks.
+    // packages/state-scan/wasm is AssemblyScript, which its own compiler checks.
     ignores: [
       '**/dist/**',
       '**/node_modules/**',
       '**/.turbo/**',
       '.tools/**',
       'data/**',
-      'packages/core/wasm/**',
+      'packages/state-scan/wasm/**',
     ],
   },
   js.configs.recommended,

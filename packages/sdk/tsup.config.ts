@@ -5,8 +5,8 @@ export default defineConfig({
   ...base,
   entry: ['src/index.ts'],
   platform: 'neutral',
-  // The wire schemas come from the workspace's core package, which is not published: bundle them,
-  // and their types, so the package needs nothing but valibot from the registry.
+  // The wire schemas come from the workspace's contract package, which is not published: bundle
+  // them, and their types, so the package needs nothing but valibot from the registry.
   noExternal: [/^@cairn\//],
   dts: { resolve: [/^@cairn\//] },
   tsconfig: 'tsconfig.build.json',

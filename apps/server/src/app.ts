@@ -1,4 +1,4 @@
-import type { Clock, Core, ObjectStore } from '@cairn/core'
+import type { Clock, ObjectStore } from '@cairn/core'
 import { TfeError, tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
@@ -36,11 +36,10 @@ import { unitRoutes } from './routes/units'
 import { onS3Error } from './s3/s3-errors'
 import { S3_PREFIX } from './s3/s3-env'
 import { s3Routes } from './s3/s3-routes'
+import type { Services } from './services'
 
-export interface AppDeps {
+export interface AppDeps extends Services {
   store: ObjectStore
-  /** The unit services; their one authorizer decides for every surface. */
-  core: Core
   identity: IdentitySetup
   authSettings: AuthSettings
   clock: Clock
@@ -73,7 +72,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const metrics = deps.metrics ?? createServerMetrics()
   app.use(requestContext(deps.log, deps.limits, metrics))
-  app.use(auditTrail(deps.core.audit, metrics))
+  app.use(auditTrail(deps.audit, metrics))
   // What fails before a surface's own handler (a busy server, a dot segment) is still answered in
   // that surface's dialect.
   app.onError((error, c) => (isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)))

@@ -3,19 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
-import {
-  createMemoryStore,
-  DataDirInUseError,
-  openFsStore,
-  systemClock,
-  createCore,
-  parseAllowedHosts,
-  upgradeLayout,
-  WebhookTargets,
-  type FsStore,
-  type ObjectStore,
-} from '@cairn/core'
+import { createMemoryStore, DataDirInUseError, openFsStore, systemClock, parseAllowedHosts, upgradeLayout, WebhookTargets, type FsStore, type ObjectStore } from '@cairn/core'
 import { createApp } from './app'
+import { composeServices } from './services'
 import { accessControl } from './auth/access-control'
 import { setUpIdentity, type IdentitySetup } from './auth/identity-setup'
 import { loginDirectory } from './auth/login-directory'
@@ -129,11 +119,11 @@ async function main(): Promise<void> {
     allowed: parseAllowedHosts(config.webhookAllowedHosts),
     resolve: systemResolver,
   })
-  const core = createCore({
+  const services = composeServices({
     store,
     // One authorizer for every surface: with RBAC off every authenticated caller may do
     // everything to units, and administration still takes an administrator.
-    rbac: accessControl(config),
+    access: accessControl(config),
     maxStateBytes: config.maxStateBytes,
     lockStaleAfterMs: config.lockStaleAfterMs,
     auditRetentionMs: config.auditRetentionMs,
@@ -151,6 +141,7 @@ async function main(): Promise<void> {
     },
     webhookTargets,
   })
+  const { core } = services
   let identity: IdentitySetup
   try {
     identity = await setUpIdentity({
@@ -162,11 +153,11 @@ async function main(): Promise<void> {
       clock: systemClock,
       log,
       // Users seen at login, so administrators can list who may be given roles.
-      recordLogin: (principal) => core.rbac.recordLogin(principal),
+      recordLogin: (principal) => services.rbac.recordLogin(principal),
       // Every administrator manages every API token, RBAC on or off.
       isAdmin: (principal) => core.authorizer.isAdmin(principal),
       // API and refresh tokens speak with their owner's last login, and only while it is recent.
-      logins: { directory: loginDirectory(core.rbac), maxAgeMs: config.tokensLoginMaxAgeMs },
+      logins: { directory: loginDirectory(services.rbac), maxAgeMs: config.tokensLoginMaxAgeMs },
     })
     if (identity.mode === 'local') {
       await ensureLocalAdmin({
@@ -193,7 +184,7 @@ async function main(): Promise<void> {
   }
   const app = createApp({
     store,
-    core,
+    ...services,
     identity,
     authSettings: config.auth,
     clock: systemClock,

@@ -1,4 +1,5 @@
-import { listAllKeys, MAX_STATE_DEPTH, parseUnitId, type Principal } from '@cairn/core'
+import { listAllKeys, parseUnitId, type Principal } from '@cairn/core'
+import { MAX_STATE_DEPTH } from '@cairn/state-scan'
 import { bytesOf, terraformState } from '@cairn/core/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp, type InProcessOptions } from './testing/in-process'

@@ -5,7 +5,7 @@
 // logged. Requests and records are matched by request ID: the server logs one line per request.
 import { randomUUID } from 'node:crypto'
 import { PutObjectCommand, GetObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3'
-import type { AuditRecord } from '@cairn/core'
+import type { AuditRecord } from '@cairn/audit'
 import {
   httpBackendConfig,
   httpsRequest,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { LockInfo } from '@cairn/core'
+import type { LockInfo } from '@cairn/contract'
 import { terraformState } from '@cairn/core/testing'
 import { describe, expect, it } from 'vitest'
 import {

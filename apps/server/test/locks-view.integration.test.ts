@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import type { HistoryList, LockList } from '@cairn/core/wire'
+import type { HistoryList, LockList } from '@cairn/contract'
 import { TerraformWorkspace, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, lockInfo, md5Base64, RFC3339_MS, type Reply } from './support/http-client'

@@ -1,5 +1,5 @@
 import { PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
-import { MAX_STATE_DEPTH } from '@cairn/core'
+import { MAX_STATE_DEPTH } from '@cairn/state-scan'
 import { useServer } from '@cairn/testkit'
 import { describe, expect, it } from 'vitest'
 import { issueS3Credentials, s3Client } from './support/s3'

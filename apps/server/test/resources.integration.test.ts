@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { SearchHit, SearchPage, UnitDiff, VersionResources } from '@cairn/core/wire'
+import type { SearchHit, SearchPage, UnitDiff, VersionResources } from '@cairn/contract'
 import { httpsRequest, TerraformWorkspace, useServer, useTestCa } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, type Reply, type VersionBody } from './support/http-client'

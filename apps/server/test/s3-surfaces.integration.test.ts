@@ -9,7 +9,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import type { LockInfo } from '@cairn/core'
+import type { LockInfo } from '@cairn/contract'
 import { useServer } from '@cairn/testkit'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { lockInfo, type UnitBody, type VersionBody } from './support/http-client'

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { WEBHOOK_LEASE_MS } from '@cairn/core'
 import { terraformState } from '@cairn/core/testing'
-import { WEBHOOK_EVENTS, type Delivery, type Webhook } from '@cairn/core/wire'
+import { WEBHOOK_EVENTS, type Delivery, type Webhook } from '@cairn/contract'
 import {
   freePort,
   httpBackendConfig,

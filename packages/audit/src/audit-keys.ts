@@ -1,7 +1,5 @@
 import * as v from 'valibot'
-import { InvalidRequestError } from '../errors'
-import { iso } from '../runtime/clock'
-import { STORE_KEYS } from '../storage/key-layout'
+import { InvalidRequestError, iso, STORE_KEYS } from '@cairn/core'
 
 /**
  * Where each audit record lives: `audit/<YYYY-MM-DD>/<inverted time>-<random>.json`, the day and

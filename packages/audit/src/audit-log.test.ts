@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createCore } from '../core'
-import { InvalidRequestError } from '../errors'
-import { randomIds, type IdSource } from '../runtime/id-source'
-import { collectBytes, listAllKeys, type ObjectStore } from '../storage/object-store'
-import { createMemoryStore } from '../storage/memory-store'
-import { ManualClock } from '../testing/manual-clock'
-import { useStoreDrivers } from '../testing/store-drivers'
+import { collectBytes, createMemoryStore, InvalidRequestError, listAllKeys, randomIds, type IdSource, type ObjectStore } from '@cairn/core'
+import { ManualClock, useStoreDrivers } from '@cairn/core/testing'
 import { AuditLog, type AuditLogOptions } from './audit-log'
 import type { AuditEntry, AuditRecord } from './audit-record'
 
@@ -360,15 +355,15 @@ describe.each(drivers)('the audit log on the %s store', (_name, open) => {
   })
 })
 
-describe('the core', () => {
-  it('keeps its audit log in its store, with the retention it was given', async () => {
+describe('a log', () => {
+  it('keeps its records in the store it was given, with the retention it was given', async () => {
     const store = createMemoryStore()
     const clock = new ManualClock(START)
-    const core = createCore({ store, clock, auditRetentionMs: DAY })
-    expect(core.audit.retentionMs).toBe(DAY)
-    expect(createCore({ store }).audit.retentionMs).toBe(400 * DAY)
-    const record = await core.audit.append(entry())
-    expect((await core.audit.query()).records).toEqual([record])
+    const log = new AuditLog({ store, clock, ids: randomIds, retentionMs: DAY })
+    expect(log.retentionMs).toBe(DAY)
+    expect(new AuditLog({ store, clock, ids: randomIds }).retentionMs).toBe(400 * DAY)
+    const record = await log.append(entry())
+    expect((await new AuditLog({ store, clock, ids: randomIds }).query()).records).toEqual([record])
   })
 })
 

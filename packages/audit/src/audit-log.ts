@@ -1,13 +1,5 @@
 import * as v from 'valibot'
-import { allowAll, demand, type Authorizer } from '../access/authorizer'
-import type { Principal } from '../access/principal'
-import { mapLimit } from '../concurrency/map-limit'
-import { ForbiddenError, InvalidRequestError } from '../errors'
-import { parseUnitId } from '../units/unit-id'
-import { iso, type Clock } from '../runtime/clock'
-import type { IdSource } from '../runtime/id-source'
-import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
-import { readRecord, writeRecord } from '../storage/stored-json'
+import { allowAll, demand, ForbiddenError, InvalidRequestError, iso, mapLimit, parseUnitId, PreconditionFailedError, readRecord, writeRecord, type Authorizer, type Clock, type IdSource, type ObjectStore, type Principal } from '@cairn/core'
 import {
   AUDIT_FOLDER,
   dayFolder,
@@ -27,7 +19,7 @@ import {
   type AuditEntry,
   type AuditRecord,
 } from './audit-record'
-import { AuditQuerySchema, type AuditPage, type AuditQuery } from './audit-query'
+import { AuditQuerySchema, type AuditQuery } from '@cairn/contract'
 
 const DAY_MS = 24 * 3600 * 1000
 const HOUR_MS = 3600 * 1000
@@ -45,6 +37,13 @@ const READ_BATCH = 32
 const READ_CONCURRENCY = 8
 const DELETE_CONCURRENCY = 8
 const APPEND_ATTEMPTS = 3
+
+/** One page of records, newest first. */
+export interface AuditPage {
+  records: AuditRecord[]
+  /** Where the next page starts; null when nothing is left to look at. */
+  nextCursor: string | null
+}
 
 export interface AuditLogOptions {
   store: ObjectStore

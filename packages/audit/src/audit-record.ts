@@ -1,37 +1,14 @@
 import * as v from 'valibot'
-import { printableText } from '../text/printable'
-
-/** The longest string field of a record: enough for a unit ID, short enough to keep a record small. */
-export const MAX_AUDIT_FIELD = 512
+import {
+  AuditActionSchema,
+  AuditSurfaceSchema,
+  MAX_AUDIT_FIELD,
+  printableText,
+  type AuditAction,
+} from '@cairn/contract'
 
 /** The most entries in a record's `detail`. */
 export const MAX_AUDIT_DETAIL_ENTRIES = 16
-
-/** Everything the audit trail records, one action per kind of request. */
-export const AUDIT_ACTIONS = [
-  'state.read',
-  'state.write',
-  'state.restore',
-  'outputs.read',
-  'search',
-  'lock',
-  'unlock',
-  'force_unlock',
-  'unit.create',
-  'unit.delete',
-  'dependencies.change',
-  'token.create',
-  'token.revoke',
-  'rbac.change',
-  'freeze.create',
-  'freeze.delete',
-  'webhook.create',
-  'webhook.delete',
-  'login',
-] as const
-
-/** Where a request came in: `web` is the dashboard at `/app`. */
-export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth', 'web'] as const
 
 /**
  * A text field of a record. Its control characters are stripped as it enters, whoever wrote it (a
@@ -41,12 +18,6 @@ export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth', 'web'] as 
 const text = (max = MAX_AUDIT_FIELD) =>
   v.pipe(v.string(), v.transform(printableText), v.maxLength(max))
 const short = (max = MAX_AUDIT_FIELD) => v.pipe(text(max), v.minLength(1))
-
-export const AuditActionSchema = v.picklist(AUDIT_ACTIONS)
-export type AuditAction = v.InferOutput<typeof AuditActionSchema>
-
-export const AuditSurfaceSchema = v.picklist(AUDIT_SURFACES)
-export type AuditSurface = v.InferOutput<typeof AuditSurfaceSchema>
 
 /**
  * Who acted: the principal's subject and issuer, and the API token's ID and name when one was used.
@@ -95,7 +66,10 @@ export const AuditEntrySchema = v.object({
 })
 export type AuditEntry = v.InferInput<typeof AuditEntrySchema>
 
-/** One record of the audit trail, as stored under `audit/` and as `GET /v1/audit` returns it. */
+/**
+ * One record of the audit trail, as stored under `audit/` (`GET /v1/audit` answers the contract's
+ * `AuditRecordSchema`, which lists the same fields).
+ */
 export const AuditRecordSchema = v.object({
   /** The record's name in its day folder: `<inverted time>-<random>`. */
   id: v.pipe(v.string(), v.regex(/^[0-9]{15}-[0-9a-z]{1,64}$/)),

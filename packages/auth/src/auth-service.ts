@@ -1,5 +1,5 @@
 import type { Clock, ObjectStore } from '@cairn/core'
-import type { ApiToken, CreatedApiToken, TokenPair } from '@cairn/core/wire'
+import type { ApiToken, CreatedApiToken, TokenPair } from '@cairn/contract'
 import { AuthError, TokenVerificationError } from './errors'
 import { identityOfClaims, LOCAL_ISSUER, type Identity } from './identity'
 import { toJwks, type KeySet } from './keys/key-set'

@@ -1,4 +1,4 @@
-import type { TokenLimit } from '@cairn/core/wire'
+import type { TokenLimit } from '@cairn/contract'
 import type { JWTPayload } from 'jose'
 
 /**

@@ -1,5 +1,67 @@
 import * as v from 'valibot'
-import { MAX_AUDIT_FIELD, AuditActionSchema, type AuditRecord } from './audit-record'
+
+/** The longest string field of an audit record: enough for a unit ID, short enough to keep it small. */
+export const MAX_AUDIT_FIELD = 512
+
+/** Everything the audit trail records, one action per kind of request. */
+export const AUDIT_ACTIONS = [
+  'state.read',
+  'state.write',
+  'state.restore',
+  'outputs.read',
+  'search',
+  'lock',
+  'unlock',
+  'force_unlock',
+  'unit.create',
+  'unit.delete',
+  'dependencies.change',
+  'token.create',
+  'token.revoke',
+  'rbac.change',
+  'freeze.create',
+  'freeze.delete',
+  'webhook.create',
+  'webhook.delete',
+  'login',
+] as const
+
+/** Where a request came in: `web` is the dashboard at `/app`. */
+export const AUDIT_SURFACES = ['api', 'http', 'cloud', 's3', 'oauth', 'web'] as const
+
+export const AuditActionSchema = v.picklist(AUDIT_ACTIONS)
+export type AuditAction = v.InferOutput<typeof AuditActionSchema>
+
+export const AuditSurfaceSchema = v.picklist(AUDIT_SURFACES)
+export type AuditSurface = v.InferOutput<typeof AuditSurfaceSchema>
+
+/**
+ * One record of the audit trail as `GET /v1/audit` returns it: who (`principal`, null for an
+ * unauthenticated refusal), did what (`action`) to which unit and version, through which surface,
+ * and how it ended (the HTTP status, and the error code of a refusal). How a record is kept is the
+ * audit package's own schema.
+ */
+export const AuditRecordSchema = v.object({
+  id: v.string(),
+  time: v.string(),
+  action: AuditActionSchema,
+  outcome: v.object({ status: v.number(), error: v.optional(v.string()) }),
+  principal: v.nullable(
+    v.object({
+      subject: v.string(),
+      issuer: v.optional(v.string()),
+      token_id: v.optional(v.string()),
+      token_name: v.optional(v.string()),
+    }),
+  ),
+  surface: AuditSurfaceSchema,
+  unit: v.optional(v.string()),
+  version: v.optional(v.string()),
+  client_address: v.optional(v.string()),
+  request_id: v.optional(v.string()),
+  detail: v.optional(v.record(v.string(), v.string())),
+})
+export type AuditRecord = v.InferOutput<typeof AuditRecordSchema>
 
 /** The largest page of `AuditLog.query`. */
 export const MAX_AUDIT_PAGE = 1000
@@ -34,10 +96,3 @@ export const AuditQuerySchema = v.strictObject({
   cursor: v.optional(v.string()),
 })
 export type AuditQuery = v.InferInput<typeof AuditQuerySchema>
-
-/** One page of records, newest first. */
-export interface AuditPage {
-  records: AuditRecord[]
-  /** Where the next page starts; null when nothing is left to look at. */
-  nextCursor: string | null
-}

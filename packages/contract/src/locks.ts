@@ -1,6 +1,6 @@
 import * as v from 'valibot'
-import { InvalidLockInfoError } from '../errors'
-import { printableText } from '../text/printable'
+import { printableText } from './printable'
+import { SourceSchema } from './units'
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 // RFC 3339 date-time; Terraform writes nanoseconds, Go's time.RFC3339Nano.
@@ -41,20 +41,16 @@ export const LockRequestSchema = v.partial(LockInfoSchema)
 
 export type LockRequest = v.InferOutput<typeof LockRequestSchema>
 
-/**
- * Validates an untrusted lock body.
- *
- * @throws InvalidLockInfoError (`invalid_lock_info`) naming the first bad field.
- */
-export function parseLockRequest(input: unknown): LockRequest {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new InvalidLockInfoError('expected a JSON object')
-  }
-  const result = v.safeParse(LockRequestSchema, input)
-  if (!result.success) {
-    const issue = result.issues[0]
-    const field = issue.path?.map((item) => String(item.key)).join('.') ?? 'body'
-    throw new InvalidLockInfoError(`${field}: ${issue.message}`)
-  }
-  return result.output
-}
+/** A held lock as `GET /v1/locks` shows it: the lock, who took it, through which surface, when. */
+export const HeldLockViewSchema = v.object({
+  unit: v.string(),
+  lock: LockInfoSchema,
+  holder: v.object({ subject: v.string(), issuer: v.optional(v.string()) }),
+  source: SourceSchema,
+  /** When the lock was taken (RFC 3339). */
+  acquired: v.string(),
+  age_seconds: v.number(),
+  /** Held longer than `SVC_LOCK_STALE_AFTER`; shown, never released on its own. */
+  stale: v.boolean(),
+})
+export type HeldLockView = v.InferOutput<typeof HeldLockViewSchema>

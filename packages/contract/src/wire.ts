@@ -1,49 +1,15 @@
 /**
  * The `/v1` API's wire shapes, as valibot schemas: the one source the server's routes and the
- * SDK both use. Nothing here touches Node: the SDK bundles this module for any runtime.
+ * SDK both use. Nothing here touches Node, and nothing here is how a record is stored: each owner
+ * of a stored record has its own schema for it.
  *
  * @module
  */
 import * as v from 'valibot'
-import { parseRoleName } from './access/rbac/roles'
-import { parseScope } from './access/rbac/scope'
-import { AuditRecordSchema } from './audit/audit-record'
-import { IndexedInstanceSchema } from './resources/resource-index'
-import { VersionRefSchema } from './graph/graph-node'
-import { HeldLockViewSchema } from './locks/held-lock-view'
-import { FreezeSchema } from './freezes/freeze-store'
-import { LockInfoSchema } from './locks/lock-info'
-import { isPrintableAscii, printableText } from './text/printable'
-import { HistoryEventSchema, UnitSchema, VersionSchema } from './units/unit-record'
-
-export { AUDIT_ACTIONS, AUDIT_SURFACES, AuditRecordSchema } from './audit/audit-record'
-export type { AuditAction, AuditRecord, AuditSurface } from './audit/audit-record'
-export { AuditQuerySchema, MAX_AUDIT_PAGE } from './audit/audit-query'
-export type { AuditQuery } from './audit/audit-query'
-export { FreezeSchema } from './freezes/freeze-store'
-export type { Freeze } from './freezes/freeze-store'
-export { LockInfoSchema, LockRequestSchema } from './locks/lock-info'
-export type { LockInfo, LockRequest } from './locks/lock-info'
-export { HeldLockViewSchema } from './locks/held-lock-view'
-export type { HeldLockView } from './locks/held-lock-view'
-export { jsonWithVisibleControls, visibleText } from './text/printable'
-export {
-  CreateUnitRequestSchema,
-  DependenciesSchema,
-  DependencySchema,
-  MAX_DEPENDENCIES,
-  RestoreRequestSchema,
-  UnlockRequestSchema,
-} from './units/requests'
-export type {
-  CreateUnitRequest,
-  Dependencies,
-  Dependency,
-  RestoreRequest,
-  UnlockRequest,
-} from './units/requests'
-export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
-export type { HistoryEvent, Source, Unit, Version } from './units/unit-record'
+import { AuditRecordSchema } from './audit'
+import { HeldLockViewSchema, LockInfoSchema } from './locks'
+import { printableText } from './printable'
+import { HistoryEventSchema, SOURCES, UnitSchema, VersionSchema } from './units'
 
 /** `GET /v1/units` */
 export const UnitListSchema = v.object({
@@ -86,6 +52,13 @@ export const UnlockResponseSchema = v.object({
   lock: v.nullable(LockInfoSchema),
 })
 export type UnlockResponse = v.InferOutput<typeof UnlockResponseSchema>
+
+/** A version of an upstream unit, as status answers name it. */
+export const VersionRefSchema = v.object({
+  timestamp: v.string(),
+  serial: v.nullable(v.number()),
+})
+export type VersionRef = v.InferOutput<typeof VersionRefSchema>
 
 /** One incoming edge of a unit, with its state. */
 export const EdgeStatusSchema = v.object({
@@ -344,50 +317,6 @@ export type Outputs = v.InferOutput<typeof OutputsSchema>
 export const TokenLimitSchema = v.object({ scope: v.string(), role: v.string() })
 export type TokenLimit = v.InferOutput<typeof TokenLimitSchema>
 
-/** Passes what core's parser accepts; otherwise an issue with the parser's own message. */
-const parsedBy = (parse: (input: unknown) => unknown) =>
-  v.rawCheck<string>(({ dataset, addIssue }) => {
-    if (!dataset.typed) return
-    try {
-      parse(dataset.value)
-    } catch (error) {
-      addIssue({ message: (error as Error).message })
-    }
-  })
-
-/**
- * `POST /v1/auth/tokens`. `scope` and `role` come together: a token limited to what that role
- * grants on that scope (a CI job that may only write `team/app/*`).
- */
-export const CreateApiTokenRequestSchema = v.pipe(
-  v.object({
-    name: v.pipe(
-      v.string('name must name the token'),
-      v.check(
-        (name) => name.length >= 1 && name.length <= 100 && isPrintableAscii(name),
-        'name must be 1 to 100 printable characters',
-      ),
-    ),
-    expires_in: v.optional(
-      v.pipe(
-        v.number('expires_in must be a number of seconds'),
-        v.integer('expires_in must be a whole number of seconds'),
-        v.minValue(60, 'expires_in must be at least 60 seconds'),
-        v.maxValue(10 * 365 * 24 * 3600, 'expires_in must be at most ten years'),
-      ),
-    ),
-    scope: v.optional(
-      v.pipe(v.string('scope must be *, <prefix>/* or a unit ID'), parsedBy(parseScope)),
-    ),
-    role: v.optional(v.pipe(v.string('role must name a role'), parsedBy(parseRoleName))),
-  }),
-  v.check(
-    (body) => (body.scope === undefined) === (body.role === undefined),
-    'scope and role go together: a limited token needs both the units it may reach and the role it has on them',
-  ),
-)
-export type CreateApiTokenRequest = v.InferOutput<typeof CreateApiTokenRequestSchema>
-
 /** An API token as listed: never its secret. */
 export const ApiTokenSchema = v.object({
   id: v.string(),
@@ -406,6 +335,16 @@ export type CreatedApiToken = v.InferOutput<typeof CreatedApiTokenSchema>
 
 /** `GET /v1/auth/tokens` */
 export const ApiTokenListSchema = v.object({ tokens: v.array(ApiTokenSchema) })
+
+/** A freeze as `GET /v1/freezes` lists it: no lock and no write under `prefix` until lifted. */
+export const FreezeSchema = v.object({
+  id: v.string(),
+  prefix: v.string(),
+  reason: v.string(),
+  created: v.string(),
+  by: v.string(),
+})
+export type Freeze = v.InferOutput<typeof FreezeSchema>
 
 /** `POST /v1/freezes`: stop every lock and write under `prefix` (`*`, `<prefix>/*` or a unit). */
 export const FreezeRequestSchema = v.object({
@@ -556,7 +495,7 @@ export const WebhookEventSchema = v.object({
   time: v.string(),
   unit: v.string(),
   principal: v.nullable(v.object({ subject: v.string(), issuer: v.optional(v.string()) })),
-  source: v.optional(v.picklist(['api', 'http', 'cloud', 's3', 'restore'])),
+  source: v.optional(v.picklist(SOURCES)),
   version: v.optional(
     v.object({
       timestamp: v.string(),
@@ -586,7 +525,23 @@ export const WebhookEventSchema = v.object({
 export type WebhookEvent = v.InferOutput<typeof WebhookEventSchema>
 
 /** A resource instance as every answer shows it: its index entry without the attributes' digest. */
-export const ResourceSchema = v.omit(IndexedInstanceSchema, ['digest'])
+export const ResourceSchema = v.object({
+  /** Terraform's address: `module.net["eu"].aws_subnet.private[0]`, `data.aws_ami.base`. */
+  address: v.string(),
+  /** The module address, `""` for the root module. */
+  module: v.string(),
+  mode: v.picklist(['managed', 'data']),
+  type: v.string(),
+  name: v.string(),
+  /** The `count` index (a number) or `for_each` key (a string); absent for a single instance. */
+  index_key: v.optional(v.union([v.number(), v.string()])),
+  /** The deposed object's key, for an object kept while its replacement is created. */
+  deposed: v.optional(v.string()),
+  /** The provider configuration: `provider["registry.terraform.io/hashicorp/aws"].eu`. */
+  provider: v.string(),
+  /** The identity attributes (`id`, `arn`, `name`, ...) that are strings and not sensitive. */
+  identity: v.record(v.string(), v.string()),
+})
 export type Resource = v.InferOutput<typeof ResourceSchema>
 
 /**

@@ -1,9 +1,4 @@
 import type { Authorizer } from './access/authorizer'
-import { OpenAccess } from './access/open-access'
-import { AuditLog } from './audit/audit-log'
-import { PolicyStore } from './access/rbac/policy-store'
-import { RbacAuthorizer } from './access/rbac/rbac-authorizer'
-import { RbacService } from './access/rbac/rbac-service'
 import { FreezeService } from './freezes/freeze-service'
 import { FreezeStore } from './freezes/freeze-store'
 import type { Kernel } from './kernel'
@@ -19,7 +14,8 @@ import { ResourceService } from './resources/resource-service'
 import { SearchFeed } from './resources/search-feed'
 import { SearchIndex } from './resources/search-index'
 import { searchExtension, searchSource, type PostingsBuilder } from './resources/search-wiring'
-import { inlineScanners, type ScannerSource } from './state/chunk-scanner'
+import { inlineScanners, type ScannerSource } from '@cairn/state-scan'
+import { checkedScanners } from './state/checked-scanners'
 import type { ObjectStore } from './storage/object-store'
 import { UnitCatalog } from './units/unit-catalog'
 import { StagedSweeper, type StagedSweeperOptions } from './uploads/staged-sweeper'
@@ -49,14 +45,10 @@ export const DEFAULT_MAX_STATE_BYTES = 512 * 1024 * 1024
 export interface CoreOptions {
   store: ObjectStore
   /**
-   * Role-based access control (DESIGN section 9): when enabled, the stored roles and assignments
-   * decide, and `admins` (`user:…`, `email:…`, `group:…`) administer them. Off, every caller may
-   * do everything to units, and only `admins` and holders of Cairn's own `admin` role (local
-   * mode's admin token) administer the server (webhooks, freezes, audit trail, roles).
+   * Decides every permission, on every surface: `@cairn/rbac`'s authorizers (RBAC on, or open
+   * access with administrators), or `allowAll` in tests.
    */
-  rbac?: { enabled: boolean; admins?: readonly string[] }
-  /** Decides permissions instead of RBAC (tests). */
-  authorizer?: Authorizer
+  authorizer: Authorizer
   clock?: Clock
   ids?: IdSource
   /** The largest state accepted, in bytes. */
@@ -100,10 +92,6 @@ export interface CoreOptions {
    * instance) and retried. The server counts these.
    */
   onRecordRetry?: () => void
-  /** How long audit records are kept, in milliseconds (`SVC_AUDIT_RETENTION`; 400 days by default). */
-  auditRetentionMs?: number
-  /** Hears of a sweep of expired audit records that failed; the record appended stands. */
-  onAuditSweepError?: (error: unknown) => void
   /**
    * Where webhooks may send: by default nowhere loopback, private, link-local or metadata, and
    * names are not resolved when a subscription is made (the server gives a resolver).
@@ -128,12 +116,8 @@ export interface Core {
   readonly dependencies: DependencyService
   /** The authorizer every surface asks, for what this core does not decide itself. */
   readonly authorizer: Authorizer
-  /** Roles, assignments, users seen at login, and a caller's own check. */
-  readonly rbac: RbacService
   /** Prefixes an administrator froze: no lock and no write there until lifted. */
   readonly freezes: FreezeService
-  /** The audit trail: who did what to which unit, from which surface, and how it ended. */
-  readonly audit: AuditLog
   /** Webhook subscriptions, their deliveries, and the worker that delivers them. */
   readonly webhooks: WebhookService
   /** What is in the states: a version's resources, diffs between versions, search. */
@@ -158,12 +142,7 @@ export function createCore(options: CoreOptions): Core {
   const clock = options.clock ?? systemClock
   const ids = options.ids ?? randomIds
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
-  const policies = new PolicyStore(store, sleep)
-  const authorizer =
-    options.authorizer ??
-    (options.rbac?.enabled === true
-      ? new RbacAuthorizer(policies, options.rbac.admins ?? [])
-      : new OpenAccess(options.rbac?.admins ?? []))
+  const { authorizer } = options
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep, options.onRecordRetry)
   const lockStaleAfterMs = options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS
@@ -219,11 +198,12 @@ export function createCore(options: CoreOptions): Core {
     searchExtension(feed),
     ...(options.extensions ?? []),
   ]
+  const scanners = checkedScanners(options.scanners ?? inlineScanners)
   const writer = new StateWriter({
     kernel,
     maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
     indexResources: options.indexResources ?? true,
-    scanners: options.scanners ?? inlineScanners,
+    scanners,
     extensions,
     onExtensionError,
   })
@@ -234,18 +214,7 @@ export function createCore(options: CoreOptions): Core {
     locks: new LockService(kernel),
     dependencies: new DependencyService({ kernel, since: new SinceFinder(store) }),
     authorizer,
-    rbac: new RbacService({ store, policies, authorizer, clock, ids }),
     freezes,
-    audit: new AuditLog({
-      store,
-      authorizer,
-      clock,
-      ids,
-      ...(options.auditRetentionMs === undefined ? {} : { retentionMs: options.auditRetentionMs }),
-      ...(options.onAuditSweepError === undefined
-        ? {}
-        : { onSweepError: options.onAuditSweepError }),
-    }),
     webhooks: new WebhookService({
       hooks,
       queue,
@@ -259,7 +228,7 @@ export function createCore(options: CoreOptions): Core {
     resources: new ResourceService(
       kernel,
       { index: searchIndex, feed },
-      options.scanners ?? inlineScanners,
+      scanners,
     ),
     stagedUploads: (uploads) => {
       const made = new StagedUploads({ ...uploads, store, clock })

@@ -1,4 +1,4 @@
-import type { LockInfo } from './locks/lock-info'
+import type { LockInfo } from '@cairn/contract'
 
 /**
  * Every failure core reports, by stable code. The codes are also the `error` values of the `/v1`

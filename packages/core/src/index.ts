@@ -1,43 +1,8 @@
 export type { Authorizer, Permission } from './access/authorizer'
-export { allowAll, implies, PERMISSIONS } from './access/authorizer'
-export { OpenAccess } from './access/open-access'
-export type { Assignment } from './access/rbac/policy-store'
-export type { ForgottenUser, RbacService, SeenUser } from './access/rbac/rbac-service'
-export type { Role } from './access/rbac/roles'
-export { ADMIN_ROLE, BUILT_IN_ROLES } from './access/rbac/roles'
-export { parseScope, scopeCovers } from './access/rbac/scope'
-export { parseGrantee } from './access/rbac/subjects'
+export { allowAll, demand, demandAdmin, implies, PERMISSIONS } from './access/authorizer'
+export { parsePrefix, parseScope, scopeCovers, workspaceBaseOf } from './access/scope'
 export type { Principal } from './access/principal'
 export { isSamePrincipal } from './access/principal'
-export type { AuditLogOptions, AuditSweep } from './audit/audit-log'
-export {
-  AuditLog,
-  DEFAULT_AUDIT_PAGE,
-  DEFAULT_AUDIT_READS_PER_QUERY,
-  DEFAULT_AUDIT_RETENTION_MS,
-} from './audit/audit-log'
-export type { AuditPage, AuditQuery } from './audit/audit-query'
-export { AuditQuerySchema, MAX_AUDIT_PAGE } from './audit/audit-query'
-export type {
-  AuditAction,
-  AuditEntry,
-  AuditNote,
-  AuditOutcome,
-  AuditPrincipal,
-  AuditRecord,
-  AuditSurface,
-} from './audit/audit-record'
-export {
-  AUDIT_ACTIONS,
-  AUDIT_SURFACES,
-  AuditActionSchema,
-  AuditEntrySchema,
-  AuditPrincipalSchema,
-  AuditRecordSchema,
-  AuditSurfaceSchema,
-  MAX_AUDIT_DETAIL_ENTRIES,
-  MAX_AUDIT_FIELD,
-} from './audit/audit-record'
 export type { AnyCoreError, CoreErrorCode, FrozenBy } from './errors'
 export {
   AssignmentNotFoundError,
@@ -72,14 +37,10 @@ export {
 } from './errors'
 export type { FreezeService } from './freezes/freeze-service'
 export { MAX_FREEZE_REASON } from './freezes/freeze-service'
-export type { Freeze } from './freezes/freeze-store'
-export type { LockInfo, LockRequest } from './locks/lock-info'
-export type { HeldLockView } from './locks/held-lock-view'
-export { HeldLockViewSchema } from './locks/held-lock-view'
 export type { LockAging } from './locks/lock-age'
 export { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
 export { MAX_UNLOCK_REASON_LENGTH } from './locks/lock-service'
-export { LockInfoSchema, LockRequestSchema, parseLockRequest } from './locks/lock-info'
+export { parseLockRequest } from './locks/lock-request'
 export type { RebuildResult, SearchFeedOptions, SearchSource } from './resources/search-feed'
 export {
   DEFAULT_SEARCH_RECONCILE_MS,
@@ -127,8 +88,7 @@ export {
   unitIdFromPath,
   unitIdToSegment,
 } from './units/unit-id'
-export type { HistoryEvent, Source, Unit, UnitDetails, Version } from './units/unit-record'
-export { HistoryEventSchema, SourceSchema, UnitSchema, VersionSchema } from './units/unit-record'
+export type { UnitDetails } from './units/unit-view'
 export type { Core, CoreOptions } from './core'
 export { createCore, DEFAULT_MAX_STATE_BYTES } from './core'
 export type { UnitCatalog, UnitFilter } from './units/unit-catalog'
@@ -148,20 +108,6 @@ export type {
   VersionFields,
   WriteExtension,
 } from './write-path/extensions'
-export type {
-  CreateUnitRequest,
-  Dependencies,
-  Dependency,
-  RestoreRequest,
-  UnlockRequest,
-} from './units/requests'
-export {
-  CreateUnitRequestSchema,
-  DependenciesSchema,
-  MAX_DEPENDENCIES,
-  RestoreRequestSchema,
-  UnlockRequestSchema,
-} from './units/requests'
 export type { DependencyService, DependencySet } from './graph/dependency-service'
 export type {
   NeighbourEdge,
@@ -169,29 +115,10 @@ export type {
   NeighbourhoodOptions,
   NeighbourNode,
 } from './graph/neighbourhood'
-export type { EdgeStatus, StatusList, UnitStatus } from './wire'
 export { canonicalJson } from './state/canonical-json'
 export { validate } from './validation'
-export type {
-  ChunkScanner,
-  InlineScanner,
-  ScannerSource,
-  SourceScan,
-  SourceScanOptions,
-} from './state/chunk-scanner'
-export { inlineScanners, scannerFor } from './state/chunk-scanner'
 export { postingsOf, type PostingsBuilder } from './resources/search-wiring'
 export type { PostingsData } from './resources/unit-postings'
-export type { ScannedState, ScanOptions, TerraformHeader } from './state/state-scanner'
-export { StateScanner } from './state/state-scanner'
-export { MAX_STATE_DEPTH } from './state/json-scan'
-export {
-  hasControlCharacters,
-  isPrintableAscii,
-  jsonWithVisibleControls,
-  printableText,
-  visibleText,
-} from './text/printable'
 export type { StateOutput, StateOutputs } from './state/outputs'
 export type { IndexDiff } from './resources/index-diff'
 export { compareInstances, compareOutputs, diffIndexes, toResource } from './resources/index-diff'
@@ -206,7 +133,7 @@ export type {
   IndexRef,
   ResourceIndex,
 } from './resources/resource-index'
-export { IDENTITY_ATTRIBUTES, ResourceIndexSchema } from './resources/resource-index'
+export { ResourceIndexSchema } from './resources/resource-index'
 export type { SearchQuery as ResourceSearchQuery } from './resources/resource-service'
 export { ResourceService } from './resources/resource-service'
 export type { DiffListing } from './resources/diff-listing'
@@ -224,6 +151,8 @@ export { isClientAbort, readBounded } from './streams/bounded-body'
 export { asStorageFault, guardStorageFaults } from './storage/storage-faults'
 export type { StoredRecord } from './storage/stored-json'
 export { encodeRecord, parseStored, readRecord, writeRecord } from './storage/stored-json'
+export type { LoadedRecord, SharedRecordOptions } from './storage/shared-record'
+export { SharedRecord } from './storage/shared-record'
 export { STORE_KEYS } from './storage/key-layout'
 export type {
   StagedRecord,

@@ -2,6 +2,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { allowAll } from '../src/access/authorizer'
 import type { Principal } from '../src/access/principal'
 import { createCore } from '../src/core'
 import { openFsStore, type FsStore } from '../src/storage/fs-store'
@@ -41,7 +42,7 @@ describe('a data directory made by layout 1', () => {
     return found
   }
   const core = () =>
-    createCore({ store, clock: new ManualClock(Date.parse('2026-02-01T00:00:00Z')) })
+    createCore({ store, authorizer: allowAll, clock: new ManualClock(Date.parse('2026-02-01T00:00:00Z')) })
 
   it('is upgraded at start: records moved, edges in them, the graph object gone', async () => {
     expect(await upgradeLayout(store)).toEqual({ from: 1, to: 2, records: 4, edges: 2 })

@@ -1,6 +1,6 @@
-import { ADMIN_ROLE } from './rbac/roles'
-import { granteesOf, parseGrantee } from './rbac/subjects'
-import type { Principal } from './principal'
+import { ADMIN_ROLE } from './roles'
+import { granteesOf, parseGrantee } from './subjects'
+import type { Principal } from '@cairn/core'
 
 /**
  * Who administers the server whatever RBAC is (DESIGN section 9): the principals configured in

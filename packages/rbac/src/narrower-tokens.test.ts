@@ -1,10 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Core } from '../../core'
-import { ForbiddenError } from '../../errors'
-import type { ObjectStore } from '../../storage/object-store'
-import { ManualClock } from '../../testing/manual-clock'
-import { PERMISSIONS, type Permission } from '../authorizer'
-import type { Principal } from '../principal'
+import { ForbiddenError, PERMISSIONS, type Core, type ObjectStore, type Permission, type Principal } from '@cairn/core'
+import { ManualClock } from '@cairn/core/testing'
 import { DRIVERS, id, rbacCore, root, UNIT, write } from './rbac-fixtures'
 
 const OTHER = id('other/y')

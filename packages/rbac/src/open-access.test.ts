@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseUnitId } from '../units/unit-id'
-import type { Authorizer } from './authorizer'
+import { parseUnitId, type Authorizer } from '@cairn/core'
 import { OpenAccess } from './open-access'
 
 describe('OpenAccess, the authorizer while RBAC is off', () => {

@@ -1,6 +1,5 @@
-import type { Authorizer } from './authorizer'
+import type { Authorizer, Principal } from '@cairn/core'
 import { Administrators } from './administrators'
-import type { Principal } from './principal'
 
 /**
  * The authorizer while RBAC is off (DESIGN section 9): every authenticated caller may do

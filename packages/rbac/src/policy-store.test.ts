@@ -1,11 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Core } from '../../core'
-import { ForbiddenError, StorageUnavailableError } from '../../errors'
-import { STORE_KEYS } from '../../storage/key-layout'
-import type { ObjectStore } from '../../storage/object-store'
-import { encodeRecord } from '../../storage/stored-json'
-import { ManualClock } from '../../testing/manual-clock'
-import type { Principal } from '../principal'
+import { encodeRecord, ForbiddenError, StorageUnavailableError, STORE_KEYS, type Core, type ObjectStore, type Principal } from '@cairn/core'
+import { ManualClock } from '@cairn/core/testing'
 import { DRIVERS, holdingPolicyHeads, rbacCore, root, UNIT } from './rbac-fixtures'
 
 const carol: Principal = { subject: 'carol' }

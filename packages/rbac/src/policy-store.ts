@@ -1,7 +1,5 @@
 import * as v from 'valibot'
-import { STORE_KEYS } from '../../storage/key-layout'
-import type { ObjectStore } from '../../storage/object-store'
-import { SharedRecord } from '../../storage/shared-record'
+import { SharedRecord, STORE_KEYS, type ObjectStore } from '@cairn/core'
 import { RoleRecordSchema } from './roles'
 
 export const AssignmentSchema = v.object({

@@ -1,13 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createCore, type Core } from '../../core'
-import { ForbiddenError } from '../../errors'
-import type { ObjectStore } from '../../storage/object-store'
-import { bytesOf, textOf } from '../../testing/fixtures'
-import { ManualClock } from '../../testing/manual-clock'
-import type { UnitId } from '../../units/unit-id'
-import type { Version } from '../../units/unit-record'
-import { PERMISSIONS, type Permission } from '../authorizer'
-import type { Principal } from '../principal'
+import { createCore, ForbiddenError, PERMISSIONS, type Core, type ObjectStore, type Permission, type Principal, type UnitId } from '@cairn/core'
+import { bytesOf, ManualClock, textOf } from '@cairn/core/testing'
+import type { Version } from '@cairn/contract'
 import {
   DRIVERS,
   id,

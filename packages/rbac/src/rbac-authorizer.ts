@@ -1,10 +1,7 @@
-import type { UnitId } from '../../units/unit-id'
-import { Administrators } from '../administrators'
-import type { Authorizer, Permission } from '../authorizer'
-import type { Principal } from '../principal'
+import { scopeCovers, type Authorizer, type Permission, type Principal, type UnitId } from '@cairn/core'
+import { Administrators } from './administrators'
 import type { Policy, PolicyStore } from './policy-store'
 import { ADMIN_ROLE, BUILT_IN_ROLES, grants } from './roles'
-import { scopeCovers } from './scope'
 import { granteesOf } from './subjects'
 
 /** The permissions of a role by name: built-in or custom; none for a role that no longer exists. */

@@ -1,17 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Core } from '../../core'
-import {
-  AssignmentNotFoundError,
-  ForbiddenError,
-  InvalidRequestError,
-  InvalidUnitIdError,
-  RoleConflictError,
-  RoleNotFoundError,
-  UserNotFoundError,
-} from '../../errors'
-import type { ObjectStore } from '../../storage/object-store'
-import { ManualClock } from '../../testing/manual-clock'
-import type { Principal } from '../principal'
+import { AssignmentNotFoundError, ForbiddenError, InvalidRequestError, InvalidUnitIdError, RoleConflictError, RoleNotFoundError, UserNotFoundError, type Core, type ObjectStore, type Principal } from '@cairn/core'
+import { ManualClock } from '@cairn/core/testing'
 import { DRIVERS, rbacCore, root, UNIT, write } from './rbac-fixtures'
 
 const carol: Principal = { subject: 'carol', email: 'carol@example.com', groups: ['dev'] }

@@ -1,22 +1,8 @@
-import {
-  AssignmentNotFoundError,
-  ForbiddenError,
-  RoleConflictError,
-  RoleNotFoundError,
-  UserNotFoundError,
-} from '../../errors'
-import { iso, type Clock } from '../../runtime/clock'
-import type { IdSource } from '../../runtime/id-source'
-import type { ObjectStore } from '../../storage/object-store'
-import { parseUnitId } from '../../units/unit-id'
-import { PERMISSIONS, type Authorizer, type Permission } from '../authorizer'
-import type { Principal } from '../principal'
+import { AssignmentNotFoundError, ForbiddenError, InvalidRequestError, iso, parseScope, parseUnitId, PERMISSIONS, RoleConflictError, RoleNotFoundError, UserNotFoundError, type Authorizer, type Clock, type IdSource, type ObjectStore, type Permission, type Principal } from '@cairn/core'
 import type { Assignment, PolicyStore } from './policy-store'
 import { BUILT_IN_ROLES, parseRoleBody, parseRoleName, type Role } from './roles'
-import { parseScope } from './scope'
 import { SeenUsers, type SeenUser, type UserName } from './seen-users'
 import { granteesOf, parseGrantee } from './subjects'
-import { InvalidRequestError } from '../../errors'
 
 export { SeenUserSchema, type SeenUser } from './seen-users'
 

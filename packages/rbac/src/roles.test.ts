@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidRequestError } from '../../errors'
-import { implies, PERMISSIONS, type Permission } from '../authorizer'
+import { implies, InvalidRequestError, PERMISSIONS, type Permission } from '@cairn/core'
 import { BUILT_IN_ROLES, grants, parseRoleBody, parseRoleName } from './roles'
 
 /** What each permission gives, DESIGN section 9. */

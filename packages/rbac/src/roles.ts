@@ -1,7 +1,6 @@
 import * as v from 'valibot'
-import { InvalidRequestError } from '../../errors'
-import { printableText } from '../../text/printable'
-import { implies, PERMISSIONS, type Permission } from '../authorizer'
+import { implies, InvalidRequestError, PERMISSIONS, type Permission } from '@cairn/core'
+import { printableText } from '@cairn/contract'
 
 /** A named set of permissions. */
 export interface Role {

@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
-import { mapLimit } from '../../concurrency/map-limit'
-import { iso, type Clock } from '../../runtime/clock'
-import { STORE_KEYS } from '../../storage/key-layout'
-import { listAllKeys, type ObjectStore } from '../../storage/object-store'
-import { readRecord, writeRecord } from '../../storage/stored-json'
-import type { Principal } from '../principal'
+import { iso, listAllKeys, mapLimit, readRecord, STORE_KEYS, writeRecord, type Clock, type ObjectStore, type Principal } from '@cairn/core'
 
 /** A user seen at login: `rbac/users/<hash>.json`. */
 export const SeenUserSchema = v.object({

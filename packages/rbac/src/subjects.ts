@@ -1,6 +1,5 @@
-import { InvalidRequestError } from '../../errors'
-import { hasControlCharacters } from '../../text/printable'
-import type { Principal } from '../principal'
+import { InvalidRequestError, type Principal } from '@cairn/core'
+import { hasControlCharacters } from '@cairn/contract'
 
 /**
  * Who an assignment names: `user:<subject>`, `email:<address>` (compared without case) or

@@ -4,7 +4,7 @@ import {
   type AuditList,
   type AuditQuery,
   type AuditRecord,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { everyItem } from './pages'
 import type { Transport } from './transport'
 

@@ -12,7 +12,7 @@ import {
   type S3CredentialSet,
   type TokenLimit,
   type TokenPair,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import type { Transport } from './transport'
 
 /** `/v1/auth`: login discovery, exchanges and refreshes, and who you are. */

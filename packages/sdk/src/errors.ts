@@ -1,4 +1,4 @@
-import type { ErrorBody, Freeze, LockInfo, V1ErrorCode } from '@cairn/core/wire'
+import type { ErrorBody, Freeze, LockInfo, V1ErrorCode } from '@cairn/contract'
 
 /** The base of every error the SDK throws: a transport failure or an answer it cannot use. */
 export class CairnError extends Error {

@@ -1,4 +1,4 @@
-import { FreezeListSchema, FreezeSchema, type Freeze, type FreezeRequest } from '@cairn/core/wire'
+import { FreezeListSchema, FreezeSchema, type Freeze, type FreezeRequest } from '@cairn/contract'
 import type { Transport } from './transport'
 
 /**

@@ -26,7 +26,7 @@ export { expiryOf, refreshingTokens, staticToken } from './token-provider'
 export type { DependencyChange, DependencySet, PageQuery, StateBody, StateDownload } from './units'
 export { UnitsApi } from './units'
 export { WebhooksApi } from './webhooks'
-export { jsonWithVisibleControls, visibleText } from '@cairn/core/wire'
+export { jsonWithVisibleControls, visibleText } from '@cairn/contract'
 export type {
   ApiToken,
   AssignmentRequest,
@@ -84,7 +84,7 @@ export type {
   WebhookEvent,
   WebhookEventType,
   WebhookRequest,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 export {
   ApiTokenSchema,
   AssignmentSchema,
@@ -127,4 +127,4 @@ export {
   WEBHOOK_EVENTS,
   WebhookRequestSchema,
   WebhookSchema,
-} from '@cairn/core/wire'
+} from '@cairn/contract'

@@ -1,4 +1,4 @@
-import { LockListSchema, type HeldLockView, type LockList } from '@cairn/core/wire'
+import { LockListSchema, type HeldLockView, type LockList } from '@cairn/contract'
 import { everyItem, type AllQuery } from './pages'
 import type { Transport } from './transport'
 import type { PageQuery } from './units'

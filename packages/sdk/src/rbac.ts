@@ -13,7 +13,7 @@ import {
   type RbacUser,
   type RemovedUser,
   type RoleView as Role,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import type * as v from 'valibot'
 import type { Transport } from './transport'
 

@@ -4,7 +4,7 @@ import {
   type ReindexResult,
   type SearchHit,
   type SearchPage,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { everyItem } from './pages'
 import type { Transport } from './transport'
 

@@ -1,4 +1,4 @@
-import { StatusListSchema, type StatusList, type UnitStatus } from '@cairn/core/wire'
+import { StatusListSchema, type StatusList, type UnitStatus } from '@cairn/contract'
 import { everyItem, type AllQuery } from './pages'
 import type { Transport } from './transport'
 import type { PageQuery } from './units'

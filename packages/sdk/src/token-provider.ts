@@ -1,4 +1,4 @@
-import { TokenPairSchema, type TokenPair } from '@cairn/core/wire'
+import { TokenPairSchema, type TokenPair } from '@cairn/contract'
 import * as v from 'valibot'
 import { CairnError, unreachable } from './errors'
 import { fetchOf, type CaCertificates } from './trusting-fetch'

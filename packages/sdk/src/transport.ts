@@ -1,4 +1,4 @@
-import { ErrorBodySchema } from '@cairn/core/wire'
+import { ErrorBodySchema } from '@cairn/contract'
 import * as v from 'valibot'
 import { apiError, CairnError, unreachable } from './errors'
 import type { TokenProvider } from './token-provider'

@@ -25,7 +25,7 @@ import {
   type Version,
   type VersionList,
   type VersionResources,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { CairnApiError, CairnError } from './errors'
 import * as v from 'valibot'
 import { unitPath, type Transport } from './transport'

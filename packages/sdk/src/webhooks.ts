@@ -8,7 +8,7 @@ import {
   type Webhook,
   type WebhookCreated,
   type WebhookRequest,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { everyItem } from './pages'
 import type { Transport } from './transport'
 import type { PageQuery } from './units'

@@ -1,8 +1,7 @@
 import { Buffer } from 'node:buffer'
 import { describe, expect, it } from 'vitest'
-import { buildIndex } from '../resources/index-builder'
-import { DIGESTS } from '../resources/resource-index'
 import { giveJsonScan, takeJsonScan, type JsonScan } from './json-scan'
+import { entriesOf } from './scan-fixtures'
 import { StateScanner } from './state-scanner'
 
 // The digest of an instance's attributes ("The digest" in wasm/json-scan.ts), written again here
@@ -215,9 +214,8 @@ describe('the digests of an index', () => {
         for (let at = 0; at < bytes.length; at += chunk) {
           scanner.write(bytes.subarray(at, at + chunk))
         }
-        const index = buildIndex(scanner.end())
+        const index = entriesOf(scanner.end())
         if (index === undefined || 'none' in index) throw new Error('no index')
-        expect(index.digests).toBe(DIGESTS)
         expect(
           index.resources.map((resource) => resource.digest),
           `chunks of ${chunk}${indexInScript ? ', in script' : ''}`,

@@ -1,4 +1,4 @@
-import type { InstanceDetail } from '../resources/instance-collector'
+import type { InstanceDetail } from './instance-collector'
 import { StateScanner, type ScannedState } from './state-scanner'
 
 /**
@@ -28,10 +28,10 @@ export interface SourceScan extends ScannedState {
 export interface ChunkScanner {
   /**
    * Takes the next chunk. May return a promise that settles when the scanner is ready for more
-   * (backpressure). Throws, or rejects, with `InvalidStateError` once the body is known bad.
+   * (backpressure). Throws, or rejects, with `StateScanError` once the body is known bad.
    */
   write(chunk: Uint8Array): void | Promise<void>
-  /** The findings once every chunk is in. @throws InvalidStateError */
+  /** The findings once every chunk is in. @throws StateScanError */
   end(): SourceScan | Promise<SourceScan>
   /** Gives up on a body that will not be finished, freeing what the scanner holds. */
   abandon?(): void

@@ -1,4 +1,4 @@
-import { IDENTITY_ATTRIBUTES, MAX_IDENTITY_CHARS, MAX_INDEXED_INSTANCES } from './resource-index'
+import { IDENTITY_ATTRIBUTES, MAX_IDENTITY_CHARS, MAX_INDEXED_INSTANCES } from './entry-format'
 
 /** An instance's raw attributes and sensitivity, for an attribute-level diff. */
 export interface InstanceDetail {

@@ -1,6 +1,6 @@
-import { InvalidStateError } from '../errors'
-import { IDENTITY_ATTRIBUTES, MAX_INDEXED_INSTANCES } from '../resources/resource-index'
+import { IDENTITY_ATTRIBUTES, MAX_INDEXED_INSTANCES } from './entry-format'
 import { JSON_SCAN_WASM } from './json-scan-wasm'
+import { StateScanError } from './scan-error'
 
 // The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
 // document chunk by chunk and reports where keys and values start and end down to a depth the
@@ -63,9 +63,9 @@ const REASONS: Record<number, string> = {
 const UNFINISHED = 14
 
 /** The error for `code` at byte `at` of the document. */
-export function scanError(code: number, at: number, empty: boolean): InvalidStateError {
+export function scanError(code: number, at: number, empty: boolean): StateScanError {
   if (code === TOO_DEEP) {
-    return new InvalidStateError(
+    return new StateScanError(
       `nested deeper than ${MAX_STATE_DEPTH} levels at byte ${at}, the most a state may nest`,
     )
   }
@@ -75,7 +75,7 @@ export function scanError(code: number, at: number, empty: boolean): InvalidStat
         ? 'the body is empty'
         : 'the document ends early'
       : (REASONS[code] ?? `error ${code}`)
-  return new InvalidStateError(`not JSON: ${reason} at byte ${at}`)
+  return new StateScanError(`not JSON: ${reason} at byte ${at}`)
 }
 
 /** The little of the WebAssembly API used here (the Node typings this project uses lack it). */

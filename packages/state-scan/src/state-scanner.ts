@@ -1,4 +1,3 @@
-import { InvalidStateError } from '../errors'
 import {
   IDENTITY_FIELDS,
   INSTANCE_FIELDS,
@@ -6,7 +5,7 @@ import {
   RESOURCE_FIELDS,
   type CollectedResources,
   type InstanceDetail,
-} from '../resources/instance-collector'
+} from './instance-collector'
 import {
   EVENT_END,
   EVENT_KEY,
@@ -20,6 +19,7 @@ import {
   takeJsonScan,
   type JsonScan,
 } from './json-scan'
+import { StateScanError } from './scan-error'
 
 /**
  * What one pass over a state body learns: that it is JSON at all, and the Terraform header fields
@@ -150,7 +150,7 @@ const ATTRIBUTE_KEYS = 6
 /**
  * A streaming JSON validator that reads a document chunk by chunk, holding only the nesting stack
  * and the few top-level values it keeps, whatever the document's size. It accepts exactly RFC 8259
- * JSON (one value, optional surrounding white space) and throws `InvalidStateError` otherwise.
+ * JSON (one value, optional surrounding white space) and throws `StateScanError` otherwise.
  *
  * The byte loop runs in WebAssembly (`JsonScan`), which reports the keys and values of the
  * levels watched here (the top level; with an index, the `resources` tree) as events: the rest of
@@ -212,7 +212,7 @@ export class StateScanner {
     )
   }
 
-  /** Feeds the next chunk. @throws InvalidStateError at the first byte that is not JSON. */
+  /** Feeds the next chunk. @throws StateScanError at the first byte that is not JSON. */
   write(chunk: Uint8Array): void {
     if (this.#finished !== undefined) throw this.#finished
     try {
@@ -355,7 +355,7 @@ export class StateScanner {
     this.#offset += length
   }
 
-  /** Ends the document. @throws InvalidStateError if it is empty or incomplete. */
+  /** Ends the document. @throws StateScanError if it is empty or incomplete. */
   end(): ScannedState {
     if (this.#finished !== undefined) throw this.#finished
     const json = this.#json
@@ -600,7 +600,7 @@ export class StateScanner {
   }
 
   #fail(i: number, reason: string): never {
-    throw new InvalidStateError(`not JSON: ${reason} at byte ${this.#offset + i}`)
+    throw new StateScanError(`not JSON: ${reason} at byte ${this.#offset + i}`)
   }
 
   #result(): ScannedState {
@@ -648,7 +648,7 @@ export class StateScanner {
 
 function parseHeaderNumber(bytes: Uint8Array | undefined, field: string): number {
   const value: unknown = bytes === undefined ? undefined : JSON.parse(decode(bytes))
-  if (typeof value !== 'number') throw new InvalidStateError(`"${field}" must be a number`)
+  if (typeof value !== 'number') throw new StateScanError(`"${field}" must be a number`)
   return value
 }
 
@@ -656,7 +656,7 @@ function parseSerial(bytes: Uint8Array | undefined): number {
   const text = bytes === undefined ? '' : decode(bytes)
   const serial = Number(text)
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(serial)) {
-    throw new InvalidStateError('"serial" must be a whole number from 0 to 2^53-1')
+    throw new StateScanError('"serial" must be a whole number from 0 to 2^53-1')
   }
   return serial
 }
@@ -664,7 +664,7 @@ function parseSerial(bytes: Uint8Array | undefined): number {
 function parseLineage(bytes: Uint8Array | undefined): string {
   const value: unknown = bytes === undefined ? undefined : JSON.parse(decode(bytes))
   if (typeof value !== 'string' || value === '') {
-    throw new InvalidStateError('"lineage" must be a non-empty string')
+    throw new StateScanError('"lineage" must be a non-empty string')
   }
   return value
 }

@@ -384,7 +384,7 @@ describe('who sees a workspace', () => {
   it('refuses a lock to a role that may lock but not see the workspace, before taking it', async () => {
     const h = setup({ rbac: true })
     await h.workspace(NAME)
-    await h.core.rbac.putRole(
+    await h.rbac?.putRole(
       alice,
       'locker',
       { permissions: ['unit:lock'], description: 'locks only' },

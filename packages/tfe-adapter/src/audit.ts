@@ -1,4 +1,4 @@
-import type { AuditNote } from '@cairn/core'
+import type { AuditNote } from '@cairn/audit'
 import type { Context } from 'hono'
 import type { TfeEnv } from './tfe-env'
 import { parseOutputId, parseStateVersionId, unitOfName, unitOfWorkspaceId } from './ids'

@@ -1,4 +1,5 @@
-import type { AuditNote, Clock, Core, Principal } from '@cairn/core'
+import type { AuditNote } from '@cairn/audit'
+import type { Clock, Core, Principal } from '@cairn/core'
 import type { Context } from 'hono'
 
 /** The slice of a logger the adapter uses. */

@@ -1,17 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
-import {
-  allowAll,
-  parseUnitId,
-  readBounded,
-  createCore,
-  type Core,
-  type Authorizer,
-  type ObjectStore,
-  type Permission,
-  type Principal,
-  type Unit,
-} from '@cairn/core'
+import { allowAll, parseUnitId, readBounded, createCore, type Core, type Authorizer, type ObjectStore, type Permission, type Principal } from '@cairn/core'
+import type { Unit } from '@cairn/contract'
 import { bytesOf, createMemoryStore, ManualClock } from '@cairn/core/testing'
+import { createRbac, type RbacService } from '@cairn/rbac'
 import { Hono } from 'hono'
 import { expect } from 'vitest'
 import type { TfeEnv } from '../src/tfe-env'
@@ -104,6 +95,8 @@ export interface OutputSpec {
 export interface Harness {
   app: Hono<TfeEnv>
   core: Core
+  /** RBAC's service, with `rbac`. */
+  rbac?: RbacService
   /** The store under the core, to see that a refused request wrote nothing. */
   store: ObjectStore
   clock: ManualClock
@@ -159,10 +152,15 @@ export interface HarnessOptions {
 export function setup(options: HarnessOptions = {}): Harness {
   const clock = new ManualClock()
   const store = options.store?.(createMemoryStore()) ?? createMemoryStore()
-  const core =
+  const access =
     options.rbac === true
-      ? createCore({ store, clock, rbac: { enabled: true, admins: ['user:alice'] } })
-      : createCore({ store, clock, authorizer: options.authorizer ?? allowAll })
+      ? createRbac({ store, clock, enabled: true, admins: ['user:alice'] })
+      : undefined
+  const core = createCore({
+    store,
+    clock,
+    authorizer: access?.authorizer ?? options.authorizer ?? allowAll,
+  })
   const logged: LogLine[] = []
   const app = new Hono<TfeEnv>()
   app.use(async (c, next) => {
@@ -245,6 +243,7 @@ export function setup(options: HarnessOptions = {}): Harness {
   return {
     app,
     core,
+    ...(access === undefined ? {} : { rbac: access.service }),
     store,
     clock,
     logged,
@@ -275,8 +274,8 @@ export function setup(options: HarnessOptions = {}): Harness {
       return id
     },
     grant: async (grantee, role, scope) => {
-      if (options.rbac !== true) throw new Error('grant needs a harness with rbac')
-      await core.rbac.assign(alice, { principal: grantee, role, scope })
+      if (access === undefined) throw new Error('grant needs a harness with rbac')
+      await access.service.assign(alice, { principal: grantee, role, scope })
     },
   }
 }

@@ -1,4 +1,5 @@
-import { createCore, createMemoryStore } from '@cairn/core'
+import { AuditLog } from '@cairn/audit'
+import { createMemoryStore, randomIds, systemClock } from '@cairn/core'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
 import type { AppEnv } from '../http/app-env'
@@ -141,13 +142,13 @@ describe('which requests are audited, as what', () => {
 
   it('records a dashboard force-unlock on the unit its handler read from the form', async () => {
     // The form is read after the audit note is made: the page's handler adds the unit to it.
-    const core = createCore({ store: createMemoryStore(), rbac: { enabled: false } })
+    const audit = new AuditLog({ store: createMemoryStore(), clock: systemClock, ids: randomIds })
     const app = new Hono<AppEnv>()
     app.use(async (c, next) => {
       c.set('principal', { subject: 'alice', issuer: 'https://id.example', groups: [], roles: [] })
       await next()
     })
-    app.use(auditTrail(core.audit, createServerMetrics()))
+    app.use(auditTrail(audit, createServerMetrics()))
     app.post('/app/unit/unlock', async (c) => {
       const form = new URLSearchParams(await c.req.text())
       noteAudit(c, { unit: form.get('id') ?? '', detail: { reason: form.get('reason') ?? '' } })
@@ -158,7 +159,7 @@ describe('which requests are audited, as what', () => {
       body: new URLSearchParams({ id: 'team/app', reason: 'stuck CI job' }).toString(),
     })
     expect(answer.status).toBe(303)
-    const { records } = await core.audit.query({})
+    const { records } = await audit.query({})
     expect(records).toHaveLength(1)
     expect(records[0]).toMatchObject({
       action: 'force_unlock',

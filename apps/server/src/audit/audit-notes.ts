@@ -1,4 +1,6 @@
-import { parseUnitId, unitIdFromPath, type AuditNote, type AuditSurface } from '@cairn/core'
+import { parseUnitId, unitIdFromPath } from '@cairn/core'
+import type { AuditNote } from '@cairn/audit'
+import type { AuditSurface } from '@cairn/contract'
 import { tfeAuditNote } from '@cairn/tfe-adapter'
 import type { Context } from 'hono'
 import type { AppEnv } from '../http/app-env'

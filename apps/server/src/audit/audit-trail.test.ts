@@ -22,7 +22,7 @@ describe('the audit trail', () => {
       'runner died\r\n\u001b[2J\u001b]8;;https://evil.example\u0007see logs\u009b\u202e'
     const unlocked = await send('DELETE', '/v1/units/team/app/unlock?force=true', { reason })
     expect(unlocked.status, await unlocked.text()).toBe(200)
-    const { records } = await fixture.core.audit.query({ action: 'force_unlock' })
+    const { records } = await fixture.audit.query({ action: 'force_unlock' })
     expect(records).toHaveLength(1)
     expect(records[0]?.detail).toEqual({
       reason: 'runner died [2J]8;;https://evil.examplesee logs',

@@ -1,5 +1,6 @@
 import { AuthError } from '@cairn/auth'
-import { CoreError, type AuditEntry, type AuditLog, type AuditNote } from '@cairn/core'
+import { CoreError } from '@cairn/core'
+import type { AuditEntry, AuditLog, AuditNote } from '@cairn/audit'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { AppEnv } from '../http/app-env'
 import { closesUnread } from '../http/body'

@@ -1,4 +1,4 @@
-import type { SearchPage } from '@cairn/core/wire'
+import type { SearchPage } from '@cairn/contract'
 import type { Context } from 'hono'
 import type { AppEnv } from '../http/app-env'
 import { noteAudit } from './audit-trail'

@@ -1,5 +1,5 @@
 import type { LoginDirectory } from '@cairn/auth'
-import type { RbacService } from '@cairn/core'
+import type { RbacService } from '@cairn/rbac'
 
 /** The last login of each user, from the users core notes at every login (`GET /v1/rbac/users`). */
 export function loginDirectory(rbac: Pick<RbacService, 'lastLogin'>): LoginDirectory {

@@ -1,4 +1,4 @@
-import { isPrintableAscii } from '@cairn/core'
+import { isPrintableAscii } from '@cairn/contract'
 import * as v from 'valibot'
 import { ConfigError } from './config-error'
 import { parseDuration } from './duration'

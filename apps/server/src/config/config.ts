@@ -1,5 +1,6 @@
 import * as v from 'valibot'
-import { InvalidRequestError, parseAllowedHosts, parseGrantee } from '@cairn/core'
+import { InvalidRequestError, parseAllowedHosts } from '@cairn/core'
+import { parseGrantee } from '@cairn/rbac'
 import { LOG_LEVELS } from '../log/logger'
 import { AUTH_VARIABLES, loadAuthSettings, type AuthSettings } from './auth-settings'
 import { ConfigError } from './config-error'

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Identity } from '@cairn/auth'
-import type { AuditNote } from '@cairn/core'
+import type { AuditNote } from '@cairn/audit'
 import type { Session } from '../dashboard/session'
 import type { Logger } from '../log/logger'
 import type { RequestMeter } from '../metrics/request-meter'

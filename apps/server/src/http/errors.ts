@@ -1,6 +1,6 @@
 import { AuthError, type AuthErrorCode } from '@cairn/auth'
 import { CoreError, isClientAbort, type CoreErrorCode } from '@cairn/core'
-import type { V1ErrorCode } from '@cairn/core/wire'
+import type { V1ErrorCode } from '@cairn/contract'
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import type { AppEnv } from './app-env'

@@ -1,4 +1,4 @@
-import { jsonWithVisibleControls } from '@cairn/core'
+import { jsonWithVisibleControls } from '@cairn/contract'
 
 /** Log levels, least severe first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const

@@ -1,5 +1,5 @@
 import type { Identity } from '@cairn/auth'
-import type { ApiToken } from '@cairn/core/wire'
+import type { ApiToken } from '@cairn/contract'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 
@@ -19,7 +19,7 @@ afterEach(() => fixture.close())
 /** A provider user who has signed in: their login is noted, as the server notes every login. */
 async function userToken(subject: string, groups: string[] = []): Promise<string> {
   const identity: Identity = { subject, issuer: ISSUER, groups, roles: [] }
-  await fixture.core.rbac.recordLogin(identity)
+  await fixture.rbac.recordLogin(identity)
   return (await fixture.auth.createApiToken(identity, `${subject}-ci`)).token
 }
 

@@ -1,9 +1,9 @@
-import type { Core } from '@cairn/core'
+import type { AuditLog } from '@cairn/audit'
 import { Hono } from 'hono'
 import type { AppEnv } from '../http/app-env'
 
 export interface AuditRoutesDeps {
-  core: Core
+  audit: AuditLog
 }
 
 /**
@@ -18,7 +18,7 @@ export function auditRoutes(deps: AuditRoutesDeps): Hono<AppEnv> {
     const { limit } = query
     // A number for the schema when it is one; left as text (and refused) otherwise.
     if (typeof limit === 'string' && /^\d{1,9}$/.test(limit)) query['limit'] = Number(limit)
-    const page = await deps.core.audit.read(c.var.principal, query)
+    const page = await deps.audit.read(c.var.principal, query)
     return c.json({ records: page.records, next_cursor: page.nextCursor })
   })
   return app

@@ -1,4 +1,4 @@
-import type { ApiToken, CreatedApiToken, S3CredentialSet } from '@cairn/core/wire'
+import type { ApiToken, CreatedApiToken, S3CredentialSet } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 
@@ -325,7 +325,7 @@ describe('/oauth/debug', () => {
     expect((await call('/oauth/debug', null)).status).toBe(401)
     expect((await call('/oauth/debug', 'svc_tfe_not-a-token')).status).toBe(401)
     const user = { subject: 'alice', issuer: 'https://id.example.test', groups: [], roles: [] }
-    await fixture.core.rbac.recordLogin(user)
+    await fixture.rbac.recordLogin(user)
     const alice = await fixture.auth.createApiToken(user, 'ci')
     const refused = await call('/oauth/debug', alice.token)
     expect(refused.status).toBe(403)

@@ -1,11 +1,8 @@
 import { AuthError, type AuthService, type Identity } from '@cairn/auth'
 import { Hono, type Context } from 'hono'
-import {
-  CreateApiTokenRequestSchema,
-  ExchangeRequestSchema,
-  RefreshRequestSchema,
-} from '@cairn/core/wire'
+import { ExchangeRequestSchema, RefreshRequestSchema } from '@cairn/contract'
 import type { AuthMode } from '../auth/identity-setup'
+import { CreateApiTokenRequestSchema } from '../auth/token-request'
 import type { AuthSettings } from '../config/auth-settings'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'

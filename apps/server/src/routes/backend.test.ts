@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { terraformState } from '@cairn/core/testing'
-import type { HistoryList, LockInfo, Unit, Version } from '@cairn/core/wire'
+import type { HistoryList, LockInfo, Unit, Version } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 

@@ -1,21 +1,11 @@
-import {
-  InvalidRequestError,
-  LockConflictError,
-  parseLockRequest,
-  StateNotFoundError,
-  UnitFrozenError,
-  UnitNotFoundError,
-  unitIdFromPath,
-  type Core,
-  type LockInfo,
-} from '@cairn/core'
+import { InvalidRequestError, LockConflictError, parseLockRequest, StateNotFoundError, toWebStream, UnitFrozenError, unitIdFromPath, UnitNotFoundError, type Core } from '@cairn/core'
+import type { LockInfo } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, SMALL_BODY_BYTES, stateStream } from '../http/body'
 import { onError } from '../http/errors'
 import { queryText } from '../http/query'
-import { toWebStream } from '@cairn/core'
 import { rawPathOf } from '../http/unit-path'
 import { stateHeaders } from './units'
 

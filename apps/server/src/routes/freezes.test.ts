@@ -1,6 +1,6 @@
 import { parseUnitId } from '@cairn/core'
 import { terraformState } from '@cairn/core/testing'
-import type { Freeze, LockInfo } from '@cairn/core/wire'
+import type { Freeze, LockInfo } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 

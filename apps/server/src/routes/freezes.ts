@@ -1,5 +1,5 @@
 import { validate, type Core } from '@cairn/core'
-import { FreezeRequestSchema } from '@cairn/core/wire'
+import { FreezeRequestSchema } from '@cairn/contract'
 import { Hono } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { LOCAL_ISSUER } from '@cairn/auth'
 import { terraformState } from '@cairn/core/testing'
-import type { AuditRecord, HistoryList, LockInfo, Unit, Version } from '@cairn/core/wire'
+import type { AuditRecord, HistoryList, LockInfo, Unit, Version } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 

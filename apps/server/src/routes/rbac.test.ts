@@ -11,7 +11,7 @@ import type {
   UnitList,
   Version,
   VersionList,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 
@@ -329,7 +329,7 @@ describe('managing access as local mode admin', () => {
   })
 
   it('lists the users seen at login, each with the assignments that name them', async () => {
-    await fixture.core.rbac.recordLogin({
+    await fixture.rbac.recordLogin({
       subject: 'u-1',
       issuer: 'https://id.example.test',
       email: 'Alice@Example.test',
@@ -414,9 +414,9 @@ describe('with RBAC on and authentication off, anonymous holds only its grants',
   })
 
   const grant = (role: string, scope: string) =>
-    fixture.core.rbac.assign(ARRANGER, { principal: 'user:anonymous', role, scope })
+    fixture.rbac.assign(ARRANGER, { principal: 'user:anonymous', role, scope })
   const revoke = (role: string, scope: string) =>
-    fixture.core.rbac.revoke(ARRANGER, { principal: 'user:anonymous', role, scope })
+    fixture.rbac.revoke(ARRANGER, { principal: 'user:anonymous', role, scope })
 
   /** Runs `arrange` with `admin` on every unit, then takes it back. */
   async function asAdmin(arrange: () => Promise<void>): Promise<void> {
@@ -501,7 +501,7 @@ describe('with RBAC on and authentication off, anonymous holds only its grants',
       )
     }
     expect(await check('x', 'unit:manage')).toBe(false)
-    expect(await fixture.core.rbac.assignments(ARRANGER)).toHaveLength(1)
+    expect(await fixture.rbac.assignments(ARRANGER)).toHaveLength(1)
   })
 
   it('lets a reader read, and refuses each change with a 403 naming the permission and the unit', async () => {

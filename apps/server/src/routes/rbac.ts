@@ -1,11 +1,12 @@
 import type { AuthService } from '@cairn/auth'
-import { InvalidRequestError, validate, type Core, type Role } from '@cairn/core'
+import { InvalidRequestError, validate } from '@cairn/core'
+import type { RbacService, Role } from '@cairn/rbac'
 import {
   AssignmentRequestSchema,
   RoleRequestSchema,
   type RemovedUser,
   type RoleView,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
 import { noteAudit } from '../audit/audit-trail'
@@ -15,7 +16,7 @@ import { HttpError } from '../http/errors'
 import { queryText } from '../http/query'
 
 export interface RbacRoutesDeps {
-  core: Core
+  rbac: RbacService
   /** Ends what a removed user holds: their API tokens and logins. */
   identity: { auth: AuthService }
 }
@@ -27,11 +28,11 @@ const AssignmentIdSchema = v.object({
 
 /**
  * `/v1/rbac` (DESIGN section 9): roles, assignments, the users seen at login, and the caller's own
- * check. Core decides who may do what: anyone signed in reads roles and checks themselves, and
+ * check. RBAC decides who may do what: anyone signed in reads roles and checks themselves, and
  * everything else takes an administrator (403 `forbidden` otherwise).
  */
 export function rbacRoutes(deps: RbacRoutesDeps): Hono<AppEnv> {
-  const { rbac } = deps.core
+  const { rbac } = deps
   const app = new Hono<AppEnv>()
   // Roles and assignments are a few fields: read like LockInfo, not like a state.
   const json = (c: Context<AppEnv>) => readJsonObject(c, SMALL_BODY_BYTES)

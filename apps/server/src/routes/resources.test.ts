@@ -1,5 +1,5 @@
 import { terraformState } from '@cairn/core/testing'
-import type { UnitDiff, VersionResources } from '@cairn/core/wire'
+import type { UnitDiff, VersionResources } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 

@@ -30,7 +30,7 @@ describe('GET /v1/search', () => {
     const answer = await fixture.request('/v1/search?q=terraform_data&unit_prefix=team%2F&limit=10')
     expect(answer.status).toBe(200)
     expect(((await answer.json()) as { results: unknown[] }).results).toHaveLength(3)
-    const { records } = await fixture.core.audit.query({ action: 'search' })
+    const { records } = await fixture.audit.query({ action: 'search' })
     expect(records).toHaveLength(1)
     expect(records[0]).toMatchObject({
       action: 'search',
@@ -44,7 +44,7 @@ describe('GET /v1/search', () => {
   it('records a refused search too, with what it asked for', async () => {
     const answer = await fixture.request('/v1/search?type=&q=&limit=5000')
     expect(answer.status).toBe(400)
-    const { records } = await fixture.core.audit.query({ action: 'search' })
+    const { records } = await fixture.audit.query({ action: 'search' })
     expect(records).toHaveLength(1)
     expect(records[0]).toMatchObject({ outcome: { status: 400, error: 'invalid_request' } })
   })

@@ -13,7 +13,7 @@ import type {
   UnlockResponse,
   Version,
   VersionList,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 

@@ -1,17 +1,5 @@
-import {
-  collectDiff,
-  CreateUnitRequestSchema,
-  parseLockRequest,
-  parseUnitId,
-  RestoreRequestSchema,
-  toWebStream,
-  UnlockRequestSchema,
-  validate,
-  type DependencySet,
-  type UnitId,
-  type Core,
-} from '@cairn/core'
-import type { Outputs } from '@cairn/core/wire'
+import { collectDiff, parseLockRequest, parseUnitId, toWebStream, validate, type DependencySet, type UnitId, type Core } from '@cairn/core'
+import { CreateUnitRequestSchema, RestoreRequestSchema, UnlockRequestSchema, type Outputs } from '@cairn/contract'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'

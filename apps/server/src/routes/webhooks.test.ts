@@ -1,4 +1,4 @@
-import type { WebhookCreated, DeliveryList } from '@cairn/core/wire'
+import type { WebhookCreated, DeliveryList } from '@cairn/contract'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../testing/in-process'
 

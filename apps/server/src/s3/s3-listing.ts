@@ -1,4 +1,5 @@
-import { InvalidRequestError, type Core, type Unit } from '@cairn/core'
+import { InvalidRequestError, type Core } from '@cairn/core'
+import type { Unit } from '@cairn/contract'
 import type { Identity } from '@cairn/auth'
 import { S3Error } from './s3-errors'
 import { keyOf, lockKeyOf, unitPrefixOf } from './s3-keys'

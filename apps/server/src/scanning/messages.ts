@@ -1,4 +1,5 @@
-import type { PostingsData, SourceScan, SourceScanOptions } from '@cairn/core'
+import type { PostingsData } from '@cairn/core'
+import type { SourceScan, SourceScanOptions } from '@cairn/state-scan'
 
 /**
  * From the server to a scan worker. Chunks travel through the shared ring given at start. Each

@@ -1,7 +1,7 @@
 // A worker thread that scans state bodies for the server (see worker-scanners.ts), so that a
 // large upload's JSON check runs beside its hashing and its disk writes instead of after them.
 import { parentPort, workerData } from 'node:worker_threads'
-import { InvalidStateError, scannerFor, type InlineScanner } from '@cairn/core'
+import { scannerFor, StateScanError, type InlineScanner } from '@cairn/state-scan'
 import type { FromWorker, ToWorker } from './messages'
 
 const port = parentPort
@@ -60,7 +60,7 @@ port.on('message', (message: ToWorker) => {
       port.postMessage({ type: 'done', job, scan } satisfies FromWorker, moved)
     }
   } catch (error) {
-    if (!(error instanceof InvalidStateError)) throw error
+    if (!(error instanceof StateScanError)) throw error
     failed = true
     scanner = undefined
     reply({ type: 'error', job, reason: error.reason })

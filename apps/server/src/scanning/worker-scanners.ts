@@ -1,13 +1,13 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import {
-  InvalidStateError,
   scannerFor,
+  StateScanError,
   type ChunkScanner,
   type ScannerSource,
   type SourceScan,
   type SourceScanOptions,
-} from '@cairn/core'
+} from '@cairn/state-scan'
 import type { FromWorker, JobStart, ToWorker } from './messages'
 
 /** Bodies declared at least this large are scanned on a worker; smaller ones inline. */
@@ -209,7 +209,7 @@ class WorkerScanner implements ChunkScanner {
         this.#acked = undefined
         break
       case 'error':
-        this.#fail(new InvalidStateError(message.reason))
+        this.#fail(new StateScanError(message.reason))
         break
       case 'entries':
         this.#onEntries?.(message.block)

@@ -1,17 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  createCore,
-  createMemoryStore,
-  systemClock,
-  type Clock,
-  type Core,
-  type ObjectStore,
-} from '@cairn/core'
+import { createMemoryStore, systemClock, type Clock, type ObjectStore } from '@cairn/core'
 import type { Hono } from 'hono'
 import type { AuthService } from '@cairn/auth'
 import { createApp } from '../app'
+import { composeServices, type Services } from '../services'
 import { accessControl } from '../auth/access-control'
 import { loginDirectory } from '../auth/login-directory'
 import { setUpIdentity } from '../auth/identity-setup'
@@ -51,13 +45,13 @@ export interface InProcessOptions {
 /** The server's default `SVC_TOKENS_LOGIN_MAX_AGE`: 30 days. */
 const DEFAULT_LOGIN_MAX_AGE_MS = 720 * 3_600_000
 
-export interface InProcessApp {
+/**
+ * The services the app serves (`core`, `rbac`, `audit`) are there for arranging what a test needs
+ * without a route for it (an assignment given by an administrator while every caller of the app
+ * is `anonymous`).
+ */
+export interface InProcessApp extends Services {
   app: Hono<AppEnv>
-  /**
-   * The core the app serves, for arranging what a test needs without a route for it (an
-   * assignment given by an administrator while every caller of the app is `anonymous`).
-   */
-  core: Core
   /** The store under the core, for what no route can arrange (a state stored by an older server). */
   store: ObjectStore
   /** The app's identity service, to check what it issued (it is not consulted with auth off). */
@@ -88,9 +82,9 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
     if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true })
   }
   try {
-    const core = createCore({
+    const services = composeServices({
       store,
-      rbac: accessControl({
+      access: accessControl({
         authDisable: !local,
         rbac: { enabled: false, admins: [], ...options.rbac },
       }),
@@ -100,6 +94,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
         : { lockStaleAfterMs: options.lockStaleAfterMs }),
       ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
     })
+    const { core } = services
     // Wired as the server wires it.
     const identity = await setUpIdentity({
       config: authSettings,
@@ -108,10 +103,10 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
       store,
       clock: systemClock,
       log,
-      recordLogin: (principal) => core.rbac.recordLogin(principal),
+      recordLogin: (principal) => services.rbac.recordLogin(principal),
       isAdmin: (principal) => core.authorizer.isAdmin(principal),
       logins: {
-        directory: loginDirectory(core.rbac),
+        directory: loginDirectory(services.rbac),
         maxAgeMs: options.tokensLoginMaxAgeMs ?? DEFAULT_LOGIN_MAX_AGE_MS,
       },
     })
@@ -122,7 +117,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
     }
     const app = createApp({
       store,
-      core,
+      ...services,
       identity,
       authSettings,
       clock: systemClock,
@@ -135,7 +130,15 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
         ? {}
         : { maxMultipartUploads: options.maxMultipartUploads }),
     })
-    return { app, core, store, auth: identity.auth, request: app.request, adminToken, close }
+    return {
+      app,
+      ...services,
+      store,
+      auth: identity.auth,
+      request: app.request,
+      adminToken,
+      close,
+    }
   } catch (error) {
     await close()
     throw error

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { LockInfo } from '@cairn/core'
+import type { LockInfo } from '@cairn/contract'
 import { expect } from 'vitest'
 
 /** An answer read whole: status, headers, the raw bytes, and the body parsed as JSON if it is. */

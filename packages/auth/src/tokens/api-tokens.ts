@@ -1,19 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import {
-  type Clock,
-  listAllKeys,
-  type ObjectStore,
-  readRecord,
-  scopeCovers,
-  STORE_KEYS,
-  writeRecord,
-} from '@cairn/core'
+import { type Clock, listAllKeys, type ObjectStore, readRecord, scopeCovers, STORE_KEYS, writeRecord } from '@cairn/core'
 import {
   TokenLimitSchema,
   type ApiToken,
   type CreatedApiToken,
   type TokenLimit,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import * as v from 'valibot'
 import { AuthError, TokenVerificationError } from '../errors'
 import { LOCAL_ISSUER, sameIdentity, type Identity } from '../identity'

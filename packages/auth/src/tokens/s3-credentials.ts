@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '@cairn/core'
-import { TokenLimitSchema, type S3CredentialSet } from '@cairn/core/wire'
+import { TokenLimitSchema, type S3CredentialSet } from '@cairn/contract'
 import { decodeJwt, errors, type JWTPayload } from 'jose'
 import * as v from 'valibot'
 import { S3CredentialError, TokenVerificationError } from '../errors'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidRequestError } from '../../errors'
+import { InvalidRequestError } from '../errors'
 import { parseScope, scopeCovers } from './scope'
 
 describe('scopes', () => {

@@ -1,5 +1,5 @@
-import { InvalidRequestError, InvalidUnitIdError } from '../../errors'
-import { parseUnitId } from '../../units/unit-id'
+import { InvalidRequestError, InvalidUnitIdError } from '../errors'
+import { parseUnitId } from '../units/unit-id'
 
 /**
  * Where an assignment applies: `*` (every unit), `<prefix>/*` (every unit under a natural path:

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Core } from '../core'
+import { createCore, type Core } from '../core'
 import {
   ForbiddenError,
   FreezeNotFoundError,
@@ -12,19 +12,25 @@ import {
   id,
   LOCK_A,
   observe,
-  rbacCore,
   root,
   seedUnit,
   state,
   UNIT,
   write,
-} from '../access/rbac/rbac-fixtures'
+} from '../testing/seeded-unit'
 import type { ObjectStore } from '../storage/object-store'
 import { bytesOf } from '../testing/fixtures'
+import { GrantTable } from '../testing/grant-table'
 import { ManualClock } from '../testing/manual-clock'
 
 const carol: Principal = { subject: 'carol' }
-const WRITER = { principal: 'user:carol', role: 'writer', scope: '*' }
+/** root administers; carol may read, write and lock everywhere. */
+const access = new GrantTable(['root']).grant('carol', ['unit:read', 'unit:write', 'unit:lock'])
+
+/** A core over `store` that never waits between retries. */
+function accessCore(store: ObjectStore, clock: ManualClock): Core {
+  return createCore({ store, clock, sleep: () => Promise.resolve(), authorizer: access })
+}
 
 /** Writes a state as carol, holding lock A. */
 function writeHeld(core: Core, serial: number) {
@@ -42,10 +48,9 @@ describe.each(DRIVERS)('freezes, $name store', ({ open }) => {
   beforeEach(async () => {
     ;({ store, dispose } = await open())
     clock = new ManualClock()
-    core = rbacCore(store, clock)
-    other = rbacCore(store, clock)
+    core = accessCore(store, clock)
+    other = accessCore(store, clock)
     await seedUnit(core, clock)
-    await core.rbac.assign(root, WRITER)
   })
   afterEach(async () => {
     await dispose()

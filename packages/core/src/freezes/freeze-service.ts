@@ -1,12 +1,12 @@
 import { demandAdmin, type Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
-import { parsePrefix, scopeCovers } from '../access/rbac/scope'
+import { parsePrefix, scopeCovers } from '../access/scope'
 import { FreezeNotFoundError, InvalidRequestError, UnitFrozenError } from '../errors'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
-import { hasControlCharacters } from '../text/printable'
+import { hasControlCharacters, type Freeze } from '@cairn/contract'
 import type { UnitId } from '../units/unit-id'
-import type { Freeze, FreezeStore } from './freeze-store'
+import type { FreezeStore } from './freeze-store'
 
 /** The longest reason a freeze may give: it is shown whole in Terraform's error. */
 export const MAX_FREEZE_REASON = 500

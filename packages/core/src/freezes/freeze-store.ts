@@ -3,19 +3,20 @@ import { STORE_KEYS } from '../storage/key-layout'
 import type { ObjectStore } from '../storage/object-store'
 import { SharedRecord } from '../storage/shared-record'
 
-export const FreezeSchema = v.object({
+/** A freeze as stored in `ops/freezes.json` (the `/v1` view is the contract's `FreezeSchema`). */
+export const StoredFreezeSchema = v.object({
   id: v.string(),
   prefix: v.string(),
   reason: v.string(),
   created: v.string(),
   by: v.string(),
 })
-export type Freeze = v.InferOutput<typeof FreezeSchema>
+export type StoredFreeze = v.InferOutput<typeof StoredFreezeSchema>
 
 /** Every freeze in force: `ops/freezes.json`. */
 export const FreezesRecordSchema = v.object({
   format: v.literal(1),
-  freezes: v.array(FreezeSchema),
+  freezes: v.array(StoredFreezeSchema),
 })
 export type FreezesRecord = v.InferOutput<typeof FreezesRecordSchema>
 

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
+import { allowAll } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { createMemoryStore } from '../storage/memory-store'
 import type { ObjectStore } from '../storage/object-store'
@@ -20,7 +21,7 @@ describe('dependencies on outputs named like Object.prototype members', () => {
   let core: Core
   let serial = 0
   /** A service with nothing in memory, which reads the graph back from the store. */
-  const fresh = () => createCore({ store, clock, sleep: () => Promise.resolve() })
+  const fresh = () => createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve() })
   const apply = async (unit: string, outputs: Record<string, unknown>) => {
     serial += 1
     clock.advance(1000)
@@ -80,7 +81,7 @@ describe('units named like Object.prototype members', () => {
     async (name) => {
       const store = createMemoryStore()
       const clock = new ManualClock()
-      const fresh = () => createCore({ store, clock, sleep: () => Promise.resolve() })
+      const fresh = () => createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve() })
       const core = fresh()
       const write = async (unit: string, serial: number, outputs: Record<string, unknown>) => {
         clock.advance(1000)
@@ -114,6 +115,7 @@ describe('the statuses of a list of units, read at once', () => {
   beforeEach(() => {
     core = createCore({
       store: createMemoryStore(),
+      authorizer: allowAll,
       clock: new ManualClock(),
       sleep: () => Promise.resolve(),
     })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { allowAll } from '../access/authorizer'
 import { createCore } from '../core'
 import { createMemoryStore } from '../storage/memory-store'
 import { ManualClock } from '../testing/manual-clock'
@@ -12,7 +13,7 @@ const name = (index: number) => `u/${String(index).padStart(5, '0')}`
 describe('WholeGraph', () => {
   it('reads every unit, in ranges split where the last read found them, as units come and go', async () => {
     const store = createMemoryStore()
-    const core = createCore({ store, clock: new ManualClock() })
+    const core = createCore({ store, authorizer: allowAll, clock: new ManualClock() })
     for (let index = 0; index < 2500; index += 2)
       await core.units.create(alice, parseUnitId(name(index)))
     const whole = new WholeGraph(new UnitRecordStore(store, () => Promise.resolve()))
@@ -34,7 +35,7 @@ describe('WholeGraph', () => {
 
   it('answers requests that ask while a read is under way from one begun after they asked', async () => {
     const store = createMemoryStore()
-    const core = createCore({ store, clock: new ManualClock() })
+    const core = createCore({ store, authorizer: allowAll, clock: new ManualClock() })
     await core.units.create(alice, parseUnitId('first'))
     const whole = new WholeGraph(new UnitRecordStore(store, () => Promise.resolve()))
     const early = whole.read(performance.now())

@@ -1,7 +1,6 @@
-import * as v from 'valibot'
+import type { Dependency, VersionRef } from '@cairn/contract'
 import { shortDigest } from '../state/canonical-json'
 import { outputNamed } from '../state/outputs'
-import type { Dependency } from '../units/requests'
 import type { StoredEdge, UnitRecord } from '../units/unit-record'
 
 /**
@@ -21,13 +20,6 @@ export interface GraphNode {
   readonly outputs: Readonly<Record<string, string>> | null
   readonly dependencies: readonly StoredEdge[]
 }
-
-/** A version of an upstream unit, as status answers name it. */
-export const VersionRefSchema = v.object({
-  timestamp: v.string(),
-  serial: v.nullable(v.number()),
-})
-export type VersionRef = v.InferOutput<typeof VersionRefSchema>
 
 /** What the rules read: the nodes of units by ID (undefined: no such unit). */
 export interface GraphReader {

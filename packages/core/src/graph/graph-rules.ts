@@ -1,5 +1,5 @@
 import type { Ack } from '../units/unit-record'
-import type { EdgeStatus, UnitStatus } from '../wire'
+import type { EdgeStatus, UnitStatus } from '@cairn/contract'
 import { digestOf, type GraphReader } from './graph-node'
 
 /**

@@ -5,6 +5,7 @@ import { ForbiddenError, InvalidRequestError, UnitNotFoundError } from '../error
 import { createMemoryStore } from '../storage/memory-store'
 import type { ObjectStore } from '../storage/object-store'
 import { bytesOf, terraformState } from '../testing/fixtures'
+import { GrantTable } from '../testing/grant-table'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
 import { markConsumer } from './consumer-marks'
@@ -17,6 +18,7 @@ describe('the neighbourhood of a unit', () => {
   let store: ObjectStore
   let clock: ManualClock
   let core: Core
+  let access: GrantTable
   let serial = 0
 
   const apply = async (unit: string, outputs: Record<string, unknown> = {}) => {
@@ -33,7 +35,8 @@ describe('the neighbourhood of a unit', () => {
   beforeEach(async () => {
     store = createMemoryStore()
     clock = new ManualClock()
-    core = createCore({ store, clock, rbac: { enabled: true, admins: ['user:root'] } })
+    access = new GrantTable(['root'])
+    core = createCore({ store, clock, authorizer: access })
     serial = 0
     // team/net and team/db -> team/app -> team/web -> team/cdn
     for (const unit of ['team/net', 'team/db', 'team/app', 'team/web', 'team/cdn']) {
@@ -110,7 +113,7 @@ describe('the neighbourhood of a unit', () => {
       await depend('team/app', { from: 'other/net', output: 'vpc' }, { from: 'team/net' })
       await depend('other/web', { from: 'team/app' })
       await depend('team/end', { from: 'other/web' })
-      await core.rbac.assign(root, { principal: 'user:bob', role: 'reader', scope: 'team/*' })
+      access.grant('bob', ['unit:read'], 'team/*')
     })
 
     it('shows the units it may not read as hidden nodes, without their IDs, and goes no further', async () => {

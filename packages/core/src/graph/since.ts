@@ -4,7 +4,8 @@ import { readRecord } from '../storage/stored-json'
 import { versionsFolder } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import { VersionRecordSchema } from '../units/unit-record'
-import { digestOf, type GraphNode, type VersionRef } from './graph-node'
+import type { VersionRef } from '@cairn/contract'
+import { digestOf, type GraphNode } from './graph-node'
 
 /** How many earlier versions of an upstream a search for `since` reads at most. */
 const WALK_VERSIONS = 100

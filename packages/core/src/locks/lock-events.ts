@@ -1,6 +1,5 @@
 import type { Principal } from '../access/principal'
-import type { Source } from '../units/unit-record'
-import type { LockInfo } from './lock-info'
+import type { LockInfo, Source } from '@cairn/contract'
 
 /** A lock taken or released, as the lock service reports it once its write stands. */
 export interface LockEvent {

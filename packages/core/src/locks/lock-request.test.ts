@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidLockInfoError } from '../errors'
-import { parseLockRequest } from './lock-info'
+import { parseLockRequest } from './lock-request'
 
 describe('lock info', () => {
   it("accepts Terraform's LockInfo as it sends it", () => {

@@ -1,7 +1,8 @@
 import { isSamePrincipal, type Principal } from '../access/principal'
 import { InvalidRequestError, LockConflictError, PreconditionError } from '../errors'
-import type { HeldLock, Source } from '../units/unit-record'
-import { parseLockRequest, type LockInfo, type LockRequest } from './lock-info'
+import type { HeldLock } from '../units/unit-record'
+import type { LockInfo, LockRequest, Source } from '@cairn/contract'
+import { parseLockRequest } from './lock-request'
 
 /**
  * How a write proves it may pass the unit's lock. Either way the lock must be the writer's own:

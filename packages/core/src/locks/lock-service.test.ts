@@ -1,10 +1,27 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { id, rbacCore, root } from '../access/rbac/rbac-fixtures'
+import type { Permission } from '../access/authorizer'
 import type { Principal } from '../access/principal'
-import type { Core } from '../core'
+import { createCore, type Core, type CoreOptions } from '../core'
 import { InvalidRequestError } from '../errors'
 import { createMemoryStore } from '../storage/memory-store'
+import { GrantTable } from '../testing/grant-table'
 import { ManualClock } from '../testing/manual-clock'
+import { id, root } from '../testing/seeded-unit'
+
+/** A core where root administers and alice holds `permissions` on `scope`. */
+function accessCore(
+  clock: ManualClock,
+  alice: { permissions: readonly Permission[]; scope: string } = { permissions: [], scope: '*' },
+  more: Partial<CoreOptions> = {},
+): Core {
+  return createCore({
+    store: createMemoryStore(),
+    clock,
+    sleep: () => Promise.resolve(),
+    authorizer: new GrantTable(['root']).grant('alice', alice.permissions, alice.scope),
+    ...more,
+  })
+}
 
 const alice: Principal = { subject: 'alice', issuer: 'https://idp.example' }
 const HOUR = 60 * 60 * 1000
@@ -16,11 +33,11 @@ describe('the lock list', () => {
 
   beforeEach(async () => {
     clock = new ManualClock()
-    core = rbacCore(createMemoryStore(), clock)
+    // alice manages team-a/*, and so reads its locks and no others.
+    core = accessCore(clock, { permissions: ['unit:manage'], scope: 'team-a/*' })
     for (const unit of ['team-a/app', 'team-a/net', 'team-a/idle', 'team-b/app']) {
       await core.units.create(root, id(unit))
     }
-    await core.rbac.assign(root, { principal: 'user:alice', role: 'admin', scope: 'team-a/*' })
   })
 
   const lock = (
@@ -104,7 +121,7 @@ describe('the lock list', () => {
   })
 
   it('takes its threshold from lockStaleAfterMs', async () => {
-    const quick = rbacCore(createMemoryStore(), clock, { lockStaleAfterMs: 1000 })
+    const quick = accessCore(clock, undefined, { lockStaleAfterMs: 1000 })
     await quick.units.create(root, id('app'))
     await quick.locks.lock(root, id('app'), {}, { source: 'api' })
     clock.advance(1001)
@@ -117,9 +134,11 @@ describe('a forced unlock', () => {
   let core: Core
 
   beforeEach(async () => {
-    core = rbacCore(createMemoryStore(), new ManualClock())
+    core = accessCore(new ManualClock(), {
+      permissions: ['unit:read', 'unit:write', 'unit:lock'],
+      scope: 'app',
+    })
     await core.units.create(root, id('app'))
-    await core.rbac.assign(root, { principal: 'user:alice', role: 'writer', scope: 'app' })
     await core.locks.lock(alice, id('app'), { ID: LOCK_A }, { source: 'http' })
   })
 

@@ -4,16 +4,10 @@ import { mapLimit } from '../concurrency/map-limit'
 import { InvalidRequestError, LockConflictError, UnitNotFoundError } from '../errors'
 import { iso } from '../runtime/clock'
 import { writeRecord } from '../storage/stored-json'
-import { printableText } from '../text/printable'
+import { printableText, type LockInfo, type LockRequest, type Source } from '@cairn/contract'
 import { historyKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
-import {
-  newUnitRecord,
-  type HeldLock,
-  type HistoryEvent,
-  type Source,
-  type UnitRecord,
-} from '../units/unit-record'
+import { newUnitRecord, type HeldLock, type HistoryRecord, type UnitRecord } from '../units/unit-record'
 import {
   listUnits,
   pageLimit,
@@ -22,7 +16,6 @@ import {
   type PageOptions,
 } from '../units/unit-listing'
 import { viewOf, type HeldLockView } from './held-lock-view'
-import type { LockInfo, LockRequest } from './lock-info'
 import { completeLockInfo, describeLock, releaseOf, type UnlockRequest } from './lock-rules'
 import type { Kernel } from '../kernel'
 
@@ -209,7 +202,7 @@ export class LockService {
     }
   }
 
-  async #recordEvent(id: UnitId, epoch: string, event: HistoryEvent): Promise<void> {
+  async #recordEvent(id: UnitId, epoch: string, event: HistoryRecord): Promise<void> {
     const key = historyKey(id, epoch, Date.parse(event.timestamp), this.#kernel.ids.token())
     await writeRecord(this.#kernel.store, key, event)
   }

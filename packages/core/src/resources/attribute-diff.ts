@@ -1,6 +1,6 @@
 import { InvalidStateError } from '../errors'
 import { outputNamed, type StateOutput } from '../state/outputs'
-import type { AttributeChange, OutputChange } from '../wire'
+import type { AttributeChange, OutputChange } from '@cairn/contract'
 import type { IndexDiff } from './index-diff'
 import {
   indexCursor,

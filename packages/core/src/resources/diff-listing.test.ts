@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { UnitDiff } from '../wire'
+import type { UnitDiff } from '@cairn/contract'
 import { collectDiff, diffListing, type DiffSide } from './diff-listing'
 import { DiffTable, matchTables } from './diff-table'
 import { compareInstances, diffIndexes, toResource } from './index-diff'

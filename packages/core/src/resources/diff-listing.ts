@@ -1,11 +1,10 @@
 import type { StateOutput } from '../state/outputs'
-import type { Version } from '../units/unit-record'
-import type { OutputChange, Resource, ResourceChange, UnitDiff } from '../wire'
+import type { OutputChange, Resource, ResourceChange, UnitDiff, Version } from '@cairn/contract'
 import { attributeChanges, outputChanges, type OutputChanges } from './attribute-diff'
 import { ADDED, CHANGED, REMOVED, type DiffTable } from './diff-table'
 import { IndexReader, parseEntry, UnreadableIndexError } from './index-entries'
 import { diffIndexes, toResource } from './index-diff'
-import type { InstanceDetail } from './instance-collector'
+import type { InstanceDetail } from '@cairn/state-scan'
 import { encodeDiffCursor, type DiffCursor } from './page-cursor'
 import type { IndexedInstance } from './resource-index'
 

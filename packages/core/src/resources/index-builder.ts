@@ -1,7 +1,6 @@
 import { outputDigests } from '../state/canonical-json'
 import { parseOutputs } from '../state/outputs'
-import type { ScannedState } from '../state/state-scanner'
-import { compare } from './instance-collector'
+import { compare, type ScannedState } from '@cairn/state-scan'
 import { DIGESTS, type IndexedOutput, type ResourceIndex } from './resource-index'
 
 /** An index as stored: its JSON, and how many instances it lists. */

@@ -1,4 +1,4 @@
-import type { Resource } from '../wire'
+import type { Resource } from '@cairn/contract'
 import type { IndexedInstance, IndexedOutput, ResourceIndex } from './resource-index'
 
 /**

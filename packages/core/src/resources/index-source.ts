@@ -7,7 +7,7 @@ import {
   type ScannerSource,
   type SourceScanOptions,
   type SourceScan,
-} from '../state/chunk-scanner'
+} from '@cairn/state-scan'
 import type { UnitId } from '../units/unit-id'
 import type { VersionRecord } from '../units/unit-record'
 import { openVersion } from '../versions/version-lookup'

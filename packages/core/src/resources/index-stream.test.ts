@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'
 import { describe, expect, it } from 'vitest'
-import { StateScanner } from '../state/state-scanner'
+import { StateScanner } from '@cairn/state-scan'
 import { buildIndexBytes } from './index-builder'
 import { IndexStream, NoIndex } from './index-stream'
 

@@ -1,4 +1,4 @@
-import type { ScannedState } from '../state/state-scanner'
+import type { ScannedState } from '@cairn/state-scan'
 import { INDEX_OPENING, indexClosing } from './index-builder'
 import type { IndexRef } from './resource-index'
 

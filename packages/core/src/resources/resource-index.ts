@@ -1,29 +1,12 @@
 import * as v from 'valibot'
 
+export { IDENTITY_ATTRIBUTES, MAX_IDENTITY_CHARS, MAX_INDEXED_INSTANCES } from '@cairn/state-scan'
+
 /**
  * The resource index of one state version: what a Terraform state holds, learned while its body
  * streamed in, small enough to read whole. Stored beside the version's state object and named by
  * its version record, so the two are committed together and never disagree.
  */
-
-/** The top-level string attributes users search by, when an instance has them. */
-export const IDENTITY_ATTRIBUTES = [
-  'id',
-  'arn',
-  'name',
-  'self_link',
-  'bucket',
-  'fqdn',
-  'dns_name',
-  'hostname',
-  'email',
-  'url',
-] as const
-
-/** The longest identity value kept; a longer one is not indexed (it is no ID anyone types). */
-export const MAX_IDENTITY_CHARS = 512
-/** The most instances one index holds; a state with more is indexed up to here, `truncated`. */
-export const MAX_INDEXED_INSTANCES = 250_000
 
 /** One resource instance of a state (an object of a resource, or one of its deposed objects). */
 export const IndexedInstanceSchema = v.object({

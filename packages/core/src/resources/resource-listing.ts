@@ -1,5 +1,4 @@
-import type { Version } from '../units/unit-record'
-import type { Resource } from '../wire'
+import type { Resource, Version } from '@cairn/contract'
 import { toResource } from './index-diff'
 import { IndexReader, parseEntry, UnreadableIndexError, type IndexRest } from './index-entries'
 import { encodeListingCursor } from './page-cursor'

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { StateScanner, type ScanOptions } from '../state/state-scanner'
-import { writeBase36, type InstanceDetail } from './instance-collector'
+import { StateScanner, writeBase36, type InstanceDetail, type ScanOptions } from '@cairn/state-scan'
 import { buildIndex, buildIndexBytes } from './index-builder'
 import { compareInstances } from './index-diff'
 import { MAX_INDEXED_INSTANCES, type ResourceIndex } from './resource-index'

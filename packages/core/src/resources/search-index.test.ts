@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidRequestError } from '../errors'
-import type { SearchHit } from '../wire'
+import type { SearchHit } from '@cairn/contract'
 import { SearchIndex, type SearchQuery } from './search-index'
 import { indexOf, instance, syntheticIndex } from './search-test-fixtures'
 import { buildPostings } from './unit-postings'

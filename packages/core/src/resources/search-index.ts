@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../errors'
-import type { SearchHit } from '../wire'
+import type { SearchHit } from '@cairn/contract'
 import type { ResourceIndex } from './resource-index'
 import { Interner } from './interner'
 import { firstIndex } from './sorted-strings'

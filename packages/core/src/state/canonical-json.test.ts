@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { canonicalJson, outputDigests } from './canonical-json'
-import { MAX_STATE_DEPTH } from './json-scan'
+import { MAX_STATE_DEPTH } from '@cairn/state-scan'
 
 describe('canonicalJson', () => {
   it('sorts keys, drops whitespace and escapes strings one way', () => {

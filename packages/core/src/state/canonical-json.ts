@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { MAX_STATE_DEPTH } from './json-scan'
+import { MAX_STATE_DEPTH } from '@cairn/state-scan'
 import { outputMap } from './outputs'
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { allowAll } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { createCore } from '../core'
 import { collectDiff } from '../resources/diff-listing'
@@ -8,7 +9,7 @@ import { listAllKeys, type ObjectStore } from '../storage/object-store'
 import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
-import { MAX_STATE_DEPTH } from './json-scan'
+import { MAX_STATE_DEPTH } from '@cairn/state-scan'
 
 // How deep a state may nest (issue 30: a state 4,000 levels deep was taken, and then its outputs
 // and detailed diffs failed with a stack overflow): refused as it is written, and refused with
@@ -45,7 +46,7 @@ function deepState(serial: number, depth: number): string {
 async function setup() {
   const store = createMemoryStore()
   const clock = new ManualClock()
-  const core = createCore({ store, clock })
+  const core = createCore({ store, authorizer: allowAll, clock })
   await core.units.create(alice, UNIT)
   const write = async (text: string, chunk?: number) => {
     clock.advance(1000)

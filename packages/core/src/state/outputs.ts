@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { InvalidStateError } from '../errors'
 import { ownRecord } from '../validation'
-import type { Version } from '../units/unit-record'
+import type { Version } from '@cairn/contract'
 
 /** One top-level output of a Terraform state (format 4): its value, cty type and sensitivity. */
 export interface StateOutput {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bytesOf, terraformState, textOf } from '../testing/fixtures'
 import { rewriteSerial } from './serial-rewrite'
-import { StateScanner } from './state-scanner'
+import { StateScanner } from '@cairn/state-scan'
 
 describe('serial rewriting', () => {
   it('replaces only the top-level serial, across any chunking', async () => {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { StateTooLargeError } from '../errors'
-import type { ChunkScanner } from './chunk-scanner'
-import type { ScannedState } from './state-scanner'
+import type { ChunkScanner, ScannedState } from '@cairn/state-scan'
 
 /** What a state body turned out to be, known once the whole body has passed. */
 export interface InspectedState {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Authorizer } from '../access/authorizer'
+import { allowAll, type Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import {
   ChecksumMismatchError,
@@ -40,7 +40,7 @@ export function coreContract(name: string, factory: StoreFactory): void {
     let core: Core
     const id = (text: string): UnitId => parseUnitId(text)
     const make = (options: Partial<CoreOptions> = {}) =>
-      createCore({ store, clock, sleep: () => Promise.resolve(), ...options })
+      createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve(), ...options })
     const write = (
       unit: string,
       text: string,
@@ -365,7 +365,7 @@ export function coreContract(name: string, factory: StoreFactory): void {
       })
 
       it('loses no version when many writers write at once', async () => {
-        core = createCore({ store })
+        core = createCore({ store, authorizer: allowAll })
         const count = 25
         const results = await Promise.all(
           Array.from({ length: count }, (_, index) =>
@@ -434,7 +434,7 @@ export function coreContract(name: string, factory: StoreFactory): void {
       })
 
       it('gives the lock to exactly one of 50 concurrent requests', async () => {
-        core = createCore({ store })
+        core = createCore({ store, authorizer: allowAll })
         const results = await Promise.allSettled(
           Array.from({ length: 50 }, () =>
             core.locks.lock(alice, id('app'), {}, { source: 'api' }),

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Authorizer } from '../access/authorizer'
+import { allowAll, type Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import {
   DependencyCycleError,
@@ -12,7 +12,7 @@ import {
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
 import { parseUnitId, type UnitId } from '../units/unit-id'
 import { createCore, type Core, type CoreOptions } from '../core'
-import type { UnitStatus } from '../wire'
+import type { UnitStatus } from '@cairn/contract'
 import { bytesOf, terraformState } from './fixtures'
 import { ManualClock } from './manual-clock'
 import type { StoreFactory } from './object-store-contract'
@@ -32,7 +32,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
     const serials = new Map<string, number>()
     const id = (text: string): UnitId => parseUnitId(text)
     const make = (options: Partial<CoreOptions> = {}) =>
-      createCore({ store, clock, sleep: () => Promise.resolve(), ...options })
+      createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve(), ...options })
 
     /** Writes a Terraform state with these outputs as the unit's next serial, as `apply` would. */
     const apply = async (unit: string, outputs: Record<string, unknown>, service = core) => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { allowAll } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { createMemoryStore } from '../storage/memory-store'
 import { bytesOf, terraformState } from '../testing/fixtures'
@@ -13,7 +14,7 @@ describe('a version whose state file is gone from the store', () => {
   it('answers storage_unavailable alike to a download and to a restore of it', async () => {
     const store = createMemoryStore()
     const clock = new ManualClock()
-    const core = createCore({ store, clock })
+    const core = createCore({ store, authorizer: allowAll, clock })
     await core.units.create(alice, unit)
     const first = await core.states.write(
       alice,

@@ -10,7 +10,7 @@ import {
 import type { LockAging } from '../locks/lock-age'
 import { describeLock } from '../locks/lock-rules'
 import { listAllKeys } from '../storage/object-store'
-import { isPrintableAscii } from '../text/printable'
+import { isPrintableAscii, type Unit } from '@cairn/contract'
 import {
   beginCommit,
   type ExtensionErrorHandler,
@@ -28,14 +28,8 @@ import {
   type PageOptions,
 } from './unit-listing'
 import type { Snapshot } from './unit-record-store'
-import {
-  detailsOf,
-  newUnitRecord,
-  toUnit,
-  type Unit,
-  type UnitDetails,
-  type UnitRecord,
-} from './unit-record'
+import { detailsOf, toUnit, type UnitDetails } from './unit-view'
+import { newUnitRecord, type UnitRecord } from './unit-record'
 import type { Kernel } from '../kernel'
 
 /** How many unit folders one listing asks the store for when a call reads them all. */

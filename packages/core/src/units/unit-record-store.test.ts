@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { allowAll } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { createCore } from '../core'
 import { createMemoryStore } from '../storage/memory-store'
@@ -24,8 +25,7 @@ describe('UnitRecordStore retries', () => {
       },
     }
     let retries = 0
-    const core = createCore({
-      store,
+    const core = createCore({ store, authorizer: allowAll,
       sleep: () => Promise.resolve(),
       onRecordRetry: () => {
         retries += 1

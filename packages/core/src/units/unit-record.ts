@@ -1,27 +1,19 @@
+import { LockInfoSchema, SOURCES } from '@cairn/contract'
 import * as v from 'valibot'
-import { isStale, type LockAging } from '../locks/lock-age'
-import { LockInfoSchema } from '../locks/lock-info'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
 import { IndexRefSchema } from '../resources/resource-index'
 import { OutputDigestsSchema } from '../state/outputs'
 
-/** Which surface a write or lock came through. */
-export const SourceSchema = v.picklist(['api', 'cloud', 's3', 'http', 'restore'])
-export type Source = v.InferOutput<typeof SourceSchema>
+/**
+ * The records core keeps for each unit, as stored: their own schemas, separate from the `/v1`
+ * views (`@cairn/contract`) made of them in `unit-view.ts`, so that a change of the API is never a
+ * silent change of what is stored. A lock's info is Terraform's own LockInfo, the same object on
+ * every protocol and in the record (DESIGN section 3), so it is the contract's.
+ */
 
-/** A version as every API shows it (DESIGN section 4). */
-export const VersionSchema = v.object({
-  timestamp: v.string(),
-  sha256: v.string(),
-  md5: v.string(),
-  size: v.number(),
-  serial: v.nullable(v.number()),
-  lineage: v.nullable(v.string()),
-  author: v.string(),
-  source: SourceSchema,
-})
-export type Version = v.InferOutput<typeof VersionSchema>
+/** Which surface a write or lock came through, as records keep it. */
+const StoredSourceSchema = v.picklist(SOURCES)
 
 /** What a write of a unit saw of one of its dependencies: the upstream digest it acknowledges. */
 export const AckSchema = v.object({
@@ -38,7 +30,14 @@ export type Ack = v.InferOutput<typeof AckSchema>
  * its resource index is.
  */
 export const VersionRecordSchema = v.object({
-  ...VersionSchema.entries,
+  timestamp: v.string(),
+  sha256: v.string(),
+  md5: v.string(),
+  size: v.number(),
+  serial: v.nullable(v.number()),
+  lineage: v.nullable(v.string()),
+  author: v.string(),
+  source: StoredSourceSchema,
   object: v.string(),
   terraform_version: v.nullable(v.string()),
   serial_span: v.nullable(v.tuple([v.number(), v.number()])),
@@ -55,7 +54,7 @@ export const HeldLockSchema = v.object({
   subject: v.string(),
   /** The issuer of the holder's identity; absent on locks taken before issuers were kept. */
   issuer: v.optional(v.string()),
-  source: SourceSchema,
+  source: StoredSourceSchema,
   acquired: v.string(),
   /**
    * When the client signed the request that took the lock (S3's X-Amz-Date), by its own clock:
@@ -98,80 +97,17 @@ export const UnitRecordSchema = v.object({
 })
 export type UnitRecord = v.InferOutput<typeof UnitRecordSchema>
 
-/** Unit metadata as every API shows it (DESIGN section 2). */
-export const UnitSchema = v.object({
-  id: v.string(),
-  created: v.string(),
-  updated: v.string(),
-  size: v.number(),
-  serial: v.nullable(v.number()),
-  lineage: v.nullable(v.string()),
-  sha256: v.nullable(v.string()),
-  locked: v.boolean(),
-  lock: v.nullable(LockInfoSchema),
-  /** Held longer than `SVC_LOCK_STALE_AFTER`; false when unlocked (and from servers before). */
-  lock_stale: v.optional(v.boolean(), false),
-  tags: v.array(v.string()),
-  version_count: v.number(),
-})
-export type Unit = v.InferOutput<typeof UnitSchema>
-
-/** A recorded event in a unit's history. */
-export const HistoryEventSchema = v.object({
+/** A recorded event in a unit's history (`history/`), as stored. */
+export const HistoryRecordSchema = v.object({
   timestamp: v.string(),
   type: v.picklist(['force_unlock']),
   actor: v.string(),
-  source: SourceSchema,
+  source: StoredSourceSchema,
   lock: v.nullable(LockInfoSchema),
   /** Why a forced unlock was done, as its caller said; absent when none was given. */
   reason: v.optional(v.string()),
 })
-export type HistoryEvent = v.InferOutput<typeof HistoryEventSchema>
-
-/** A unit's metadata; `aging` says when its lock counts as stale. */
-export function toUnit(record: UnitRecord, aging: LockAging): Unit {
-  return {
-    id: record.id,
-    created: record.created,
-    updated: record.updated,
-    size: record.current?.size ?? 0,
-    serial: record.current?.serial ?? null,
-    lineage: record.current?.lineage ?? null,
-    sha256: record.current?.sha256 ?? null,
-    locked: record.lock !== null,
-    lock: record.lock?.info ?? null,
-    lock_stale: isStale(record.lock, aging),
-    tags: record.tags,
-    version_count: record.version_count,
-  }
-}
-
-export function toVersion(record: VersionRecord): Version {
-  return {
-    timestamp: record.timestamp,
-    sha256: record.sha256,
-    md5: record.md5,
-    size: record.size,
-    serial: record.serial,
-    lineage: record.lineage,
-    author: record.author,
-    source: record.source,
-  }
-}
-
-/** A unit with the settings that only some surfaces show (the `cloud` workspace's). */
-export interface UnitDetails extends Unit {
-  epoch: string
-  terraform_version: string | null
-}
-
-export function detailsOf(record: UnitRecord, aging: LockAging): UnitDetails {
-  return {
-    ...toUnit(record, aging),
-    epoch: record.epoch,
-    terraform_version: record.terraform_version ?? null,
-  }
-}
+export type HistoryRecord = v.InferOutput<typeof HistoryRecordSchema>
 
 /**
  * A new epoch: the folder of one life of a unit ID, so a unit deleted and created again never

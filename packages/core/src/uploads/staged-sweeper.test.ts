@@ -1,5 +1,6 @@
 import * as v from 'valibot'
 import { describe, expect, it, vi } from 'vitest'
+import { allowAll } from '../access/authorizer'
 import { createCore } from '../core'
 import { STORE_KEYS } from '../storage/key-layout'
 import { createMemoryStore } from '../storage/memory-store'
@@ -156,7 +157,7 @@ describe('the staged-upload sweeper', () => {
   it('sweeps every folder core made staged uploads for', async () => {
     const store = createMemoryStore()
     const clock = new ManualClock()
-    const core = createCore({ store, clock })
+    const core = createCore({ store, authorizer: allowAll, clock })
     const multipart = core.stagedUploads({
       folder: FOLDER,
       idPrefix: 'mpu-',

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import type { Permission } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { createCore } from '../core'
 import { ForbiddenError, StateNotFoundError } from '../errors'
 import { createMemoryStore } from '../storage/memory-store'
 import { bytesOf } from '../testing/fixtures'
+import { GrantTable } from '../testing/grant-table'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
 
@@ -49,22 +51,27 @@ function stateText(serial: number): string {
   )}\n`
 }
 
-/** RBAC on; root wrote team/net twice; carol holds `role` on it. */
+/** What RBAC's built-in roles grant, for the roles these tests give carol. */
+const ROLES: Record<string, readonly Permission[]> = {
+  reader: ['unit:read'],
+  'outputs-reader': ['unit:outputs'],
+  writer: ['unit:read', 'unit:write', 'unit:lock'],
+}
+
+/** root administers and wrote team/net twice; carol holds `role` on it. */
 async function setup(role?: string) {
   const clock = new ManualClock()
-  const core = createCore({
-    store: createMemoryStore(),
-    clock,
-    rbac: { enabled: true, admins: ['user:root'] },
-  })
+  const access = new GrantTable(['root'])
+  const core = Object.assign(
+    createCore({ store: createMemoryStore(), clock, authorizer: access }),
+    { access },
+  )
   await core.units.create(root, UNIT)
   for (const serial of [1, 2]) {
     await core.states.write(root, UNIT, bytesOf(stateText(serial)), { source: 'api' })
     clock.advance(1000)
   }
-  if (role !== undefined) {
-    await core.rbac.assign(root, { principal: 'user:carol', role, scope: 'team/net' })
-  }
+  if (role !== undefined) access.grant('carol', ROLES[role] ?? [], 'team/net')
   return core
 }
 
@@ -119,11 +126,7 @@ describe('the outputs-only view of a state', () => {
     const core = await setup('outputs-reader')
     const empty = parseUnitId('team/empty')
     await core.units.create(root, empty)
-    await core.rbac.assign(root, {
-      principal: 'user:carol',
-      role: 'outputs-reader',
-      scope: 'team/empty',
-    })
+    core.access.grant('carol', ['unit:outputs'], 'team/empty')
     await expect(core.versions.outputsView(carol, empty)).rejects.toBeInstanceOf(StateNotFoundError)
   })
 

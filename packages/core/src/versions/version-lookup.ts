@@ -3,12 +3,9 @@ import { collectBytes, type GetOptions, type ObjectStore } from '../storage/obje
 import { parseStored } from '../storage/stored-json'
 import { versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
-import {
-  toVersion,
-  VersionRecordSchema,
-  type Version,
-  type VersionRecord,
-} from '../units/unit-record'
+import { toVersion } from '../units/unit-view'
+import { VersionRecordSchema, type VersionRecord } from '../units/unit-record'
+import type { Version } from '@cairn/contract'
 import type { Snapshot } from '../units/unit-record-store'
 
 /** A state body with the version it belongs to. */

@@ -2,7 +2,8 @@ import { demand } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import { ForbiddenError, StateNotFoundError } from '../errors'
 import { outputMap, parseOutputs, type StateOutput } from '../state/outputs'
-import { StateScanner, type ScannedState } from '../state/state-scanner'
+import { StateScanner, type ScannedState } from '@cairn/state-scan'
+import { asInvalidState } from '../state/checked-scanners'
 import type { ByteRange } from '../storage/object-store'
 import { parseStored } from '../storage/stored-json'
 import { historyFolder, versionKey, versionsFolder } from '../units/layout'
@@ -14,14 +15,9 @@ import {
   type Page,
   type PageOptions,
 } from '../units/unit-listing'
-import {
-  HistoryEventSchema,
-  toVersion,
-  VersionRecordSchema,
-  type HistoryEvent,
-  type Version,
-  type VersionRecord,
-} from '../units/unit-record'
+import type { HistoryEvent, Version } from '@cairn/contract'
+import { toVersion } from '../units/unit-view'
+import { HistoryRecordSchema, VersionRecordSchema, type VersionRecord } from '../units/unit-record'
 import { openVersion, parseTimestamp, versionAt, type StateDownload } from './version-lookup'
 import type { Kernel } from '../kernel'
 
@@ -187,7 +183,7 @@ export class VersionService {
     const limit = pageLimit(options.limit)
     const after = options.cursor === undefined ? undefined : `${folder}${options.cursor}`
     const page = await readRecords(this.#kernel.store, folder, after, limit + 1, (bytes, key) => ({
-      event: parseStored(HistoryEventSchema, bytes, key),
+      event: parseStored(HistoryRecordSchema, bytes, key),
       key,
     }))
     const items = page.items.slice(0, limit)
@@ -220,8 +216,12 @@ export class VersionService {
     if (target === null) throw new StateNotFoundError(id)
     const { version, body } = await openVersion(this.#kernel.store, id, target)
     const scanner = new StateScanner()
-    for await (const chunk of body) scanner.write(chunk)
-    return { version, scanned: scanner.end() }
+    try {
+      for await (const chunk of body) scanner.write(chunk)
+      return { version, scanned: scanner.end() }
+    } catch (error) {
+      throw asInvalidState(error)
+    }
   }
 
   async #find(principal: Principal, id: UnitId, timestamp: string): Promise<VersionRecord> {

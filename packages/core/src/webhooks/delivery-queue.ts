@@ -2,9 +2,8 @@ import * as v from 'valibot'
 import { mapLimit } from '../concurrency/map-limit'
 import { InvalidRequestError } from '../errors'
 import { STORE_KEYS } from '../storage/key-layout'
-import { listAllKeys, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { collectBytes, listAllKeys, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
 import { parseStored, readRecord, writeRecord } from '../storage/stored-json'
-import { collectBytes } from '../storage/object-store'
 import {
   DELIVERY_ERRORS,
   DeliverySchema,
@@ -12,7 +11,7 @@ import {
   type Delivery,
   type DeliveryError,
   type WebhookEvent,
-} from '../wire'
+} from '@cairn/contract'
 import { eventTime, isEventId, newestFirst } from './event-id'
 
 /**

@@ -2,7 +2,7 @@ import { mapLimit } from '../concurrency/map-limit'
 import { iso, type Clock } from '../runtime/clock'
 import type { UnitId } from '../units/unit-id'
 import type { UnitRecordStore } from '../units/unit-record-store'
-import type { DeliveryError, WebhookCreated, WebhookEvent, WebhookEventType } from '../wire'
+import type { DeliveryError, WebhookCreated, WebhookEvent, WebhookEventType } from '@cairn/contract'
 import {
   deliveryOf,
   newEntry,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import type { WebhookEvent } from '../wire'
+import type { WebhookEvent } from '@cairn/contract'
 
 /** The headers and body of one delivery attempt (docs/webhooks.md). */
 export interface SignedDelivery {

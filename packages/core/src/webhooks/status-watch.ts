@@ -3,7 +3,7 @@ import { GraphNodes, type WholeGraph } from '../graph/graph-loader'
 import { StatusReader } from '../graph/graph-rules'
 import type { ObjectStore } from '../storage/object-store'
 import type { UnitRecordStore } from '../units/unit-record-store'
-import type { UnitStatus } from '../wire'
+import type { UnitStatus } from '@cairn/contract'
 import type { EventDraft } from './event-recorder'
 
 /**

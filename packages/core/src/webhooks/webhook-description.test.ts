@@ -1,7 +1,7 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { validate } from '../validation'
-import { WebhookCreatedSchema, WebhookRequestSchema } from '../wire'
+import { WebhookCreatedSchema, WebhookRequestSchema } from '@cairn/contract'
 
 // A webhook's description is shown in terminals (`cairn webhooks ls`) and on the dashboard: it
 // enters without its control characters (issue 30), and the subscription is stored as it entered.

@@ -1,6 +1,5 @@
 import type { UnitRecordStore } from '../units/unit-record-store'
-import type { Version } from '../units/unit-record'
-import type { WebhookEvent, WebhookEventType } from '../wire'
+import type { Version, WebhookEvent, WebhookEventType } from '@cairn/contract'
 import type { UnitChange, WriteExtension } from '../write-path/extensions'
 import { eventPrincipal, type EventRecorder } from './event-recorder'
 import type { StatusWatch } from './status-watch'

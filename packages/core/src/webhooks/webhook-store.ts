@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { STORE_KEYS } from '../storage/key-layout'
 import type { ObjectStore } from '../storage/object-store'
 import { SharedRecord } from '../storage/shared-record'
-import { WebhookCreatedSchema } from '../wire'
+import { WebhookCreatedSchema } from '@cairn/contract'
 
 /** Every webhook subscription, with its secret: `webhooks/hooks.json`. */
 export const WebhooksRecordSchema = v.object({

@@ -8,14 +8,15 @@ import {
   WebhookTargetRefusedError,
 } from '../errors'
 import { createCore, type Core } from '../core'
-import { DRIVERS } from '../access/rbac/rbac-fixtures'
+import { GrantTable } from '../testing/grant-table'
+import { DRIVERS } from '../testing/seeded-unit'
 import type { ObjectStore } from '../storage/object-store'
 import { STORE_KEYS } from '../storage/key-layout'
 import { writeRecord } from '../storage/stored-json'
 import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { parseUnitId } from '../units/unit-id'
-import type { WebhookEvent, WebhookEventType } from '../wire'
+import type { WebhookEvent, WebhookEventType } from '@cairn/contract'
 import { DeliveryQueue, deliveryOf, newEntry } from './delivery-queue'
 import type {
   DeliveryFailure,
@@ -60,7 +61,8 @@ function newCore(store: ObjectStore, clock: ManualClock, allowed: string[] = [])
     store,
     clock,
     sleep: () => Promise.resolve(),
-    rbac: { enabled: true, admins: ['user:root'] },
+    // root administers; carol may read, write and lock, and administers nothing.
+    authorizer: new GrantTable(['root']).grant('carol', ['unit:read', 'unit:write', 'unit:lock']),
     webhookTargets: new WebhookTargets({ allowed: parseAllowedHosts(allowed) }),
   })
 }
@@ -257,7 +259,6 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
 
     it('reports locks, unlocks and forced unlocks with the reason', async () => {
       await subscribe(['unit.locked', 'unit.unlocked', 'unit.force_unlocked'])
-      await core.rbac.assign(root, { principal: 'user:carol', role: 'writer', scope: '*' })
       const lock = await core.locks.lock(
         carol,
         UNIT,

@@ -1,6 +1,7 @@
 import type { Principal } from '../access/principal'
 import type { UnitId } from '../units/unit-id'
-import type { Source, UnitRecord, Version, VersionRecord } from '../units/unit-record'
+import type { Source, Version } from '@cairn/contract'
+import type { UnitRecord, VersionRecord } from '../units/unit-record'
 
 /** A change of a unit's state that the write path commits: a write, a restore or a delete. */
 export interface UnitChange {

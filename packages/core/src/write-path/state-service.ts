@@ -1,7 +1,7 @@
 import { demand } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import type { UnitId } from '../units/unit-id'
-import type { Version } from '../units/unit-record'
+import type { Version } from '@cairn/contract'
 import { parseTimestamp, versionAt } from '../versions/version-lookup'
 import type { StateWriter, WriteOptions } from './state-writer'
 import type { Kernel } from '../kernel'

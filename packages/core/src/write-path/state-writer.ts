@@ -10,7 +10,7 @@ import { checkWriteLock, type LockGuard } from '../locks/lock-rules'
 import { iso } from '../runtime/clock'
 import { rewriteSerial } from '../state/serial-rewrite'
 import { checkSerial } from '../state/serial-rules'
-import type { ScannerSource } from '../state/chunk-scanner'
+import type { ScannerSource } from '@cairn/state-scan'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
 import { writeRecord } from '../storage/stored-json'
@@ -19,15 +19,9 @@ import type { IndexRef } from '../resources/resource-index'
 import { indexKeyOf, stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import type { Snapshot } from '../units/unit-record-store'
-import {
-  newEpoch,
-  newUnitRecord,
-  toVersion,
-  type Source,
-  type UnitRecord,
-  type Version,
-  type VersionRecord,
-} from '../units/unit-record'
+import { newEpoch, newUnitRecord, type UnitRecord, type VersionRecord } from '../units/unit-record'
+import { toVersion } from '../units/unit-view'
+import type { Source, Version } from '@cairn/contract'
 import { openVersion } from '../versions/version-lookup'
 import { beginCommit, type ExtensionErrorHandler, type WriteExtension } from './extensions'
 import type { Kernel } from '../kernel'

@@ -62,7 +62,7 @@ describe('the locks page', () => {
     try {
       await stale.core.units.create(ARRANGER, parseUnitId('team/app'))
       await stale.core.locks.lock(ARRANGER, parseUnitId('team/app'), {}, { source: 'http' })
-      await stale.core.rbac.assign(ARRANGER, {
+      await stale.rbac.assign(ARRANGER, {
         principal: 'user:anonymous',
         role: 'reader',
         scope: '*',

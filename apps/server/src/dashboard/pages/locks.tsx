@@ -1,4 +1,4 @@
-import type { HeldLockView } from '@cairn/core'
+import type { HeldLockView } from '@cairn/contract'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { flashed, may, queryOf, viewerOf, type DashboardDeps } from '../context'

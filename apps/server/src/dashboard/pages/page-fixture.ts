@@ -28,7 +28,7 @@ export function usePageFixture() {
     },
     /** Gives `anonymous` a role on a scope. */
     grant: (role: string, scope: string) =>
-      app().core.rbac.assign(ARRANGER, { principal: 'user:anonymous', role, scope }),
+      app().rbac.assign(ARRANGER, { principal: 'user:anonymous', role, scope }),
     /** Writes a state to a unit (made if needed) as a new version. */
     write: (unit: string, text: string) =>
       app().core.states.write(ARRANGER, parseUnitId(unit), bytesOf(text), {

@@ -1,4 +1,4 @@
-import type { SearchPage } from '@cairn/core/wire'
+import type { SearchPage } from '@cairn/contract'
 import { Hono } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
 import { noteSearch } from '../../audit/search-note'

@@ -1,4 +1,5 @@
-import type { Core, Principal, UnitStatus } from '@cairn/core'
+import type { Core, Principal } from '@cairn/core'
+import type { UnitStatus } from '@cairn/contract'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'

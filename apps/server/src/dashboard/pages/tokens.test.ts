@@ -1,6 +1,6 @@
 import { LOCAL_ISSUER } from '@cairn/auth'
 import { parseUnitId } from '@cairn/core'
-import type { AuditRecord } from '@cairn/core/wire'
+import type { AuditRecord } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../../testing/in-process'
 

@@ -1,13 +1,12 @@
 import { AuthError } from '@cairn/auth'
 import { InvalidRequestError, validate } from '@cairn/core'
-import {
-  CreateApiTokenRequestSchema,
-  type ApiToken,
-  type CreateApiTokenRequest,
-  type CreatedApiToken,
-} from '@cairn/core/wire'
+import type { ApiToken, CreatedApiToken } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
+import {
+  CreateApiTokenRequestSchema,
+  type CreateApiTokenRequest,
+} from '../../auth/token-request'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../dashboard'
 import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'

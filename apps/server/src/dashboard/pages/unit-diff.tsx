@@ -6,7 +6,7 @@ import type {
   ResourceChange,
   UnitDiff,
   Version,
-} from '@cairn/core/wire'
+} from '@cairn/contract'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { requestSignal } from '../../http/request-signal'

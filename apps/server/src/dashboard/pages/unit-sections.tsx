@@ -1,4 +1,5 @@
-import type { StateOutput, Unit, UnitStatus } from '@cairn/core'
+import type { StateOutput } from '@cairn/core'
+import type { Unit, UnitStatus } from '@cairn/contract'
 import { Ago, DataTable, hiddenUnits, StatusDot, unitHref } from '../view/layout'
 
 /** The longest value or type shown of an output, in characters: the page stays readable. */

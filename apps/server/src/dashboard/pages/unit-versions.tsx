@@ -1,4 +1,5 @@
-import type { Page as Listing, Version } from '@cairn/core'
+import type { Page as Listing } from '@cairn/core'
+import type { Version } from '@cairn/contract'
 import { Ago, DataTable, size, unitHref } from '../view/layout'
 
 export interface VersionsProps {

@@ -1,4 +1,5 @@
-import { collectDiff, parseUnitId, type Principal, type Version } from '@cairn/core'
+import { collectDiff, parseUnitId, type Principal } from '@cairn/core'
+import type { Version } from '@cairn/contract'
 import { bytesOf, terraformState } from '@cairn/core/testing'
 import { afterEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../../testing/in-process'
@@ -360,7 +361,7 @@ describe('with RBAC on, a reader', () => {
   async function asReader(): Promise<{ browser: Browser; grant: (role: string) => Promise<void> }> {
     fixture = await inProcessApp({ rbac: { enabled: true } })
     const grant = async (role: string) => {
-      await fixture.core.rbac.assign(ARRANGER, { principal: 'user:anonymous', role, scope: '*' })
+      await fixture.rbac.assign(ARRANGER, { principal: 'user:anonymous', role, scope: '*' })
     }
     await grant('reader')
     return { browser: new Browser(), grant }
@@ -382,7 +383,7 @@ describe('with RBAC on, a reader', () => {
     // The form token of this session, read while it was allowed more.
     await grant('admin')
     const csrf = csrfOf(await browser.page(`/app/unit/unlock?id=${encodeURIComponent(UNIT)}`))
-    await fixture.core.rbac.revoke(ARRANGER, {
+    await fixture.rbac.revoke(ARRANGER, {
       principal: 'user:anonymous',
       role: 'admin',
       scope: '*',

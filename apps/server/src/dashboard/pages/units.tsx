@@ -1,4 +1,5 @@
-import type { Core, Unit, UnitId } from '@cairn/core'
+import type { Core, UnitId } from '@cairn/core'
+import type { Unit } from '@cairn/contract'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'
