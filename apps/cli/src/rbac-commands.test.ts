@@ -288,7 +288,7 @@ describe('cairn rbac with RBAC on, anonymous an administrator', () => {
   it('removes a user: their tokens stop, the assignments naming them go, their groups\u2019 stay', async () => {
     const app = server as InProcessApp
     const dave = { subject: 'dave', issuer: 'https://id.example.test', groups: ['ops'], roles: [] }
-    await app.core.rbac.recordLogin(dave)
+    await app.rbac.recordLogin(dave)
     const token = await app.auth.createApiToken(dave, 'laptop')
     await cairn('rbac', 'assign', 'user:dave', 'writer', '--scope', 'team/*')
     await cairn('rbac', 'assign', 'group:ops', 'reader', '--scope', '*')
@@ -320,7 +320,7 @@ describe('cairn rbac with RBAC on, anonymous holding outputs-reader only', () =>
     const app = await serve({ rbac: { enabled: true, admins: ['user:root'] } })
     // An administrator makes anonymous one for a moment, through core (every caller of the app is
     // anonymous); anonymous then sets up the units and gives up all but outputs-reader.
-    await app.core.rbac.assign(
+    await app.rbac.assign(
       { subject: 'root' },
       {
         principal: 'user:anonymous',

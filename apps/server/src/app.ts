@@ -182,6 +182,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/',
     dashboardRoutes({
       core: deps.core,
+      resources: deps.resources,
       auth,
       mode,
       clock: deps.clock,

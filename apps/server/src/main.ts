@@ -3,7 +3,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
-import { createMemoryStore, DataDirInUseError, openFsStore, systemClock, parseAllowedHosts, upgradeLayout, WebhookTargets, type FsStore, type ObjectStore } from '@cairn/core'
+import {
+  createMemoryStore,
+  DataDirInUseError,
+  openFsStore,
+  systemClock,
+  upgradeLayout,
+  type FsStore,
+  type ObjectStore,
+} from '@cairn/core'
+import { parseAllowedHosts, WebhookTargets } from '@cairn/webhooks'
 import { createApp } from './app'
 import { composeServices } from './services'
 import { accessControl } from './auth/access-control'
@@ -224,7 +233,7 @@ async function main(): Promise<void> {
     refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
   )
   const metricsServer = await serveMetrics(config, metrics, log)
-  const deliveries = core.webhooks.worker({
+  const deliveries = services.webhooks.worker({
     send: createHttpSender({ targets: webhookTargets }),
     onOutcome: (event, outcome) => {
       metrics.webhookDeliveries.inc({ event, outcome })
@@ -250,7 +259,7 @@ async function main(): Promise<void> {
   })
   sweeper.start()
   // Searches answer from memory: load the index now rather than on the first one.
-  core.resources.warm((error) => {
+  services.resources.warm((error) => {
     log.warn('the search index could not be loaded; the first search tries again', { error })
   })
   stopOnSignals(server, config, log, async () => {

@@ -9,6 +9,8 @@ import {
   type ObjectStore,
 } from '@cairn/core'
 import { createRbac, type RbacService } from '@cairn/rbac'
+import { StateIndex, type PostingsBuilder, type ResourceService } from '@cairn/state-index'
+import { Webhooks, type WebhookService, type WebhookTargets } from '@cairn/webhooks'
 
 /** What the server is made of, besides its HTTP surfaces: core and the capabilities beside it. */
 export interface Services {
@@ -18,9 +20,16 @@ export interface Services {
   readonly rbac: RbacService
   /** The audit trail, which the HTTP layer appends a record to for each audited request. */
   readonly audit: AuditLog
+  /** What is in the states: a version's resources, diffs, search (the state index). */
+  readonly resources: ResourceService
+  /** Webhook subscriptions, their deliveries, and the worker that delivers them. */
+  readonly webhooks: WebhookService
 }
 
-export interface ServicesOptions extends Omit<CoreOptions, 'authorizer' | 'clock'> {
+export interface ServicesOptions extends Omit<
+  CoreOptions,
+  'authorizer' | 'clock' | 'extensions' | 'lockEvents'
+> {
   store: ObjectStore
   /** RBAC on or off, and the administrators (`accessControl(config)`). */
   access: { enabled: boolean; admins: readonly string[] }
@@ -29,16 +38,31 @@ export interface ServicesOptions extends Omit<CoreOptions, 'authorizer' | 'clock
   auditRetentionMs?: number
   /** Hears of a sweep of expired audit records that failed; the record appended stands. */
   onAuditSweepError?: (error: unknown) => void
+  /** `SVC_RESOURCE_INDEX`: index the resources of every state written (on unless false). */
+  indexResources?: boolean
+  /** Where the search index's postings are made (worker threads in the server). */
+  postings?: PostingsBuilder
+  /** Where webhooks may send (`SVC_WEBHOOK_ALLOWED_HOSTS`, and a resolver in the server). */
+  webhookTargets?: WebhookTargets
 }
 
 /**
  * Composes the server's services over one store: access control first (its authorizer decides
- * for core and for every capability), then core with its extensions, then the audit trail. The
+ * for core and for every capability), then core with its extensions (the webhooks and the state
+ * index take part in every commit), then the audit trail. The
  * server's `main` and the in-process app used by tests both build them here, so tests run what
  * the server runs.
  */
 export function composeServices(options: ServicesOptions): Services {
-  const { access, auditRetentionMs, onAuditSweepError, ...coreOptions } = options
+  const {
+    access,
+    auditRetentionMs,
+    onAuditSweepError,
+    indexResources,
+    postings,
+    webhookTargets,
+    ...coreOptions
+  } = options
   const clock = options.clock ?? systemClock
   const rbac = createRbac({
     store: options.store,
@@ -47,7 +71,21 @@ export function composeServices(options: ServicesOptions): Services {
     clock,
     ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
   })
-  const core = createCore({ ...coreOptions, clock, authorizer: rbac.authorizer })
+  const index = new StateIndex({
+    ...(indexResources === undefined ? {} : { indexResources }),
+    ...(postings === undefined ? {} : { postings }),
+  })
+  const webhooks = new Webhooks({
+    ...(webhookTargets === undefined ? {} : { targets: webhookTargets }),
+    onLockEventError: (error) => options.onExtensionError?.('webhooks', error),
+  })
+  const core = createCore({
+    ...coreOptions,
+    clock,
+    authorizer: rbac.authorizer,
+    extensions: [webhooks, index],
+    lockEvents: webhooks.lockEvents,
+  })
   const audit = new AuditLog({
     store: options.store,
     authorizer: rbac.authorizer,
@@ -56,5 +94,11 @@ export function composeServices(options: ServicesOptions): Services {
     ...(auditRetentionMs === undefined ? {} : { retentionMs: auditRetentionMs }),
     ...(onAuditSweepError === undefined ? {} : { onSweepError: onAuditSweepError }),
   })
-  return { core, rbac: rbac.service, audit }
+  return {
+    core,
+    rbac: rbac.service,
+    audit,
+    resources: index.resources,
+    webhooks: webhooks.service,
+  }
 }

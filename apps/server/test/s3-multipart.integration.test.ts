@@ -20,7 +20,7 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { createCore, listAllKeys, STORE_KEYS, type ObjectStore } from '@cairn/core'
+import { createCore, listAllKeys, STORE_KEYS, type ObjectStore, allowAll } from '@cairn/core'
 import { ManualClock } from '@cairn/core/testing'
 import { openS3Store } from '@cairn/storage-s3'
 import {
@@ -413,7 +413,7 @@ describe('expired multipart uploads in one bucket shared by two instances', () =
     try {
       const clock = new ManualClock()
       const instances = stores.map((store) => {
-        const core = createCore({ store: counted(store), clock })
+        const core = createCore({ store: counted(store), authorizer: allowAll, clock })
         // Each instance's S3 surface makes its staged uploads, which the sweeper then sweeps.
         const uploads = core.stagedUploads({
           folder: STORE_KEYS.s3MultipartUploads,

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { WEBHOOK_LEASE_MS } from '@cairn/core'
+import { WEBHOOK_LEASE_MS } from '@cairn/webhooks'
 import { terraformState } from '@cairn/core/testing'
 import { WEBHOOK_EVENTS, type Delivery, type Webhook } from '@cairn/contract'
 import {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { collectBytes, createMemoryStore, InvalidRequestError, listAllKeys, randomIds, type IdSource, type ObjectStore } from '@cairn/core'
+import {
+  collectBytes,
+  createMemoryStore,
+  InvalidRequestError,
+  listAllKeys,
+  randomIds,
+  type IdSource,
+  type ObjectStore,
+} from '@cairn/core'
 import { ManualClock, useStoreDrivers } from '@cairn/core/testing'
 import { AuditLog, type AuditLogOptions } from './audit-log'
 import type { AuditEntry, AuditRecord } from './audit-record'

@@ -1,5 +1,21 @@
 import * as v from 'valibot'
-import { allowAll, demand, ForbiddenError, InvalidRequestError, iso, mapLimit, parseUnitId, PreconditionFailedError, readRecord, writeRecord, type Authorizer, type Clock, type IdSource, type ObjectStore, type Principal } from '@cairn/core'
+import {
+  allowAll,
+  demand,
+  ForbiddenError,
+  InvalidRequestError,
+  iso,
+  mapLimit,
+  parseUnitId,
+  PreconditionFailedError,
+  readRecord,
+  writeRecord,
+  type Authorizer,
+  type Clock,
+  type IdSource,
+  type ObjectStore,
+  type Principal,
+} from '@cairn/core'
 import {
   AUDIT_FOLDER,
   dayFolder,

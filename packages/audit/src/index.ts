@@ -11,7 +11,13 @@ export {
   DEFAULT_AUDIT_READS_PER_QUERY,
   DEFAULT_AUDIT_RETENTION_MS,
 } from './audit-log'
-export type { AuditEntry, AuditNote, AuditOutcome, AuditPrincipal, AuditRecord } from './audit-record'
+export type {
+  AuditEntry,
+  AuditNote,
+  AuditOutcome,
+  AuditPrincipal,
+  AuditRecord,
+} from './audit-record'
 export {
   AuditEntrySchema,
   AuditPrincipalSchema,

@@ -87,6 +87,16 @@ export const StatusListSchema = v.object({
 })
 export type StatusList = v.InferOutput<typeof StatusListSchema>
 
+/** A freeze as `GET /v1/freezes` lists it: no lock and no write under `prefix` until lifted. */
+export const FreezeSchema = v.object({
+  id: v.string(),
+  prefix: v.string(),
+  reason: v.string(),
+  created: v.string(),
+  by: v.string(),
+})
+export type Freeze = v.InferOutput<typeof FreezeSchema>
+
 /** Every error body on `/v1`: a stable code, a sentence, and fields that help. */
 /**
  * Every `error` code a `/v1` answer may carry: core's, identity's and the HTTP layer's. The
@@ -335,16 +345,6 @@ export type CreatedApiToken = v.InferOutput<typeof CreatedApiTokenSchema>
 
 /** `GET /v1/auth/tokens` */
 export const ApiTokenListSchema = v.object({ tokens: v.array(ApiTokenSchema) })
-
-/** A freeze as `GET /v1/freezes` lists it: no lock and no write under `prefix` until lifted. */
-export const FreezeSchema = v.object({
-  id: v.string(),
-  prefix: v.string(),
-  reason: v.string(),
-  created: v.string(),
-  by: v.string(),
-})
-export type Freeze = v.InferOutput<typeof FreezeSchema>
 
 /** `POST /v1/freezes`: stop every lock and write under `prefix` (`*`, `<prefix>/*` or a unit). */
 export const FreezeRequestSchema = v.object({

@@ -1,23 +1,22 @@
+import { inlineScanners, type ScannerSource } from '@cairn/state-scan'
 import type { Authorizer } from './access/authorizer'
 import { FreezeService } from './freezes/freeze-service'
 import { FreezeStore } from './freezes/freeze-store'
-import type { Kernel } from './kernel'
 import { DependencyService } from './graph/dependency-service'
 import { graphExtension } from './graph/graph-extension'
 import { WholeGraph } from './graph/graph-loader'
 import { SinceFinder } from './graph/since'
+import { StatusWatch } from './graph/status-watch'
+import type { Kernel } from './kernel'
 import { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
+import type { LockEventSink } from './locks/lock-events'
 import { LockService } from './locks/lock-service'
 import { systemClock, type Clock } from './runtime/clock'
 import { randomIds, type IdSource } from './runtime/id-source'
-import { ResourceService } from './resources/resource-service'
-import { SearchFeed } from './resources/search-feed'
-import { SearchIndex } from './resources/search-index'
-import { searchExtension, searchSource, type PostingsBuilder } from './resources/search-wiring'
-import { inlineScanners, type ScannerSource } from '@cairn/state-scan'
 import { checkedScanners } from './state/checked-scanners'
 import type { ObjectStore } from './storage/object-store'
 import { UnitCatalog } from './units/unit-catalog'
+import { UnitRecordStore } from './units/unit-record-store'
 import { StagedSweeper, type StagedSweeperOptions } from './uploads/staged-sweeper'
 import {
   StagedUploads,
@@ -25,19 +24,12 @@ import {
   type StagedUploadsOptions,
   type SweptFolder,
 } from './uploads/staged-uploads'
-import { UnitRecordStore } from './units/unit-record-store'
+import { VersionReader } from './versions/version-reader'
 import { VersionService } from './versions/version-service'
+import type { ExtensionHost } from './write-path/extension-host'
 import type { ExtensionErrorHandler, WriteExtension } from './write-path/extensions'
 import { StateService } from './write-path/state-service'
 import { StateWriter } from './write-path/state-writer'
-import { DeliveryQueue } from './webhooks/delivery-queue'
-import { EventIds } from './webhooks/event-id'
-import { EventRecorder, eventPrincipal } from './webhooks/event-recorder'
-import { StatusWatch } from './webhooks/status-watch'
-import { webhookExtension } from './webhooks/webhook-extension'
-import { WebhookService } from './webhooks/webhook-service'
-import { WebhookStore } from './webhooks/webhook-store'
-import { WebhookTargets } from './webhooks/targets/webhook-targets'
 
 /** The default `SVC_MAX_STATE_BYTES`: 512 MiB. */
 export const DEFAULT_MAX_STATE_BYTES = 512 * 1024 * 1024
@@ -63,25 +55,13 @@ export interface CoreOptions {
   /** Where state bodies are checked; inline by default, a worker thread in the server. */
   scanners?: ScannerSource
   /**
-   * Where the search index's postings are made of each unit's stored index; inline by default,
-   * worker threads in the server.
-   */
-  postings?: PostingsBuilder
-  /**
-   * Index the resources of every state written (`SVC_RESOURCE_INDEX`; on by default): what diffs,
-   * resource listings and search read. Off, they read each version's body when asked instead.
-   */
-  indexResources?: boolean
-  /**
-   * How often each instance's search index is checked against every unit, in milliseconds, to
-   * cover a change note lost to a crash (5 minutes by default).
-   */
-  searchReconcileMs?: number
-  /**
-   * More extensions of the write path, after the dependency graph's (which is always there): each
-   * takes part in every write, restore and delete.
+   * The extensions of the write path, after the dependency graph's (which is core's own): each is
+   * attached to this core once, and takes part in every write, restore and delete (the state
+   * index, the webhooks).
    */
   extensions?: readonly WriteExtension[]
+  /** Hears of every lock taken and released, once its write stands (the webhooks' events). */
+  lockEvents?: LockEventSink
   /**
    * Hears of an extension's step that failed after its change was committed (or while undoing a
    * refused one). The change stands. The server logs these.
@@ -92,11 +72,6 @@ export interface CoreOptions {
    * instance) and retried. The server counts these.
    */
   onRecordRetry?: () => void
-  /**
-   * Where webhooks may send: by default nowhere loopback, private, link-local or metadata, and
-   * names are not resolved when a subscription is made (the server gives a resolver).
-   */
-  webhookTargets?: WebhookTargets
 }
 
 /**
@@ -118,10 +93,6 @@ export interface Core {
   readonly authorizer: Authorizer
   /** Prefixes an administrator froze: no lock and no write there until lifted. */
   readonly freezes: FreezeService
-  /** Webhook subscriptions, their deliveries, and the worker that delivers them. */
-  readonly webhooks: WebhookService
-  /** What is in the states: a version's resources, diffs between versions, search. */
-  readonly resources: ResourceService
   /**
    * Uploads announced first and completed later, on any instance, kept in this core's store under
    * the owner's folder (TFE's pending state versions; S3 multipart uploads).
@@ -136,100 +107,66 @@ export interface Core {
   stagedSweeper(options: StagedSweeperOptions): StagedSweeper
 }
 
-/** Builds the services over one store. Nothing is read until the first call. */
+/**
+ * Builds the services over one store and attaches the extensions to them. Nothing is read until
+ * the first call.
+ */
 export function createCore(options: CoreOptions): Core {
-  const { store } = options
+  const { store, authorizer } = options
   const clock = options.clock ?? systemClock
   const ids = options.ids ?? randomIds
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
-  const { authorizer } = options
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep, options.onRecordRetry)
-  const lockStaleAfterMs = options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS
+  const scanners = checkedScanners(options.scanners ?? inlineScanners)
   const freezes = new FreezeService({
     freezes: new FreezeStore(store, sleep),
     authorizer,
     clock,
     ids,
   })
-  const hooks = new WebhookStore(store, sleep)
-  const queue = new DeliveryQueue(store)
-  const recorder = new EventRecorder(hooks, queue, new EventIds(clock, ids), clock)
   const kernel: Kernel = {
     store,
     records,
     authorizer,
     clock,
     ids,
-    lockStaleAfterMs,
+    lockStaleAfterMs: options.lockStaleAfterMs ?? DEFAULT_LOCK_STALE_AFTER_MS,
     freezes,
-    // The lock stands whatever happens here; an event that could not be queued is reported.
-    lockEvents: async ({ lock, ...event }) => {
-      await recorder
-        .record({
-          type: event.type,
-          unit: event.unit,
-          principal: eventPrincipal(event.principal),
-          source: event.source,
-          lock: { id: lock.ID, operation: lock.Operation, who: lock.Who, created: lock.Created },
-          ...(event.reason === undefined ? {} : { reason: event.reason }),
-        })
-        .catch((error: unknown) => {
-          onExtensionError('webhooks', error)
-        })
-    },
+    ...(options.lockEvents === undefined ? {} : { lockEvents: options.lockEvents }),
   }
-  // The folders of staged uploads, by folder, for the sweeper.
-  const staged = new Map<string, SweptFolder>()
-  const searchIndex = new SearchIndex()
-  const feed = new SearchFeed({
+  const host: ExtensionHost = {
     store,
-    index: searchIndex,
-    source: searchSource(kernel, options.postings),
     clock,
     ids,
-    ...(options.searchReconcileMs === undefined
-      ? {}
-      : { reconcileEveryMs: options.searchReconcileMs }),
-  })
-  const extensions = [
-    graphExtension(records, store),
-    webhookExtension(recorder, records, new StatusWatch(store, records, new WholeGraph(records))),
-    searchExtension(feed),
-    ...(options.extensions ?? []),
-  ]
-  const scanners = checkedScanners(options.scanners ?? inlineScanners)
-  const writer = new StateWriter({
-    kernel,
-    maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
-    indexResources: options.indexResources ?? true,
+    authorizer,
+    sleep,
     scanners,
-    extensions,
-    onExtensionError,
-  })
+    records,
+    versions: new VersionReader(store, records),
+    status: new StatusWatch(store, records, new WholeGraph(records)),
+  }
+  const extensions = [graphExtension(records, store), ...(options.extensions ?? [])]
+  for (const extension of extensions) extension.attach?.(host)
+  // The folders of staged uploads, by folder, for the sweeper.
+  const staged = new Map<string, SweptFolder>()
   return {
     units: new UnitCatalog({ kernel, extensions, onExtensionError }),
-    states: new StateService({ kernel, writer }),
+    states: new StateService({
+      kernel,
+      writer: new StateWriter({
+        kernel,
+        maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
+        scanners,
+        extensions,
+        onExtensionError,
+      }),
+    }),
     versions: new VersionService(kernel),
     locks: new LockService(kernel),
     dependencies: new DependencyService({ kernel, since: new SinceFinder(store) }),
     authorizer,
     freezes,
-    webhooks: new WebhookService({
-      hooks,
-      queue,
-      recorder,
-      records,
-      authorizer,
-      clock,
-      ids,
-      targets: options.webhookTargets ?? new WebhookTargets(),
-    }),
-    resources: new ResourceService(
-      kernel,
-      { index: searchIndex, feed },
-      scanners,
-    ),
     stagedUploads: (uploads) => {
       const made = new StagedUploads({ ...uploads, store, clock })
       if (!staged.has(made.folder)) staged.set(made.folder, made)

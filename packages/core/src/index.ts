@@ -41,15 +41,6 @@ export type { LockAging } from './locks/lock-age'
 export { DEFAULT_LOCK_STALE_AFTER_MS } from './locks/lock-age'
 export { MAX_UNLOCK_REASON_LENGTH } from './locks/lock-service'
 export { parseLockRequest } from './locks/lock-request'
-export type { RebuildResult, SearchFeedOptions, SearchSource } from './resources/search-feed'
-export {
-  DEFAULT_SEARCH_RECONCILE_MS,
-  SEARCH_CHANGE_LOOKBACK_MS,
-  SearchFeed,
-} from './resources/search-feed'
-export { announceSearchChange, SEARCH_CHANGE_RETENTION_MS } from './resources/search-changes'
-export type { SearchQuery, SearchResult } from './resources/search-index'
-export { MAX_NOT_INDEXED_LISTED, SearchIndex } from './resources/search-index'
 export type { Clock } from './runtime/clock'
 export { iso, systemClock } from './runtime/clock'
 export type { IdSource } from './runtime/id-source'
@@ -117,34 +108,7 @@ export type {
 } from './graph/neighbourhood'
 export { canonicalJson } from './state/canonical-json'
 export { validate } from './validation'
-export { postingsOf, type PostingsBuilder } from './resources/search-wiring'
-export type { PostingsData } from './resources/unit-postings'
 export type { StateOutput, StateOutputs } from './state/outputs'
-export type { IndexDiff } from './resources/index-diff'
-export { compareInstances, compareOutputs, diffIndexes, toResource } from './resources/index-diff'
-export type { OutputChanges, RawInstance } from './resources/attribute-diff'
-export { attributeChanges, outputChanges } from './resources/attribute-diff'
-export type { SensitivePaths } from './resources/sensitive-paths'
-export { sensitivePaths } from './resources/sensitive-paths'
-export { MAX_SHOWN_STRING, SENSITIVE } from './resources/shown-value'
-export type {
-  IndexedInstance,
-  IndexedOutput,
-  IndexRef,
-  ResourceIndex,
-} from './resources/resource-index'
-export { ResourceIndexSchema } from './resources/resource-index'
-export type { SearchQuery as ResourceSearchQuery } from './resources/resource-service'
-export { ResourceService } from './resources/resource-service'
-export type { DiffListing } from './resources/diff-listing'
-export { collectDiff, MAX_DETAIL_INSTANCES } from './resources/diff-listing'
-export type {
-  IndexedListing,
-  ListingTail,
-  ResourceListing,
-  UnindexedListing,
-} from './resources/resource-listing'
-export { MAX_PAGE } from './resources/page-cursor'
 export { toWebStream } from './streams/web-stream'
 export type { BoundedReadOptions } from './streams/bounded-body'
 export { isClientAbort, readBounded } from './streams/bounded-body'
@@ -173,24 +137,17 @@ export {
   StoredPrincipalSchema,
   toStoredPrincipal,
 } from './uploads/stored-principal'
-export type { WebhookService } from './webhooks/webhook-service'
-export type {
-  DeliveryFailure,
-  DeliveryOutcome,
-  DeliveryWorker,
-  DeliveryWorkerOptions,
-  OutgoingDelivery,
-  SendResult,
-  WebhookSender,
-} from './webhooks/delivery-worker'
-export { DELIVERY_TIMEOUT_MS, LEASE_MS as WEBHOOK_LEASE_MS } from './webhooks/delivery-worker'
-export { signDelivery } from './webhooks/signature'
-export type { AllowedHosts } from './webhooks/targets/allowed-hosts'
-export { parseAllowedHosts, targetHost } from './webhooks/targets/allowed-hosts'
-export type { AddressKind } from './webhooks/targets/special-addresses'
-export type {
-  HostResolver,
-  TargetRefusal,
-  WebhookTargetsOptions,
-} from './webhooks/targets/webhook-targets'
-export { WebhookTargets } from './webhooks/targets/webhook-targets'
+export type { ExtensionHost } from './write-path/extension-host'
+export type { StagedPart, StagePart } from './write-path/extensions'
+export type { StatusBefore, StatusChange, StatusWatch } from './graph/status-watch'
+export type { LockEvent, LockEventSink } from './locks/lock-events'
+export type { VersionReader } from './versions/version-reader'
+export type { Snapshot } from './units/unit-record-store'
+export type { UnitRecord, VersionRecord } from './units/unit-record'
+export { toVersion } from './units/unit-view'
+export { besideState } from './units/layout'
+export { outputDigests } from './state/canonical-json'
+export { outputNamed, parseOutputs } from './state/outputs'
+export { ReadAbortedError, throwIfAborted, untilAborted } from './streams/abort'
+export { inSlices } from './streams/slices'
+export { WeightedGate } from './concurrency/weighted-gate'

@@ -42,7 +42,11 @@ describe('a data directory made by layout 1', () => {
     return found
   }
   const core = () =>
-    createCore({ store, authorizer: allowAll, clock: new ManualClock(Date.parse('2026-02-01T00:00:00Z')) })
+    createCore({
+      store,
+      authorizer: allowAll,
+      clock: new ManualClock(Date.parse('2026-02-01T00:00:00Z')),
+    })
 
   it('is upgraded at start: records moved, edges in them, the graph object gone', async () => {
     expect(await upgradeLayout(store)).toEqual({ from: 1, to: 2, records: 4, edges: 2 })

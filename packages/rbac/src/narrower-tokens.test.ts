@@ -1,7 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ForbiddenError, PERMISSIONS, type Core, type ObjectStore, type Permission, type Principal } from '@cairn/core'
+import {
+  ForbiddenError,
+  PERMISSIONS,
+  type ObjectStore,
+  type Permission,
+  type Principal,
+} from '@cairn/core'
 import { ManualClock } from '@cairn/core/testing'
-import { DRIVERS, id, rbacCore, root, UNIT, write } from './rbac-fixtures'
+import { DRIVERS, id, rbacCore, root, UNIT, write, type RbacCore } from './rbac-fixtures'
 
 const OTHER = id('other/y')
 const PROD = id('team/app/prod')
@@ -9,7 +15,7 @@ const PROD = id('team/app/prod')
 describe.each(DRIVERS)('narrower tokens, $name store', ({ open }) => {
   let store: ObjectStore
   let dispose: () => Promise<void>
-  let core: Core
+  let core: RbacCore
 
   beforeEach(async () => {
     ;({ store, dispose } = await open())

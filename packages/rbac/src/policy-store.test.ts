@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { encodeRecord, ForbiddenError, StorageUnavailableError, STORE_KEYS, type Core, type ObjectStore, type Principal } from '@cairn/core'
+import {
+  encodeRecord,
+  ForbiddenError,
+  StorageUnavailableError,
+  STORE_KEYS,
+  type ObjectStore,
+  type Principal,
+} from '@cairn/core'
 import { ManualClock } from '@cairn/core/testing'
-import { DRIVERS, holdingPolicyHeads, rbacCore, root, UNIT } from './rbac-fixtures'
+import { DRIVERS, holdingPolicyHeads, rbacCore, root, UNIT, type RbacCore } from './rbac-fixtures'
 
 const carol: Principal = { subject: 'carol' }
 const READER = { principal: 'user:carol', role: 'reader', scope: 'team/*' }
@@ -10,9 +17,9 @@ describe.each(DRIVERS)('the stored policy, $name store', ({ open }) => {
   let store: ObjectStore
   let dispose: () => Promise<void>
   let clock: ManualClock
-  let core: Core
+  let core: RbacCore
   /** Another instance on the same store, with its own cache of the policy. */
-  let other: Core
+  let other: RbacCore
 
   beforeEach(async () => {
     ;({ store, dispose } = await open())
@@ -65,7 +72,7 @@ describe.each(DRIVERS)('the stored policy, $name store', ({ open }) => {
     const cores = [core, other]
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, index) =>
-        (cores[index % 2] as Core).rbac.assign(root, {
+        (cores[index % 2] as RbacCore).rbac.assign(root, {
           principal: `user:u${index}`,
           role: index % 3 === 0 ? 'writer' : 'reader',
           scope: 'team/*',

@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createCore, ForbiddenError, PERMISSIONS, type Core, type ObjectStore, type Permission, type Principal, type UnitId } from '@cairn/core'
+import {
+  allowAll,
+  createCore,
+  ForbiddenError,
+  PERMISSIONS,
+  type ObjectStore,
+  type Permission,
+  type Principal,
+  type UnitId,
+} from '@cairn/core'
 import { bytesOf, ManualClock, textOf } from '@cairn/core/testing'
 import type { Version } from '@cairn/contract'
 import {
@@ -14,6 +23,7 @@ import {
   UNIT,
   UPSTREAM,
   write,
+  type RbacCore,
 } from './rbac-fixtures'
 import { BUILT_IN_ROLES, grants } from './roles'
 
@@ -28,7 +38,7 @@ interface Operation {
   target?: UnitId
   /** Who holds the unit's lock (with LOCK_A) before the call: root, or the caller itself. */
   locked?: 'root' | 'caller'
-  run(core: Core, who: Principal, first: Version): Promise<unknown>
+  run(core: RbacCore, who: Principal, first: Version): Promise<unknown>
 }
 
 /** Every operation of core on one unit, with what DESIGN section 9 says it needs. */
@@ -154,7 +164,7 @@ describe.each(DRIVERS)('RBAC over core operations, $name store', ({ open }) => {
   let store: ObjectStore
   let dispose: () => Promise<void>
   let clock: ManualClock
-  let core: Core
+  let core: RbacCore
 
   beforeEach(async () => {
     ;({ store, dispose } = await open())
@@ -184,7 +194,7 @@ describe.each(DRIVERS)('RBAC over core operations, $name store', ({ open }) => {
         // The caller's own lock is taken through a core without RBAC over the same store: the
         // caller may not be allowed to take one.
         const holder = operation.locked === 'root' ? root : carol
-        await createCore({ store, clock }).locks.lock(
+        await createCore({ store, clock, authorizer: allowAll }).locks.lock(
           holder,
           UNIT,
           { ID: LOCK_A },

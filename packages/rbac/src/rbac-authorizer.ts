@@ -1,4 +1,10 @@
-import { scopeCovers, type Authorizer, type Permission, type Principal, type UnitId } from '@cairn/core'
+import {
+  scopeCovers,
+  type Authorizer,
+  type Permission,
+  type Principal,
+  type UnitId,
+} from '@cairn/core'
 import { Administrators } from './administrators'
 import type { Policy, PolicyStore } from './policy-store'
 import { ADMIN_ROLE, BUILT_IN_ROLES, grants } from './roles'

@@ -33,16 +33,22 @@ export {
 /** The configured administrator's grantee. */
 export const ADMINS = ['user:root']
 
-/** A core with RBAC on over `store`, that never waits between retries, and its RBAC service. */
+/** A core with RBAC on, and the service that manages its access. */
+export type RbacCore = Core & { rbac: RbacService }
+
+/**
+ * A core with RBAC on over `store`, that never waits between retries, and its RBAC service;
+ * `admins` are `ADMINS` unless given.
+ */
 export function rbacCore(
   store: ObjectStore,
   clock: ManualClock,
-  more: Partial<CoreOptions> = {},
-): Core & { rbac: RbacService } {
+  { admins = ADMINS, ...more }: Partial<CoreOptions> & { admins?: readonly string[] } = {},
+): RbacCore {
   const access = createRbac({
     store,
     enabled: true,
-    admins: ADMINS,
+    admins,
     clock,
     sleep: () => Promise.resolve(),
   })

@@ -1,7 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { AssignmentNotFoundError, ForbiddenError, InvalidRequestError, InvalidUnitIdError, RoleConflictError, RoleNotFoundError, UserNotFoundError, type Core, type ObjectStore, type Principal } from '@cairn/core'
+import {
+  AssignmentNotFoundError,
+  ForbiddenError,
+  InvalidRequestError,
+  InvalidUnitIdError,
+  RoleConflictError,
+  RoleNotFoundError,
+  UserNotFoundError,
+  type ObjectStore,
+  type Principal,
+} from '@cairn/core'
 import { ManualClock } from '@cairn/core/testing'
-import { DRIVERS, rbacCore, root, UNIT, write } from './rbac-fixtures'
+import { DRIVERS, rbacCore, root, UNIT, write, type RbacCore } from './rbac-fixtures'
 
 const carol: Principal = { subject: 'carol', email: 'carol@example.com', groups: ['dev'] }
 const BUILT_IN = ['reader', 'writer', 'admin', 'outputs-reader']
@@ -10,13 +20,13 @@ describe.each(DRIVERS)('managing access, $name store', ({ open }) => {
   let store: ObjectStore
   let dispose: () => Promise<void>
   let clock: ManualClock
-  let core: Core
+  let core: RbacCore
 
   beforeEach(async () => {
     ;({ store, dispose } = await open())
     clock = new ManualClock()
     core = rbacCore(store, clock, {
-      rbac: { enabled: true, admins: ['user:root', 'email:Boss@Example.com', 'group:sre'] },
+      admins: ['user:root', 'email:Boss@Example.com', 'group:sre'],
     })
     await core.units.create(root, UNIT)
   })

@@ -1,4 +1,21 @@
-import { AssignmentNotFoundError, ForbiddenError, InvalidRequestError, iso, parseScope, parseUnitId, PERMISSIONS, RoleConflictError, RoleNotFoundError, UserNotFoundError, type Authorizer, type Clock, type IdSource, type ObjectStore, type Permission, type Principal } from '@cairn/core'
+import {
+  AssignmentNotFoundError,
+  ForbiddenError,
+  InvalidRequestError,
+  iso,
+  parseScope,
+  parseUnitId,
+  PERMISSIONS,
+  RoleConflictError,
+  RoleNotFoundError,
+  UserNotFoundError,
+  type Authorizer,
+  type Clock,
+  type IdSource,
+  type ObjectStore,
+  type Permission,
+  type Principal,
+} from '@cairn/core'
 import type { Assignment, PolicyStore } from './policy-store'
 import { BUILT_IN_ROLES, parseRoleBody, parseRoleName, type Role } from './roles'
 import { SeenUsers, type SeenUser, type UserName } from './seen-users'

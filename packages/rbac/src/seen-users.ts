@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto'
 import * as v from 'valibot'
-import { iso, listAllKeys, mapLimit, readRecord, STORE_KEYS, writeRecord, type Clock, type ObjectStore, type Principal } from '@cairn/core'
+import {
+  iso,
+  listAllKeys,
+  mapLimit,
+  readRecord,
+  STORE_KEYS,
+  writeRecord,
+  type Clock,
+  type ObjectStore,
+  type Principal,
+} from '@cairn/core'
 
 /** A user seen at login: `rbac/users/<hash>.json`. */
 export const SeenUserSchema = v.object({

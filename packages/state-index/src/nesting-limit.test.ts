@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest'
-import { allowAll } from '../access/authorizer'
-import type { Principal } from '../access/principal'
-import { createCore } from '../core'
-import { collectDiff } from '../resources/diff-listing'
-import { InvalidStateError } from '../errors'
-import { createMemoryStore } from '../storage/memory-store'
-import { listAllKeys, type ObjectStore } from '../storage/object-store'
-import { bytesOf, terraformState } from '../testing/fixtures'
-import { ManualClock } from '../testing/manual-clock'
-import { parseUnitId } from '../units/unit-id'
+import {
+  allowAll,
+  createCore,
+  createMemoryStore,
+  InvalidStateError,
+  listAllKeys,
+  parseUnitId,
+  type ObjectStore,
+  type Principal,
+} from '@cairn/core'
+import { collectDiff } from './diff/diff-listing'
+import { StateIndex } from './state-index'
+import { bytesOf, ManualClock, terraformState } from '@cairn/core/testing'
 import { MAX_STATE_DEPTH } from '@cairn/state-scan'
 
 // How deep a state may nest (issue 30: a state 4,000 levels deep was taken, and then its outputs
@@ -46,7 +49,11 @@ function deepState(serial: number, depth: number): string {
 async function setup() {
   const store = createMemoryStore()
   const clock = new ManualClock()
-  const core = createCore({ store, authorizer: allowAll, clock })
+  const index = new StateIndex()
+  const core = {
+    ...createCore({ store, authorizer: allowAll, clock, extensions: [index] }),
+    resources: index.resources,
+  }
   await core.units.create(alice, UNIT)
   const write = async (text: string, chunk?: number) => {
     clock.advance(1000)

@@ -1,36 +1,43 @@
-import { demand, demandAdmin } from '../access/authorizer'
-import type { Principal } from '../access/principal'
-import { InvalidRequestError, NotIndexedError, StateNotFoundError } from '../errors'
-import { mapLimit } from '../concurrency/map-limit'
-import { inlineScanners, type InstanceDetail, type ScannedState, type ScannerSource } from '@cairn/state-scan'
-import { parseOutputs } from '../state/outputs'
-import { collectBytes } from '../storage/object-store'
-import { parseStored } from '../storage/stored-json'
-import { indexKeyOf, versionKey, versionsFolder } from '../units/layout'
-import type { UnitId } from '../units/unit-id'
-import { readUnit } from '../units/unit-listing'
-import type { Snapshot } from '../units/unit-record-store'
-import { toVersion } from '../units/unit-view'
-import { VersionRecordSchema, type VersionRecord } from '../units/unit-record'
-import { parseTimestamp, versionAt } from '../versions/version-lookup'
 import type { ReindexResult, SearchPage } from '@cairn/contract'
-import type { Kernel } from '../kernel'
+import {
+  demand,
+  InvalidRequestError,
+  NotIndexedError,
+  parseOutputs,
+  toVersion,
+  type ExtensionHost,
+  type Principal,
+  type Snapshot,
+  type UnitId,
+  type VersionRecord,
+} from '@cairn/core'
+import type { InstanceDetail, ScannedState } from '@cairn/state-scan'
 import {
   diffListing,
   type DetailScan,
   type DiffListing,
   type DiffSide,
   type Outputs,
-} from './diff-listing'
-import { DiffTable, matchTables } from './diff-table'
-import { buildIndexBytes } from './index-builder'
-import { UnreadableIndexError, type IndexRest } from './index-entries'
-import { indexSource, scanVersion, unreadableIndex, type IndexSource } from './index-source'
-import { checkLimit, decodeDiffCursor, decodeListingCursor, type DiffCursor } from './page-cursor'
-import { DIGESTS } from './resource-index'
-import { listEntries, type ResourceListing } from './resource-listing'
-import type { SearchFeed } from './search-feed'
-import type { SearchIndex } from './search-index'
+} from './diff/diff-listing'
+import { DiffTable, matchTables } from './diff/diff-table'
+import { UnreadableIndexError, type IndexRest } from './stored-index/index-entries'
+import {
+  indexSource,
+  scanVersion,
+  unreadableIndex,
+  type IndexSource,
+} from './stored-index/index-source'
+import {
+  checkLimit,
+  decodeDiffCursor,
+  decodeListingCursor,
+  type DiffCursor,
+} from './listing/page-cursor'
+import type { Reindex } from './reindex'
+import { DIGESTS } from './stored-index/resource-index'
+import { listEntries, type ResourceListing } from './listing/resource-listing'
+import type { SearchFeed } from './search/search-feed'
+import type { SearchIndex } from './search/search-index'
 
 /**
  * The most bytes of attributes (and their sensitive paths) a detailed diff keeps of each of its
@@ -42,8 +49,6 @@ const DETAIL_BUDGET = 8 * 1024 * 1024
 const OUTPUTS_DETAIL_BUDGET = 4 * 1024 * 1024
 const DEFAULT_SEARCH_LIMIT = 100
 const MAX_SEARCH_LIMIT = 1000
-/** How many units a reindex works on at once. */
-const REINDEX_CONCURRENCY = 4
 
 /** A search's parameters, as `/v1/search` takes them. */
 export interface SearchQuery {
@@ -60,24 +65,24 @@ export interface SearchQuery {
  * the versions' resource indexes, never from whole states held in memory.
  */
 export class ResourceService {
-  readonly #kernel: Kernel
+  /**
+   * Core's store, versions and authorizer, and where the scans of stored bodies run (a detailed
+   * diff's two at once, a version without an index), on other threads when the server has them.
+   */
+  readonly #host: ExtensionHost
   readonly #index: SearchIndex
   readonly #feed: SearchFeed
-  /**
-   * Where the scans of stored bodies run (a detailed diff's two at once, a version without an
-   * index), on other threads when the server has them.
-   */
-  readonly #scanners: ScannerSource
+  readonly #reindex: Reindex
 
   constructor(
-    kernel: Kernel,
+    host: ExtensionHost,
     search: { index: SearchIndex; feed: SearchFeed },
-    scanners: ScannerSource = inlineScanners,
+    reindex: Reindex,
   ) {
-    this.#kernel = kernel
+    this.#host = host
     this.#index = search.index
     this.#feed = search.feed
-    this.#scanners = scanners
+    this.#reindex = reindex
   }
 
   /**
@@ -101,7 +106,7 @@ export class ResourceService {
     id: UnitId,
     options: { timestamp?: string; limit?: number; cursor?: string; signal?: AbortSignal } = {},
   ): Promise<ResourceListing> {
-    await demand(this.#kernel.authorizer, principal, 'unit:read', id)
+    await demand(this.#host.authorizer, principal, 'unit:read', id)
     checkLimit(options.limit)
     const cursor = options.cursor === undefined ? undefined : decodeListingCursor(options.cursor)
     if (
@@ -111,7 +116,7 @@ export class ResourceService {
     ) {
       throw new InvalidRequestError('cursor is for another version than the one asked for')
     }
-    const snapshot = await readUnit(this.#kernel.records, id)
+    const snapshot = await this.#host.versions.unit(id)
     const version = await this.#version(id, snapshot, cursor?.version ?? options.timestamp)
     const source = await this.#source(id, version, { signal: options.signal })
     const base = { unit: id, version: toVersion(version) }
@@ -147,12 +152,12 @@ export class ResourceService {
       signal?: AbortSignal
     } = {},
   ): Promise<DiffListing> {
-    await demand(this.#kernel.authorizer, principal, 'unit:read', id)
+    await demand(this.#host.authorizer, principal, 'unit:read', id)
     checkLimit(options.limit)
     const { signal } = options
     const cursor = options.cursor === undefined ? undefined : decodeDiffCursor(options.cursor)
     if (cursor !== undefined) checkDiffCursor(cursor, options)
-    const snapshot = await readUnit(this.#kernel.records, id)
+    const snapshot = await this.#host.versions.unit(id)
     const to = await this.#version(id, snapshot, cursor?.to ?? options.to)
     const fromTimestamp = cursor === undefined ? options.from : cursor.from
     const from =
@@ -207,7 +212,7 @@ export class ResourceService {
     }
     // The first load, then the changes since: `fresh` waits for the one and reads the other.
     await this.#feed.fresh()
-    const { authorizer } = this.#kernel
+    const { authorizer } = this.#host
     const found = await this.#index.search({
       ...(q === undefined ? {} : { q }),
       ...(type === undefined ? {} : { type }),
@@ -227,103 +232,21 @@ export class ResourceService {
   }
 
   /**
-   * Rebuilds the search index: indexes the current version of every unit written before indexes
-   * existed (storing the index beside it and naming it in the unit record), then reloads the
-   * search index from the stored ones. Administrators only.
+   * Rebuilds the search index, indexing first the current versions written before indexes
+   * existed (`reindex.ts`). Administrators only.
    */
-  async reindex(principal: Principal): Promise<ReindexResult> {
-    await demandAdmin(this.#kernel.authorizer, principal, 'rebuild the resource index')
-    let units = 0
-    let backfilled = 0
-    let cursor: UnitId | undefined
-    do {
-      const page = await this.#kernel.records.page({
-        prefix: '',
-        limit: 1000,
-        ...(cursor === undefined ? {} : { after: cursor }),
-      })
-      units += page.items.length
-      const done = await mapLimit(page.items, REINDEX_CONCURRENCY, (snapshot) =>
-        this.#backfill(snapshot),
-      )
-      backfilled += done.filter(Boolean).length
-      cursor = page.last ?? undefined
-    } while (cursor !== undefined)
-    const rebuilt = await this.#feed.rebuild()
-    return {
-      units,
-      indexed: rebuilt.indexed,
-      not_indexed: rebuilt.notIndexed,
-      backfilled,
-    }
-  }
-
-  /** Indexes a unit's current version if it has no index yet; true when it did. */
-  async #backfill(snapshot: Snapshot): Promise<boolean> {
-    const current = snapshot.record.current
-    if (current === null || current.index !== undefined) return false
-    const id = snapshot.record.id as UnitId
-    const scanned = await scanVersion(
-      this.#kernel.store,
-      id,
-      current,
-      { index: true },
-      this.#scanners,
-    )
-    const index = buildIndexBytes(scanned)
-    if (index === undefined) return false
-    let ref: VersionRecord['index']
-    if ('none' in index) {
-      ref = index
-    } else {
-      await this.#kernel.store.put(indexKeyOf(current.object), index.bytes, {
-        contentType: 'application/json',
-      })
-      ref = { object: indexKeyOf(current.object), resources: index.count }
-    }
-    const stored = await this.#kernel.records.update(id, (latest) => {
-      const now = latest?.record.current
-      // Written again meanwhile: the new version has its own index.
-      if (latest === undefined || now?.timestamp !== current.timestamp || now.index !== undefined) {
-        return Promise.resolve({ keep: true as const, result: false })
-      }
-      return Promise.resolve({
-        put: { ...latest.record, current: { ...now, index: ref } },
-        result: true,
-      })
-    })
-    // Every other instance's search index reads the unit again.
-    if (stored) await this.#feed.announce(id)
-    return stored
+  reindex(principal: Principal): Promise<ReindexResult> {
+    return this.#reindex.run(principal)
   }
 
   /** The version at `timestamp`, or the current one. @throws StateNotFoundError */
-  async #version(id: UnitId, snapshot: Snapshot, timestamp?: string): Promise<VersionRecord> {
-    if (timestamp !== undefined) {
-      return versionAt(this.#kernel.store, id, snapshot, parseTimestamp(timestamp), timestamp)
-    }
-    const current = snapshot.record.current
-    if (current === null) throw new StateNotFoundError(id)
-    return current
+  #version(id: UnitId, snapshot: Snapshot, timestamp?: string): Promise<VersionRecord> {
+    return this.#host.versions.at(id, snapshot, timestamp)
   }
 
   /** The version written just before `version`, or null when it is the first. */
-  async #previous(
-    id: UnitId,
-    snapshot: Snapshot,
-    version: VersionRecord,
-  ): Promise<VersionRecord | null> {
-    const { epoch } = snapshot.record
-    const page = await this.#kernel.store.list({
-      prefix: versionsFolder(id, epoch),
-      startAfter: versionKey(id, epoch, Date.parse(version.timestamp)),
-      limit: 1,
-    })
-    const key = page.objects[0]?.key
-    if (key === undefined) return null
-    const object = await this.#kernel.store.get(key)
-    if (object === undefined) return null
-    return parseStored(VersionRecordSchema, await collectBytes(object.body), key)
+  #previous(id: UnitId, snapshot: Snapshot, version: VersionRecord): Promise<VersionRecord | null> {
+    return this.#host.versions.before(id, snapshot, version)
   }
 
   /** Where a version's index is read from. */
@@ -332,8 +255,7 @@ export class ResourceService {
     version: VersionRecord,
     options: { signal?: AbortSignal | undefined; fromBody?: boolean },
   ): Promise<IndexSource> {
-    return indexSource(this.#kernel.store, id, version, {
-      scanners: this.#scanners,
+    return indexSource(this.#host, id, version, {
       ...(options.fromBody === true ? { fromBody: true } : {}),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     })
@@ -369,11 +291,10 @@ export class ResourceService {
   ): Promise<DetailScan> {
     const collect = async (version: VersionRecord) => {
       const scanned = await scanVersion(
-        this.#kernel.store,
+        this.#host,
         id,
         version,
         { detail: { wanted, limit: DETAIL_BUDGET } },
-        this.#scanners,
         signal === undefined ? {} : { signal },
       )
       const details = new Map((scanned.details ?? []).map((detail) => [detail.address, detail]))

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { SLICE } from './json-scan'
+import { SLICE } from './wasm-constants'
 import { StateScanError } from './scan-error'
 import { entriesOf } from './scan-fixtures'
 import { StateScanner } from './state-scanner'

@@ -1,6 +1,20 @@
-import { IDENTITY_ATTRIBUTES, MAX_INDEXED_INSTANCES } from './entry-format'
 import { JSON_SCAN_WASM } from './json-scan-wasm'
 import { StateScanError } from './scan-error'
+import {
+  checkMirrored,
+  INDEX_KEYS,
+  MAX_STATE_DEPTH,
+  RECORD_DIGEST,
+  RECORD_HAS_ATTRIBUTES,
+  RECORD_IDENTITY_COUNT,
+  RECORD_IDENTITY_FIRST,
+  RECORD_LENGTH,
+  RECORD_WORDS,
+  SCAN_ERRORS,
+  SLICE,
+  TOO_DEEP,
+  UNFINISHED,
+} from './wasm-constants'
 
 // The byte loop of the state scanner, in WebAssembly with SIMD (wasm/json-scan.ts): it checks a
 // document chunk by chunk and reports where keys and values start and end down to a depth the
@@ -8,59 +22,9 @@ import { StateScanError } from './scan-error'
 // resource's pieces, digests each instance's attributes, and writes most resources' index
 // entries.
 
-/** The most bytes one `scan` reads. */
-export const SLICE = 64 * 1024
-/**
- * The deepest a state may nest, counting each object and array: a deeper one is refused as it
- * streams in, and a deeper one stored before the limit is refused when read. A Terraform state's
- * own frame is six levels (the state, `resources`, a resource, `instances`, an instance,
- * `attributes`), and provider schemas nest a few dozen more at most (a WAFv2 rule's statements,
- * a Kubernetes manifest); Go's encoding/json, which Terraform reads states with, stops at 10,000.
- * 512 is far above any real state and well within what every reader here serves: a value is
- * written out, compared and digested by recursive code (`JSON.stringify` among it), which a
- * document some 5,000 levels deep overflows.
- */
-export const MAX_STATE_DEPTH = 512
-/** A value starts: its depth, position, and first byte. */
-export const EVENT_START = 1
-/** A value ends before the position. */
-export const EVENT_END = 2
-/** A key ends: its depth, the position after it, its length, and 1 when unreadable (long, escaped). */
-export const EVENT_KEY = 3
-/** With the index, a resource ends: the position, its instances, and 1 when its pieces were lost. */
-export const EVENT_RESOURCE_END = 4
-
-/**
- * The keys the index follows, numbered as the scan reports them: the top-level key of the
- * resources, a resource's fields and its `instances`, an instance's fields and its `attributes`,
- * and the identity attributes (sorted, as entries list them).
- */
-export const INDEX_KEYS = {
-  top: ['resources'],
-  resource: ['module', 'mode', 'type', 'name', 'provider', 'instances'],
-  instance: ['index_key', 'deposed', 'sensitive_attributes', 'attributes'],
-  identity: [...IDENTITY_ATTRIBUTES].sort(),
-} as const
-/** How many of `INDEX_KEYS.resource` are fields (before `instances`). */
-export const RESOURCE_FIELD_COUNT = 5
-
-/** The byte loop's error for a document nested deeper than `MAX_STATE_DEPTH`. */
-const TOO_DEEP = 6
-const REASONS: Record<number, string> = {
-  1: 'control character in a string',
-  2: 'invalid escape in a string',
-  3: 'invalid \\u escape in a string',
-  4: 'invalid number: leading zero',
-  5: 'invalid number',
-  7: 'expected a value',
-  8: 'expected a quoted object key',
-  9: 'expected : after an object key',
-  10: 'expected , or a closing bracket',
-  11: 'unexpected data after the document',
-  12: 'invalid literal',
-  13: 'incomplete number',
-}
-const UNFINISHED = 14
+const REASONS = new Map<number, string>(
+  Object.values(SCAN_ERRORS).map(({ code, reason }) => [code, reason]),
+)
 
 /** The error for `code` at byte `at` of the document. */
 export function scanError(code: number, at: number, empty: boolean): StateScanError {
@@ -74,7 +38,7 @@ export function scanError(code: number, at: number, empty: boolean): StateScanEr
       ? empty
         ? 'the body is empty'
         : 'the document ends early'
-      : (REASONS[code] ?? `error ${code}`)
+      : (REASONS.get(code) ?? `error ${code}`)
   return new StateScanError(`not JSON: ${reason} at byte ${at}`)
 }
 
@@ -151,14 +115,6 @@ export interface AttributesDigest {
   hash: string
 }
 
-/** An instance's record, as the scan kept it (see wasm/json-scan.ts). */
-const RECORD_WORDS = 14
-const RECORD_IDENTITY_FIRST = 6
-const RECORD_IDENTITY_COUNT = 7
-const RECORD_HAS_ATTRIBUTES = 8
-const RECORD_LENGTH = 5 // in f64s
-const RECORD_DIGEST = 6 // in u64s
-
 /**
  * One document's scan, on its own WebAssembly instance; they are kept for reuse once a document
  * is done. The views of its memory are made again when the memory grows (the index's pieces grow
@@ -186,13 +142,6 @@ export class JsonScan {
 
   constructor(exports: Exports) {
     this.#exports = exports
-    if (
-      exports.SLICE.value !== SLICE ||
-      exports.MAX_INDEXED.value !== MAX_INDEXED_INSTANCES ||
-      exports.MAX_DEPTH.value !== MAX_STATE_DEPTH
-    ) {
-      throw new Error('the JSON scanner is out of date')
-    }
     this.#deepestReported = exports.MAX_REPORTED.value
     this.#refresh()
     writeKeyTables(new Uint8Array(exports.memory.buffer, exports.KEY_TABLES.value, 4096))
@@ -391,6 +340,7 @@ function writeKeyTables(tables: Uint8Array): void {
 }
 
 let compiled: object | undefined
+let checked: true | undefined
 const idle: JsonScan[] = []
 /** Scans kept for reuse on a thread: more are made when more documents are read at once. */
 const MAX_IDLE = 8
@@ -410,7 +360,8 @@ export function giveJsonScan(scan: JsonScan): void {
   if (idle.length < MAX_IDLE && scan.memoryBytes() <= MAX_KEPT_MEMORY) idle.push(scan)
 }
 
-function newJsonScan(): JsonScan {
+/** A new instance of the byte loop's module: its exports (memory, globals, functions). */
+export function instantiateScanModule(): Readonly<Record<string, unknown>> {
   compiled ??= new Wasm.Module(Buffer.from(JSON_SCAN_WASM, 'base64'))
   const instance = new Wasm.Instance(compiled, {
     env: {
@@ -419,5 +370,12 @@ function newJsonScan(): JsonScan {
       },
     },
   })
-  return new JsonScan(instance.exports as unknown as Exports)
+  return instance.exports as Readonly<Record<string, unknown>>
+}
+
+function newJsonScan(): JsonScan {
+  const exports = instantiateScanModule()
+  // The first instance of a process compares every number the module and this host share.
+  checked ??= checkMirrored(exports)
+  return new JsonScan(exports as unknown as Exports)
 }

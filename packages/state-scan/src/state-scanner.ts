@@ -6,20 +6,25 @@ import {
   type CollectedResources,
   type InstanceDetail,
 } from './instance-collector'
+import { giveJsonScan, scanError, takeJsonScan, type JsonScan } from './json-scan'
+import { StateScanError } from './scan-error'
 import {
+  ATTRIBUTE_KEYS,
   EVENT_END,
   EVENT_KEY,
   EVENT_RESOURCE_END,
   EVENT_START,
   INDEX_KEYS,
+  INSTANCE_ELEMENTS,
+  INSTANCE_KEYS,
+  MAX_FIELD_BYTES,
+  MAX_SENSITIVE_BYTES,
+  RESOURCE_ELEMENTS,
   RESOURCE_FIELD_COUNT,
+  RESOURCE_KEYS,
   SLICE,
-  giveJsonScan,
-  scanError,
-  takeJsonScan,
-  type JsonScan,
-} from './json-scan'
-import { StateScanError } from './scan-error'
+  TOP_KEYS,
+} from './wasm-constants'
 
 /**
  * What one pass over a state body learns: that it is JSON at all, and the Terraform header fields
@@ -73,10 +78,6 @@ export interface TerraformHeader {
 export const MAX_OUTPUTS_BYTES = 16 * 1024 * 1024
 /** The largest scalar header value kept (a serial, lineage or version string). */
 const MAX_SCALAR_BYTES = 1024
-/** The largest resource field (a module address, a provider) or identity value read. */
-const MAX_FIELD_BYTES = 4096
-/** The largest `sensitive_attributes` read; a larger one makes every identity value sensitive. */
-const MAX_SENSITIVE_BYTES = 64 * 1024
 /** The largest `attributes` kept for a detailed diff. */
 const MAX_DETAIL_ATTRIBUTES_BYTES = 1024 * 1024
 
@@ -134,18 +135,6 @@ interface Hashing {
   /** The attributes' bytes too, for a detailed diff. */
   keep: Capture | undefined
 }
-
-/**
- * The depths of the `resources` tree: keys of the top-level object at 1, elements of `resources`
- * at 2, each resource's keys at 3, elements of its `instances` at 4, each instance's keys at 5,
- * and the keys of its `attributes` at 6.
- */
-const TOP_KEYS = 1
-const RESOURCE_ELEMENTS = 2
-const RESOURCE_KEYS = 3
-const INSTANCE_ELEMENTS = 4
-const INSTANCE_KEYS = 5
-const ATTRIBUTE_KEYS = 6
 
 /**
  * A streaming JSON validator that reads a document chunk by chunk, holding only the nesting stack

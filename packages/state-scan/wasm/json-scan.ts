@@ -1,7 +1,9 @@
-// The byte loop of the state scanner (src/state/state-scanner.ts), in AssemblyScript for
-// WebAssembly with SIMD: it checks that a document is exactly RFC 8259 JSON, chunk by chunk, and
-// reports the few places the scanner watches as events. `npm run wasm` in packages/core compiles
-// it into src/state/json-scan-wasm.ts, which is committed; a test checks that the two agree.
+// The byte loop of the state scanner (src/state-scanner.ts), in AssemblyScript for WebAssembly
+// with SIMD: it checks that a document is exactly RFC 8259 JSON, chunk by chunk, and reports the
+// few places the scanner watches as events. `npm run wasm` in packages/state-scan compiles it into
+// src/json-scan-wasm.ts, which is committed; the check-wasm task checks that the two agree.
+// DESIGN.md beside this folder has its memory map and event protocol. Every constant the host
+// shares is exported, and the host compares them all at start (src/wasm-constants.ts).
 //
 // Memory: the caller copies each slice (at most SLICE bytes) to IN and calls `scan`, which
 // writes events to EVENTS (four i32 each: kind | depth << 8, position, a, b) and the first 32
@@ -22,7 +24,7 @@ export const EVENT_CAPACITY: i32 = 4096
 const STACK: usize = 65536
 /**
  * The deepest a document may nest: a deeper one is refused (E_DEPTH), so that every reader of a
- * stored state can serve it (`MAX_STATE_DEPTH` in src/state/json-scan.ts, which checks the two
+ * stored state can serve it (`MAX_STATE_DEPTH` in src/json-scan.ts, which checks the two
  * agree).
  */
 export const MAX_DEPTH: i32 = 512
@@ -34,7 +36,7 @@ export const SHAPES: usize = KEYS + <usize>EVENT_CAPACITY * 32
 /** The deepest depth reported, at most. */
 export const MAX_REPORTED: i32 = 7
 /**
- * The keys the index looks for, written by the caller (`INDEX_KEYS` in src/state/json-scan.ts):
+ * The keys the index looks for, written by the caller (`INDEX_KEYS` in src/json-scan.ts):
  * four tables of 1 KiB, each a count, then each key's length and bytes.
  */
 export const KEY_TABLES: usize = SHAPES + 1024
@@ -51,9 +53,9 @@ const KNOWN_BYTES: usize = KNOWN_SLOTS + 8192
 export const OUT: usize = 512 << 10
 
 // Events.
-const START: i32 = 1 // a value starts: a = its first byte
-const END: i32 = 2 // a value ends before the position
-const KEY_END: i32 = 3 // a key ends: a = its length, b = 1 when longer than 32 bytes or escaped
+export const START: i32 = 1 // a value starts: a = its first byte
+export const END: i32 = 2 // a value ends before the position
+export const KEY_END: i32 = 3 // a key ends: a = its length, b = 1 when longer than 32 bytes or escaped
 
 // States, as the scanner in TypeScript numbers them.
 const VALUE: i32 = 0
@@ -536,46 +538,47 @@ export function finish(): i32 {
 // resource (RESOURCE_END), when the caller reads what was kept: in most states it asks
 // `writeEntries` to write the resource's index entries, and reads the rest itself.
 
-const RESOURCE_END: i32 = 4 // a resource ends: a = how many instances it kept, b = 1 when lost, 2 when it had more than it kept
+export const RESOURCE_END: i32 = 4 // a resource ends: a = how many instances it kept, b = 1 when lost, 2 when it had more than it kept
 
-const TOP_KEYS: i32 = 1
-const RESOURCE_ELEMENTS: i32 = 2
-const RESOURCE_KEYS: i32 = 3
-const INSTANCE_ELEMENTS: i32 = 4
-const INSTANCE_KEYS: i32 = 5
-const ATTRIBUTE_KEYS: i32 = 6
+export const TOP_KEYS: i32 = 1
+export const RESOURCE_ELEMENTS: i32 = 2
+export const RESOURCE_KEYS: i32 = 3
+export const INSTANCE_ELEMENTS: i32 = 4
+export const INSTANCE_KEYS: i32 = 5
+export const ATTRIBUTE_KEYS: i32 = 6
 
 // The key tables, and the keys' numbers in them, as the caller writes them.
-const TABLE_TOP: i32 = 0 // resources
-const TABLE_RESOURCE: i32 = 1 // module, mode, type, name, provider, instances
-const TABLE_INSTANCE: i32 = 2 // index_key, deposed, sensitive_attributes, attributes
-const TABLE_IDENTITY: i32 = 3 // the identity attributes, sorted
-const F_MODULE: i32 = 0
-const F_MODE: i32 = 1
-const F_TYPE: i32 = 2
-const F_NAME: i32 = 3
-const F_PROVIDER: i32 = 4
-const F_INSTANCES: i32 = 5
-const I_INDEX_KEY: i32 = 0
-const I_DEPOSED: i32 = 1
-const I_SENSITIVE: i32 = 2
-const I_ATTRIBUTES: i32 = 3
+export const TABLE_TOP: i32 = 0 // resources
+export const TABLE_RESOURCE: i32 = 1 // module, mode, type, name, provider, instances
+export const TABLE_INSTANCE: i32 = 2 // index_key, deposed, sensitive_attributes, attributes
+export const TABLE_IDENTITY: i32 = 3 // the identity attributes, sorted
+export const F_MODULE: i32 = 0
+export const F_MODE: i32 = 1
+export const F_TYPE: i32 = 2
+export const F_NAME: i32 = 3
+export const F_PROVIDER: i32 = 4
+export const F_INSTANCES: i32 = 5
+export const I_INDEX_KEY: i32 = 0
+export const I_DEPOSED: i32 = 1
+export const I_SENSITIVE: i32 = 2
+export const I_ATTRIBUTES: i32 = 3
 
 // What a capture keeps.
 const C_FIELD: i32 = 0
 const C_INSTANCE: i32 = 1
 const C_IDENTITY: i32 = 2
-const MAX_FIELD_BYTES: i32 = 4096
-const MAX_SENSITIVE_BYTES: i32 = 65536
+export const MAX_FIELD_BYTES: i32 = 4096
+export const MAX_SENSITIVE_BYTES: i32 = 65536
 /** An identity value longer than this (in UTF-16 units) is not indexed. */
-const MAX_IDENTITY_CHARS: i32 = 512
+export const MAX_IDENTITY_CHARS: i32 = 512
 
 // Where a resource's pieces are kept, grown into as needed.
-/** Each instance: 56 bytes (see `RECORD_*`). */
+/** Each instance: RECORD_BYTES (see `RECORD_*`). */
 export const RECORDS: usize = 1 << 20
+export const RECORD_BYTES: i32 = 56
 const MAX_RECORDS: i32 = 262144
 /** Each identity value: 3 i32 (the attribute's number in its table, where, length). */
-export const IDENTITIES: usize = RECORDS + <usize>MAX_RECORDS * 56
+export const IDENTITIES: usize = RECORDS + <usize>MAX_RECORDS * <usize>RECORD_BYTES
 const MAX_IDENTITIES: i32 = 1048576
 /** The bytes kept, and after them the entries `writeEntries` writes. */
 export const BYTES: usize = IDENTITIES + <usize>MAX_IDENTITIES * 12
@@ -589,12 +592,12 @@ const MAX_BYTES: i32 = 512 << 20
 const RECORD_KEY: i32 = 0
 const RECORD_DEPOSED: i32 = 2
 const RECORD_SENSITIVE: i32 = 4
-const RECORD_IDENTITY_FIRST: i32 = 6
-const RECORD_IDENTITY_COUNT: i32 = 7
-const RECORD_HAS_ATTRIBUTES: i32 = 8
+export const RECORD_IDENTITY_FIRST: i32 = 6
+export const RECORD_IDENTITY_COUNT: i32 = 7
+export const RECORD_HAS_ATTRIBUTES: i32 = 8
 const RECORD_NAMES: i32 = 9
-const RECORD_LENGTH_AT: usize = 40
-const RECORD_DIGEST_AT: usize = 48
+export const RECORD_LENGTH_AT: usize = 40
+export const RECORD_DIGEST_AT: usize = 48
 
 let indexing: bool = false
 let halted: bool = false
@@ -1487,7 +1490,7 @@ function identityNumber(at: usize, length: i32): i32 {
 // acc ^= the secret's u64 16 + i; acc *= 0x9E3779B1). A last stripe short of 64 bytes is read
 // with zeros after it. Then the length and the eight accumulators are merged as XXH64 merges
 // its lanes, and avalanched as XXH64 is. Digests are compared, never shown: a change is missed
-// with odds of about one in 2^64. The test of this module (src/state/attributes-digest.test.ts)
+// with odds of about one in 2^64. The test of this module (src/attributes-digest.test.ts)
 // holds the same algorithm in plain script, on BigInt, and checks the two agree.
 
 /** The digest's secret: 24 u64 of splitmix64 from seed 0, written at start. */

@@ -12,7 +12,22 @@ import {
   type CompletedPart,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import { assertByteRange, checkRange, PreconditionFailedError, RangeNotSatisfiableError, type Body, type ByteRange, type GetOptions, type ListOptions, type ListPage, type ObjectInfo, type ObjectStore, type PutCondition, type PutOptions, type StoredObject } from '@cairn/core'
+import {
+  assertByteRange,
+  checkRange,
+  PreconditionFailedError,
+  RangeNotSatisfiableError,
+  type Body,
+  type ByteRange,
+  type GetOptions,
+  type ListOptions,
+  type ListPage,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutCondition,
+  type PutOptions,
+  type StoredObject,
+} from '@cairn/core'
 import { BodyReadError, partsOf } from './body-parts'
 import { IfMatchForm, normalizeEtag } from './etag'
 import { checkBucket } from './open-check'

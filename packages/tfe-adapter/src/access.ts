@@ -1,4 +1,10 @@
-import { ForbiddenError, type Core, type Permission, type Principal, type UnitId } from '@cairn/core'
+import {
+  ForbiddenError,
+  type Core,
+  type Permission,
+  type Principal,
+  type UnitId,
+} from '@cairn/core'
 
 /**
  * Refuses unless the caller holds every one of `permissions` on `unit`, naming the first one

@@ -1,5 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { allowAll, parseUnitId, readBounded, createCore, type Core, type Authorizer, type ObjectStore, type Permission, type Principal } from '@cairn/core'
+import {
+  allowAll,
+  parseUnitId,
+  readBounded,
+  createCore,
+  type Core,
+  type Authorizer,
+  type ObjectStore,
+  type Permission,
+  type Principal,
+} from '@cairn/core'
 import type { Unit } from '@cairn/contract'
 import { bytesOf, createMemoryStore, ManualClock } from '@cairn/core/testing'
 import { createRbac, type RbacService } from '@cairn/rbac'

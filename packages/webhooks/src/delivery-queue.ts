@@ -1,13 +1,19 @@
 import * as v from 'valibot'
-import { mapLimit } from '../concurrency/map-limit'
-import { InvalidRequestError } from '../errors'
-import { STORE_KEYS } from '../storage/key-layout'
-import { collectBytes, listAllKeys, PreconditionFailedError, type ObjectStore } from '../storage/object-store'
-import { parseStored, readRecord, writeRecord } from '../storage/stored-json'
+import {
+  collectBytes,
+  InvalidRequestError,
+  listAllKeys,
+  mapLimit,
+  parseStored,
+  PreconditionFailedError,
+  readRecord,
+  STORE_KEYS,
+  writeRecord,
+  type ObjectStore,
+} from '@cairn/core'
 import {
   DELIVERY_ERRORS,
-  DeliverySchema,
-  WebhookEventSchema,
+  WEBHOOK_EVENTS,
   type Delivery,
   type DeliveryError,
   type WebhookEvent,
@@ -26,6 +32,35 @@ export const PreparedSchema = v.object({
 export type Prepared = v.InferOutput<typeof PreparedSchema>
 
 /**
+ * An event as the queue keeps it: the body its deliveries send, as it was made (the contract's
+ * `WebhookEventSchema` says what receivers get). The queue reads only what it routes and lists by;
+ * the rest is kept as it was written, and sent as it is.
+ */
+const StoredEventSchema = v.looseObject({
+  id: v.string(),
+  type: v.picklist(WEBHOOK_EVENTS),
+  time: v.string(),
+  unit: v.string(),
+})
+
+/**
+ * A finished delivery as `webhooks/done/` keeps it (the deliveries listing shows it as the
+ * contract's `DeliverySchema`).
+ */
+const StoredDeliverySchema = v.object({
+  id: v.string(),
+  event: v.picklist(WEBHOOK_EVENTS),
+  unit: v.string(),
+  created: v.string(),
+  state: v.picklist(['pending', 'delivered', 'failed']),
+  attempts: v.number(),
+  last_attempt: v.optional(v.string()),
+  next_attempt: v.optional(v.string()),
+  last_status: v.optional(v.number()),
+  last_error: v.optional(v.string()),
+})
+
+/**
  * One event waiting for its delivery to one subscription: `webhooks/queue/<hook>/<event>.json`.
  * `prepared` entries are written before a commit and made `ready` after it; `lease` is held by
  * the instance delivering it.
@@ -34,7 +69,7 @@ export const QueueEntrySchema = v.object({
   format: v.literal(1),
   state: v.picklist(['prepared', 'ready']),
   /** The event; a prepared entry's lacks what only the commit decides (the version). */
-  event: WebhookEventSchema,
+  event: StoredEventSchema,
   prepared: v.optional(PreparedSchema),
   attempts: v.number(),
   last_attempt: v.optional(v.string()),
@@ -166,7 +201,7 @@ export class DeliveryQueue {
       ...(cursor === undefined ? {} : { startAfter: `${folder}${cursor}.json` }),
     })
     const done = await mapLimit(page.objects, ENTRY_READS, async ({ key }) => {
-      const stored = await readRecord(this.#store, key, DeliverySchema, `delivery ${key}`)
+      const stored = await readRecord(this.#store, key, StoredDeliverySchema, `delivery ${key}`)
       return stored === undefined ? undefined : coarse(stored.value)
     })
     const merged = [...waiting, ...done.filter((item) => item !== undefined)].sort((a, b) =>

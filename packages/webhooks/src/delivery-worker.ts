@@ -1,8 +1,5 @@
-import { mapLimit } from '../concurrency/map-limit'
-import { iso, type Clock } from '../runtime/clock'
-import type { UnitId } from '../units/unit-id'
-import type { UnitRecordStore } from '../units/unit-record-store'
-import type { DeliveryError, WebhookCreated, WebhookEvent, WebhookEventType } from '@cairn/contract'
+import { iso, mapLimit, type Clock, type UnitId, type ExtensionHost } from '@cairn/core'
+import type { DeliveryError, WebhookEvent, WebhookEventType } from '@cairn/contract'
 import {
   deliveryOf,
   newEntry,
@@ -13,7 +10,7 @@ import {
 import type { EventRecorder } from './event-recorder'
 import { signDelivery } from './signature'
 import { eventVersion } from './webhook-extension'
-import type { WebhookStore } from './webhook-store'
+import type { StoredWebhook, WebhookStore } from './webhook-store'
 
 /** How long a receiver has to answer one delivery. */
 export const DELIVERY_TIMEOUT_MS = 10_000
@@ -90,7 +87,7 @@ interface WorkerParts {
   hooks: WebhookStore
   queue: DeliveryQueue
   recorder: EventRecorder
-  records: UnitRecordStore
+  records: ExtensionHost['records']
   clock: Clock
   /** Names this worker in the leases it takes. */
   owner: string
@@ -215,7 +212,7 @@ export class DeliveryWorker {
   }
 
   /** Delivers what is due to one subscription: the oldest event of each unit. */
-  async #lane(hook: WebhookCreated): Promise<boolean> {
+  async #lane(hook: StoredWebhook): Promise<boolean> {
     const { queue, clock } = this.#parts
     const now = clock.now()
     if (now - (this.#swept.get(hook.id) ?? Number.NEGATIVE_INFINITY) >= SWEEP_EVERY_MS) {
@@ -247,7 +244,7 @@ export class DeliveryWorker {
     })
   }
 
-  async #work(hook: WebhookCreated, item: Queued): Promise<boolean> {
+  async #work(hook: StoredWebhook, item: Queued): Promise<boolean> {
     const { entry } = item
     const now = this.#parts.clock.now()
     if (entry.state === 'prepared') {
@@ -259,7 +256,8 @@ export class DeliveryWorker {
     const lease = { owner: this.#parts.owner, until: iso(now + LEASE_MS) }
     const claimed = await this.#parts.queue.replace(hook.id, { ...entry, lease }, item.etag)
     if (claimed === undefined) return false
-    const result = await this.#send(hook, entry.event, now)
+    // The queue keeps the event as it was made: the body to send.
+    const result = await this.#send(hook, entry.event as WebhookEvent, now)
     return this.#settle({ ...item, etag: claimed }, result, now)
   }
 
@@ -267,7 +265,7 @@ export class DeliveryWorker {
    * One attempt, over in `timeoutMs` whatever the sender does: a sender that neither answers nor
    * gives up by itself (a bug) cannot hold the subscription's lane past the lease.
    */
-  async #send(hook: WebhookCreated, event: WebhookEvent, now: number): Promise<SendResult> {
+  async #send(hook: StoredWebhook, event: WebhookEvent, now: number): Promise<SendResult> {
     const signed = signDelivery(event, hook.secret, now)
     let timer: NodeJS.Timeout | undefined
     const late = new Promise<SendResult>((resolve) => {
@@ -346,10 +344,12 @@ export class DeliveryWorker {
     const before = entry.prepared?.before ?? null
     let event: WebhookEvent | undefined
     if (entry.prepared?.kind === 'delete') {
-      if (record?.epoch !== before) event = entry.event
+      if (record?.epoch !== before) event = entry.event as WebhookEvent
     } else if (record?.current != null) {
       const current = record.current
-      if (current.timestamp !== before) event = { ...entry.event, version: eventVersion(current) }
+      if (current.timestamp !== before) {
+        event = { ...(entry.event as WebhookEvent), version: eventVersion(current) }
+      }
     }
     if (event === undefined) await queue.remove(item.hook, item.id, item.etag)
     else await queue.replace(item.hook, newEntry(event), item.etag)

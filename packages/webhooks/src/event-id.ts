@@ -1,5 +1,4 @@
-import type { Clock } from '../runtime/clock'
-import type { IdSource } from '../runtime/id-source'
+import type { Clock, IdSource } from '@cairn/core'
 
 /** Event IDs sort by time: `evt-<13-digit milliseconds>-<random>`. */
 const EVENT_ID = /^evt-(\d{13})-([0-9a-z]+)$/

@@ -1,6 +1,4 @@
-import type { Principal } from '../access/principal'
-import { scopeCovers } from '../access/scope'
-import { iso, type Clock } from '../runtime/clock'
+import { iso, scopeCovers, type Clock, type Principal } from '@cairn/core'
 import type { WebhookEvent, WebhookEventType } from '@cairn/contract'
 import { newEntry, type DeliveryQueue, type Prepared } from './delivery-queue'
 import type { EventIds } from './event-id'

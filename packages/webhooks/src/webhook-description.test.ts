@@ -1,7 +1,8 @@
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
-import { validate } from '../validation'
-import { WebhookCreatedSchema, WebhookRequestSchema } from '@cairn/contract'
+import { validate } from '@cairn/core'
+import { WebhookRequestSchema } from '@cairn/contract'
+import { StoredWebhookSchema } from './webhook-store'
 
 // A webhook's description is shown in terminals (`cairn webhooks ls`) and on the dashboard: it
 // enters without its control characters (issue 30), and the subscription is stored as it entered.
@@ -20,7 +21,7 @@ describe("a webhook's description", () => {
   })
 
   it('stored with them by an older server, is read without them', () => {
-    const stored = v.parse(WebhookCreatedSchema, {
+    const stored = v.parse(StoredWebhookSchema, {
       id: 'whk-1',
       url: 'https://hooks.example.com/cairn',
       events: ['unit.written'],

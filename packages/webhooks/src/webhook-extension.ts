@@ -1,8 +1,12 @@
-import type { UnitRecordStore } from '../units/unit-record-store'
+import type {
+  ExtensionHost,
+  StatusChange,
+  StatusWatch,
+  UnitChange,
+  WriteExtension,
+} from '@cairn/core'
 import type { Version, WebhookEvent, WebhookEventType } from '@cairn/contract'
-import type { UnitChange, WriteExtension } from '../write-path/extensions'
-import { eventPrincipal, type EventRecorder } from './event-recorder'
-import type { StatusWatch } from './status-watch'
+import { eventPrincipal, type EventDraft, type EventRecorder } from './event-recorder'
 
 const TYPES = {
   write: 'unit.written',
@@ -25,7 +29,7 @@ const TYPES = {
  */
 export function webhookExtension(
   recorder: EventRecorder,
-  records: UnitRecordStore,
+  records: ExtensionHost['records'],
   watch: StatusWatch,
 ): WriteExtension {
   return {
@@ -65,8 +69,9 @@ export function webhookExtension(
               )
             }
           }
-          for (const draft of (await watched?.changes(principal)) ?? [])
-            await recorder.record(draft)
+          for (const changed of (await watched?.changes()) ?? []) {
+            await recorder.record(statusEvent(changed, principal))
+          }
         },
         async onAbort() {
           if (prepared !== undefined) await recorder.withdraw(prepared)
@@ -85,5 +90,21 @@ export function eventVersion(
     serial: version.serial,
     sha256: version.sha256,
     size: version.size,
+  }
+}
+
+/** The `status.changed` event of a unit whose colour a change changed. */
+function statusEvent(changed: StatusChange, principal: EventDraft['principal']): EventDraft {
+  const { previous, current } = changed
+  return {
+    type: 'status.changed',
+    unit: changed.unit,
+    principal,
+    status: {
+      previous: previous.status,
+      current: current.status,
+      edges: current.edges.filter((edge) => edge.state === 'pending'),
+      red_upstream: current.red_upstream,
+    },
   }
 }

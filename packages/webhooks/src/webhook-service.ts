@@ -1,24 +1,33 @@
 import { randomBytes } from 'node:crypto'
-import { demandAdmin, type Authorizer } from '../access/authorizer'
-import type { Principal } from '../access/principal'
-import { parsePrefix } from '../access/scope'
-import { WebhookNotFoundError } from '../errors'
-import { iso, type Clock } from '../runtime/clock'
-import type { IdSource } from '../runtime/id-source'
-import type { UnitRecordStore } from '../units/unit-record-store'
-import { validate } from '../validation'
-import { WebhookRequestSchema, type WebhookCreated, type Delivery, type Webhook } from '@cairn/contract'
+import {
+  demandAdmin,
+  iso,
+  parsePrefix,
+  validate,
+  WebhookNotFoundError,
+  type Authorizer,
+  type Clock,
+  type IdSource,
+  type Principal,
+  type ExtensionHost,
+} from '@cairn/core'
+import {
+  WebhookRequestSchema,
+  type Delivery,
+  type Webhook,
+  type WebhookCreated,
+} from '@cairn/contract'
 import type { DeliveryQueue } from './delivery-queue'
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker'
 import type { EventRecorder } from './event-recorder'
 import type { WebhookTargets } from './targets/webhook-targets'
-import type { WebhookStore } from './webhook-store'
+import type { StoredWebhook, WebhookStore } from './webhook-store'
 
 interface WebhookServiceOptions {
   hooks: WebhookStore
   queue: DeliveryQueue
   recorder: EventRecorder
-  records: UnitRecordStore
+  records: ExtensionHost['records']
   authorizer: Authorizer
   clock: Clock
   ids: IdSource
@@ -48,7 +57,7 @@ export class WebhookService {
     await demandAdmin(this.#options.authorizer, principal, 'subscribe webhooks')
     const request = validate(WebhookRequestSchema, body)
     await this.#options.targets.check(request.url)
-    const created: WebhookCreated = {
+    const created: StoredWebhook = {
       id: `whk-${this.#options.ids.token()}`,
       url: request.url,
       events: request.events,
@@ -113,14 +122,14 @@ export class WebhookService {
     )
   }
 
-  async #find(id: string): Promise<WebhookCreated> {
+  async #find(id: string): Promise<StoredWebhook> {
     const found = (await this.#options.hooks.read()).record.webhooks.find((hook) => hook.id === id)
     if (found === undefined) throw new WebhookNotFoundError(id)
     return found
   }
 }
 
-function withoutSecret(hook: WebhookCreated): Webhook {
+function withoutSecret(hook: StoredWebhook): Webhook {
   const { secret: _secret, ...shown } = hook
   return { ...shown, url: withoutUserinfo(hook.url) }
 }

@@ -1,13 +1,28 @@
+import { printableText, WEBHOOK_EVENTS } from '@cairn/contract'
+import { SharedRecord, STORE_KEYS, type ObjectStore } from '@cairn/core'
 import * as v from 'valibot'
-import { STORE_KEYS } from '../storage/key-layout'
-import type { ObjectStore } from '../storage/object-store'
-import { SharedRecord } from '../storage/shared-record'
-import { WebhookCreatedSchema } from '@cairn/contract'
+
+/**
+ * A subscription as stored, with its secret. The `/v1` views of it are the contract's
+ * (`WebhookSchema`, `WebhookCreatedSchema`); this is what the store keeps.
+ */
+export const StoredWebhookSchema = v.object({
+  id: v.string(),
+  url: v.string(),
+  events: v.array(v.picklist(WEBHOOK_EVENTS)),
+  prefix: v.string(),
+  // One stored before descriptions were stripped is read without its control characters too.
+  description: v.optional(v.pipe(v.string(), v.transform(printableText))),
+  created: v.string(),
+  by: v.string(),
+  secret: v.string(),
+})
+export type StoredWebhook = v.InferOutput<typeof StoredWebhookSchema>
 
 /** Every webhook subscription, with its secret: `webhooks/hooks.json`. */
 export const WebhooksRecordSchema = v.object({
   format: v.literal(1),
-  webhooks: v.array(WebhookCreatedSchema),
+  webhooks: v.array(StoredWebhookSchema),
 })
 export type WebhooksRecord = v.InferOutput<typeof WebhooksRecordSchema>
 

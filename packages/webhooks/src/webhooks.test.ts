@@ -1,21 +1,19 @@
 import { createHmac } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Principal } from '../access/principal'
 import {
+  createCore,
   ForbiddenError,
   InvalidRequestError,
+  parseUnitId,
+  STORE_KEYS,
   WebhookNotFoundError,
   WebhookTargetRefusedError,
-} from '../errors'
-import { createCore, type Core } from '../core'
-import { GrantTable } from '../testing/grant-table'
-import { DRIVERS } from '../testing/seeded-unit'
-import type { ObjectStore } from '../storage/object-store'
-import { STORE_KEYS } from '../storage/key-layout'
-import { writeRecord } from '../storage/stored-json'
-import { bytesOf, terraformState } from '../testing/fixtures'
-import { ManualClock } from '../testing/manual-clock'
-import { parseUnitId } from '../units/unit-id'
+  writeRecord,
+  type Core,
+  type ObjectStore,
+  type Principal,
+} from '@cairn/core'
+import { bytesOf, DRIVERS, GrantTable, ManualClock, terraformState } from '@cairn/core/testing'
 import type { WebhookEvent, WebhookEventType } from '@cairn/contract'
 import { DeliveryQueue, deliveryOf, newEntry } from './delivery-queue'
 import type {
@@ -26,6 +24,8 @@ import type {
 } from './delivery-worker'
 import { parseAllowedHosts } from './targets/allowed-hosts'
 import { WebhookTargets } from './targets/webhook-targets'
+import type { WebhookService } from './webhook-service'
+import { Webhooks } from './webhooks'
 
 const root: Principal = { subject: 'root' }
 const carol: Principal = { subject: 'carol' }
@@ -56,15 +56,23 @@ class Receiver {
   }
 }
 
-function newCore(store: ObjectStore, clock: ManualClock, allowed: string[] = []): Core {
-  return createCore({
+/** A core with the webhooks attached, as the server composes them, and their service. */
+type HookedCore = Core & { webhooks: WebhookService }
+
+function newCore(store: ObjectStore, clock: ManualClock, allowed: string[] = []): HookedCore {
+  const webhooks = new Webhooks({
+    targets: new WebhookTargets({ allowed: parseAllowedHosts(allowed) }),
+  })
+  const core = createCore({
     store,
     clock,
     sleep: () => Promise.resolve(),
     // root administers; carol may read, write and lock, and administers nothing.
     authorizer: new GrantTable(['root']).grant('carol', ['unit:read', 'unit:write', 'unit:lock']),
-    webhookTargets: new WebhookTargets({ allowed: parseAllowedHosts(allowed) }),
+    extensions: [webhooks],
+    lockEvents: webhooks.lockEvents,
   })
+  return { ...core, webhooks: webhooks.service }
 }
 
 const state = (serial: number) => bytesOf(terraformState({ serial, outputs: { id: `v${serial}` } }))
@@ -87,7 +95,7 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
   let store: ObjectStore
   let dispose: () => Promise<void>
   let clock: ManualClock
-  let core: Core
+  let core: HookedCore
 
   afterEach(async () => {
     await dispose()

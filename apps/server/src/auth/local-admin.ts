@@ -1,7 +1,13 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { apiTokenId, LOCAL_ISSUER, type AuthService, type Identity } from '@cairn/auth'
-import { collectBytes, parseStored, PreconditionFailedError, STORE_KEYS, type ObjectStore } from '@cairn/core'
+import {
+  collectBytes,
+  parseStored,
+  PreconditionFailedError,
+  STORE_KEYS,
+  type ObjectStore,
+} from '@cairn/core'
 import * as v from 'valibot'
 import type { Logger } from '../log/logger'
 

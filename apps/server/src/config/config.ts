@@ -1,5 +1,6 @@
 import * as v from 'valibot'
-import { InvalidRequestError, parseAllowedHosts } from '@cairn/core'
+import { InvalidRequestError } from '@cairn/core'
+import { parseAllowedHosts } from '@cairn/webhooks'
 import { parseGrantee } from '@cairn/rbac'
 import { LOG_LEVELS } from '../log/logger'
 import { AUTH_VARIABLES, loadAuthSettings, type AuthSettings } from './auth-settings'

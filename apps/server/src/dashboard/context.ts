@@ -1,5 +1,6 @@
 import type { AuthService } from '@cairn/auth'
 import type { Clock, Core, Permission, UnitId } from '@cairn/core'
+import type { ResourceService } from '@cairn/state-index'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { AuthMode } from '../auth/identity-setup'
 import type { AppEnv } from '../http/app-env'
@@ -10,6 +11,8 @@ import type { Viewer } from './view/layout'
 /** What every page of the dashboard is built from. */
 export interface DashboardDeps {
   core: Core
+  /** Diffs and search (the state index). */
+  resources: ResourceService
   auth: AuthService
   mode: AuthMode
   clock: Clock

@@ -1,4 +1,14 @@
-import { InvalidRequestError, LockConflictError, parseLockRequest, StateNotFoundError, toWebStream, UnitFrozenError, unitIdFromPath, UnitNotFoundError, type Core } from '@cairn/core'
+import {
+  InvalidRequestError,
+  LockConflictError,
+  parseLockRequest,
+  StateNotFoundError,
+  toWebStream,
+  UnitFrozenError,
+  unitIdFromPath,
+  UnitNotFoundError,
+  type Core,
+} from '@cairn/core'
 import type { LockInfo } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import { noteAudit } from '../audit/audit-trail'

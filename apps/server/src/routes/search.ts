@@ -1,4 +1,4 @@
-import type { Core } from '@cairn/core'
+import type { ResourceService } from '@cairn/state-index'
 import { Hono, type MiddlewareHandler } from 'hono'
 import { noteSearch } from '../audit/search-note'
 import type { AppEnv } from '../http/app-env'
@@ -6,7 +6,7 @@ import { HttpError } from '../http/errors'
 import { queryInt, queryText } from '../http/query'
 
 export interface SearchRoutesDeps {
-  core: Core
+  resources: ResourceService
   /** Runs a search in a slot of the server's pool of heavy reads. */
   heavyRead: MiddlewareHandler<AppEnv>
 }
@@ -25,7 +25,7 @@ export function searchRoutes(deps: SearchRoutesDeps): Hono<AppEnv> {
     const cursor = queryText(c, 'cursor')
     const limit = queryInt(c, 'limit')
     noteSearch(c, { q, type, unitPrefix })
-    const page = await deps.core.resources.search(c.var.principal, {
+    const page = await deps.resources.search(c.var.principal, {
       ...(q === undefined ? {} : { q }),
       ...(type === undefined ? {} : { type }),
       ...(unitPrefix === undefined ? {} : { unitPrefix }),
@@ -38,9 +38,7 @@ export function searchRoutes(deps: SearchRoutesDeps): Hono<AppEnv> {
   app.all('/v1/search', (c) => {
     throw new HttpError('method_not_allowed', `${c.req.path} answers GET`, { Allow: 'GET' })
   })
-  app.post('/v1/search/reindex', async (c) =>
-    c.json(await deps.core.resources.reindex(c.var.principal)),
-  )
+  app.post('/v1/search/reindex', async (c) => c.json(await deps.resources.reindex(c.var.principal)))
   app.all('/v1/search/reindex', (c) => {
     throw new HttpError('method_not_allowed', `${c.req.path} answers POST`, { Allow: 'POST' })
   })

@@ -1,5 +1,19 @@
-import { collectDiff, parseLockRequest, parseUnitId, toWebStream, validate, type DependencySet, type UnitId, type Core } from '@cairn/core'
-import { CreateUnitRequestSchema, RestoreRequestSchema, UnlockRequestSchema, type Outputs } from '@cairn/contract'
+import {
+  parseLockRequest,
+  parseUnitId,
+  toWebStream,
+  validate,
+  type Core,
+  type DependencySet,
+  type UnitId,
+} from '@cairn/core'
+import { collectDiff, type ResourceService } from '@cairn/state-index'
+import {
+  CreateUnitRequestSchema,
+  RestoreRequestSchema,
+  UnlockRequestSchema,
+  type Outputs,
+} from '@cairn/contract'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
@@ -18,6 +32,8 @@ import { parseUnitPath, parseVersionResourcesPath, rawPathOf } from '../http/uni
 
 export interface UnitRoutesDeps {
   core: Core
+  /** A version's resources and diffs (the state index). */
+  resources: ResourceService
   maxStateBytes: number
   maxRequestBytes: number
   /** Runs a heavy read (a version's resources, a diff) in a slot of the server's pool. */
@@ -36,7 +52,7 @@ const HEAVY = new Set(['diff'])
  * may be natural paths, so the routes after `/v1/units/` are told apart by their last segment.
  */
 export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
-  const { core } = deps
+  const { core, resources } = deps
   const app = new Hono<AppEnv>()
   const json = (c: Context<AppEnv>) => readJsonObject(c, deps.maxRequestBytes)
 
@@ -181,7 +197,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
         const to = queryText(c, 'to')
         const limit = queryInt(c, 'limit')
         const cursor = queryText(c, 'cursor')
-        const diff = await core.resources.diff(c.var.principal, id, {
+        const diff = await resources.diff(c.var.principal, id, {
           ...(from === undefined ? {} : { from }),
           ...(to === undefined ? {} : { to }),
           ...(limit === undefined ? {} : { limit }),
@@ -237,7 +253,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
   const versionResources = async (c: Context<AppEnv>, id: UnitId, timestamp?: string) => {
     const limit = queryInt(c, 'limit')
     const cursor = queryText(c, 'cursor')
-    const listing = await core.resources.resources(c.var.principal, id, {
+    const listing = await resources.resources(c.var.principal, id, {
       ...(timestamp === undefined ? {} : { timestamp }),
       ...(limit === undefined ? {} : { limit }),
       ...(cursor === undefined ? {} : { cursor }),

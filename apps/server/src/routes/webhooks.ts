@@ -1,4 +1,4 @@
-import type { Core } from '@cairn/core'
+import type { WebhookService } from '@cairn/webhooks'
 import { Hono } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
@@ -6,16 +6,16 @@ import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { queryInt, queryText } from '../http/query'
 
 export interface WebhookRoutesDeps {
-  core: Core
+  webhooks: WebhookService
 }
 
 /**
  * `/v1/webhooks` (docs/webhooks.md): administrators subscribe URLs to events of the units under a
- * prefix and read each subscription's deliveries. Core decides who may: anyone else gets 403
+ * prefix and read each subscription's deliveries. Only administrators may: anyone else gets 403
  * `forbidden`; a bad body or parameter is 400 `invalid_request`, as everywhere on `/v1`.
  */
 export function webhookRoutes(deps: WebhookRoutesDeps): Hono<AppEnv> {
-  const { webhooks } = deps.core
+  const { webhooks } = deps
   const app = new Hono<AppEnv>()
   app.get('/v1/webhooks', async (c) => c.json({ webhooks: await webhooks.list(c.var.principal) }))
 

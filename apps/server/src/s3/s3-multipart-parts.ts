@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto'
-import { listAllKeys, PreconditionFailedError, STORE_KEYS, type Clock, type ObjectStore } from '@cairn/core'
+import {
+  listAllKeys,
+  PreconditionFailedError,
+  STORE_KEYS,
+  type Clock,
+  type ObjectStore,
+} from '@cairn/core'
 import { S3Error } from './s3-errors'
 import type { CompletedPart } from './s3-xml'
 

@@ -1,4 +1,17 @@
-import { isSamePrincipal, mapLimit, STORE_KEYS, StoredPrincipalSchema, toStoredPrincipal, type Clock, type Core, type ObjectStore, type Principal, type StagedUpload, type StagedUploads, type UnitId } from '@cairn/core'
+import {
+  isSamePrincipal,
+  mapLimit,
+  STORE_KEYS,
+  StoredPrincipalSchema,
+  toStoredPrincipal,
+  type Clock,
+  type Core,
+  type ObjectStore,
+  type Principal,
+  type StagedUpload,
+  type StagedUploads,
+  type UnitId,
+} from '@cairn/core'
 import * as v from 'valibot'
 import { S3Error } from './s3-errors'
 import { tooLarge, UploadParts, type ListedPart } from './s3-multipart-parts'

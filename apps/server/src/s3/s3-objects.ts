@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto'
-import { LockConflictError, parseLockRequest, parseRangeHeader, RangeNotSatisfiableError, readBounded, toWebStream, type Core, type UnitId } from '@cairn/core'
+import {
+  LockConflictError,
+  parseLockRequest,
+  parseRangeHeader,
+  RangeNotSatisfiableError,
+  readBounded,
+  toWebStream,
+  type Core,
+  type UnitId,
+} from '@cairn/core'
 import type { LockInfo } from '@cairn/contract'
 import type { Context } from 'hono'
 import type { Identity } from '@cairn/auth'

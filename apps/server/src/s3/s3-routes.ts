@@ -1,5 +1,11 @@
 import type { AuthService } from '@cairn/auth'
-import { StateTooLargeError, UnitNotFoundError, type Clock, type Core, type ObjectStore } from '@cairn/core'
+import {
+  StateTooLargeError,
+  UnitNotFoundError,
+  type Clock,
+  type Core,
+  type ObjectStore,
+} from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import { requestStream, stateStream } from '../http/body'
 import { s3Authenticate } from './s3-auth'

@@ -1,4 +1,4 @@
-import type { PostingsData } from '@cairn/core'
+import type { PostingsData } from '@cairn/state-index'
 import type { SourceScan, SourceScanOptions } from '@cairn/state-scan'
 
 /**

@@ -1,7 +1,7 @@
 // A worker thread that makes the search index's postings of units' stored indexes (see
 // postings-workers.ts), so that loading thousands of units runs beside the server's requests.
 import { parentPort } from 'node:worker_threads'
-import { postingsOf, type PostingsData } from '@cairn/core'
+import { postingsOf, type PostingsData } from '@cairn/state-index'
 import type { FromPostingsWorker, ToPostingsWorker } from './messages'
 
 const port = parentPort

@@ -1,6 +1,6 @@
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { postingsOf } from '@cairn/core'
+import { postingsOf } from '@cairn/state-index'
 import { PostingsWorkers } from './postings-workers'
 
 // The worker script as the server runs it: built beside main.js (the tests build first).

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
-import { postingsOf, type PostingsBuilder, type PostingsData } from '@cairn/core'
+import { postingsOf, type PostingsBuilder, type PostingsData } from '@cairn/state-index'
 import type { FromPostingsWorker, ToPostingsWorker } from './messages'
 
 /** Stored indexes smaller than this are made into postings inline: the trip costs more. */

@@ -5,7 +5,12 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSecureContext } from 'node:tls'
-import { parseAllowedHosts, WebhookTargets, type HostResolver, type OutgoingDelivery } from '@cairn/core'
+import {
+  parseAllowedHosts,
+  WebhookTargets,
+  type HostResolver,
+  type OutgoingDelivery,
+} from '@cairn/webhooks'
 import { freePort, makeTestCa } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHttpSender } from './http-sender'

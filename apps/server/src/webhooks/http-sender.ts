@@ -2,7 +2,15 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIPv6, type LookupFunction } from 'node:net'
-import { targetHost, type HostResolver, type OutgoingDelivery, type SendResult, type TargetRefusal, type WebhookSender, type WebhookTargets } from '@cairn/core'
+import {
+  targetHost,
+  type HostResolver,
+  type OutgoingDelivery,
+  type SendResult,
+  type TargetRefusal,
+  type WebhookSender,
+  type WebhookTargets,
+} from '@cairn/webhooks'
 
 /** The system's resolver (`getaddrinfo`, /etc/hosts included): every address of a name. */
 export const systemResolver: HostResolver = async (host) =>

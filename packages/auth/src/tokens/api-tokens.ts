@@ -1,5 +1,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { type Clock, listAllKeys, type ObjectStore, readRecord, scopeCovers, STORE_KEYS, writeRecord } from '@cairn/core'
+import {
+  type Clock,
+  listAllKeys,
+  type ObjectStore,
+  readRecord,
+  scopeCovers,
+  STORE_KEYS,
+  writeRecord,
+} from '@cairn/core'
 import {
   TokenLimitSchema,
   type ApiToken,

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { type Clock, listAllKeys, type ObjectStore, PreconditionFailedError, readRecord, STORE_KEYS, writeRecord } from '@cairn/core'
+import {
+  type Clock,
+  listAllKeys,
+  type ObjectStore,
+  PreconditionFailedError,
+  readRecord,
+  STORE_KEYS,
+  writeRecord,
+} from '@cairn/core'
 import * as v from 'valibot'
 import { TokenVerificationError } from '../errors'
 import type { Identity } from '../identity'

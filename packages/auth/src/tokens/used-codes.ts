@@ -1,4 +1,10 @@
-import { type Clock, type ObjectStore, PreconditionFailedError, STORE_KEYS, writeRecord } from '@cairn/core'
+import {
+  type Clock,
+  type ObjectStore,
+  PreconditionFailedError,
+  STORE_KEYS,
+  writeRecord,
+} from '@cairn/core'
 
 /** The object-store folder of spent authorization codes. */
 export const USED_CODES_PREFIX = STORE_KEYS.usedCodes

@@ -21,7 +21,8 @@ describe('dependencies on outputs named like Object.prototype members', () => {
   let core: Core
   let serial = 0
   /** A service with nothing in memory, which reads the graph back from the store. */
-  const fresh = () => createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve() })
+  const fresh = () =>
+    createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve() })
   const apply = async (unit: string, outputs: Record<string, unknown>) => {
     serial += 1
     clock.advance(1000)
@@ -81,7 +82,8 @@ describe('units named like Object.prototype members', () => {
     async (name) => {
       const store = createMemoryStore()
       const clock = new ManualClock()
-      const fresh = () => createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve() })
+      const fresh = () =>
+        createCore({ store, authorizer: allowAll, clock, sleep: () => Promise.resolve() })
       const core = fresh()
       const write = async (unit: string, serial: number, outputs: Record<string, unknown>) => {
         clock.advance(1000)

@@ -1,10 +1,9 @@
-import { consumersOf } from '../graph/consumer-marks'
-import { GraphNodes, type WholeGraph } from '../graph/graph-loader'
-import { StatusReader } from '../graph/graph-rules'
+import type { UnitStatus } from '@cairn/contract'
 import type { ObjectStore } from '../storage/object-store'
 import type { UnitRecordStore } from '../units/unit-record-store'
-import type { UnitStatus } from '@cairn/contract'
-import type { EventDraft } from './event-recorder'
+import { consumersOf } from './consumer-marks'
+import { GraphNodes, type WholeGraph } from './graph-loader'
+import { StatusReader } from './graph-rules'
 
 /**
  * How many units a change looks at for `status.changed`: the unit and what lies downstream of it,
@@ -12,19 +11,25 @@ import type { EventDraft } from './event-recorder'
  */
 export const MAX_STATUS_UNITS = 1000
 
+/** A unit whose colour a change changed: its status before and after. */
+export interface StatusChange {
+  readonly unit: string
+  readonly previous: UnitStatus
+  readonly current: UnitStatus
+}
+
 /** The statuses of the units a change may recolour, read before it, to compare after it. */
 export interface StatusBefore {
-  /** The `status.changed` events of the units whose colour the change changed. */
-  changes(principal: EventDraft['principal']): Promise<EventDraft[]>
+  /** The units whose colour the change changed, read again now. */
+  changes(): Promise<StatusChange[]>
 }
 
 /**
  * Works out which units a change of one unit turns red, yellow or green: the unit itself and its
  * consumers, transitively through the consumer marks (each checked against the consumer's record),
  * read with the same rules the status API uses. Only those units and what lies upstream of them are
- * read, never the whole graph unless the walk upstream grows past the graph loader's bounds.
- *
- * @internal
+ * read, never the whole graph unless the walk upstream grows past the graph loader's bounds. The
+ * webhooks' `status.changed` events are made of it.
  */
 export class StatusWatch {
   readonly #store: ObjectStore
@@ -42,27 +47,16 @@ export class StatusWatch {
     const units = await this.#affected(unit)
     const before = await this.#statuses(units)
     return {
-      changes: async (principal) => {
+      changes: async () => {
         const after = await this.#statuses(units)
-        const drafts: EventDraft[] = []
-        for (const id of units) {
-          const previous = before.get(id)
-          const current = after.get(id)
+        const changed: StatusChange[] = []
+        for (const unit of units) {
+          const previous = before.get(unit)
+          const current = after.get(unit)
           if (previous === undefined || current === undefined) continue
-          if (previous.status === current.status) continue
-          drafts.push({
-            type: 'status.changed',
-            unit: id,
-            principal,
-            status: {
-              previous: previous.status,
-              current: current.status,
-              edges: current.edges.filter((edge) => edge.state === 'pending'),
-              red_upstream: current.red_upstream,
-            },
-          })
+          if (previous.status !== current.status) changed.push({ unit, previous, current })
         }
-        return drafts
+        return changed
       },
     }
   }

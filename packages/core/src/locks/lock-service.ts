@@ -7,7 +7,12 @@ import { writeRecord } from '../storage/stored-json'
 import { printableText, type LockInfo, type LockRequest, type Source } from '@cairn/contract'
 import { historyKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
-import { newUnitRecord, type HeldLock, type HistoryRecord, type UnitRecord } from '../units/unit-record'
+import {
+  newUnitRecord,
+  type HeldLock,
+  type HistoryRecord,
+  type UnitRecord,
+} from '../units/unit-record'
 import {
   listUnits,
   pageLimit,
@@ -15,7 +20,8 @@ import {
   type Page,
   type PageOptions,
 } from '../units/unit-listing'
-import { viewOf, type HeldLockView } from './held-lock-view'
+import type { HeldLockView } from '@cairn/contract'
+import { viewOf } from './held-lock-view'
 import { completeLockInfo, describeLock, releaseOf, type UnlockRequest } from './lock-rules'
 import type { Kernel } from '../kernel'
 

@@ -8,7 +8,8 @@
  * | ------------------------ | ------------------------- | ------------------------------------------------- |
  * | `layout.json`            | core, storage             | which layout the store is in (see layout-upgrade) |
  * | `unit-records/`          | core, units               | unit records: lock, current version, tags, edges  |
- * | `units/`                 | core, units               | states, versions, history                         |
+ * | `units/`                 | core, units               | states, versions, history; the state index's      |
+ * |                          | (state-index)             | `indexes/` beside each epoch's `states/`          |
  * | `consumers/`             | core, dependency graph    | who consumes each unit: an empty object per edge  |
  * | `auth/api-tokens/`       | auth                      | API token records (hashes, never the tokens)      |
  * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
@@ -16,15 +17,15 @@
  * | `auth/local-admin.json`  | server, local mode        | which token `admin.token` holds                   |
  * | `tfe/state-versions/`    | tfe-adapter               | state versions waiting for their upload (staged)  |
  * | `s3/multipart-uploads/`  | server, S3 surface        | multipart uploads and their parts (staged)        |
- * | `rbac/policy.json`       | core, access              | custom roles and every assignment                 |
- * | `rbac/users/`            | core, access              | users seen at login, one record each              |
+ * | `rbac/policy.json`       | rbac                      | custom roles and every assignment                 |
+ * | `rbac/users/`            | rbac                      | users seen at login, one record each              |
  * | `ops/freezes.json`       | core, freezes             | freezes: prefixes no lock or write may touch      |
  * | `ops/sweeps/`            | core, uploads             | who sweeps each staged folder, and until when     |
- * | `audit/`                 | core, audit               | the audit trail: one object per record, by day    |
- * | `webhooks/hooks.json`    | core, webhooks            | webhook subscriptions, with their secrets         |
- * | `webhooks/queue/`        | core, webhooks            | deliveries to make, per subscription and event   |
- * | `webhooks/done/`         | core, webhooks            | deliveries finished, newest first, kept 7 days    |
- * | `search/changes/`        | core, resources           | units changed, for every instance's search index  |
+ * | `audit/`                 | audit                     | the audit trail: one object per record, by day    |
+ * | `webhooks/hooks.json`    | webhooks                  | webhook subscriptions, with their secrets         |
+ * | `webhooks/queue/`        | webhooks                  | deliveries to make, per subscription and event   |
+ * | `webhooks/done/`         | webhooks                  | deliveries finished, newest first, kept 7 days    |
+ * | `search/changes/`        | state-index, search       | units changed, for every instance's search index  |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart

@@ -12,7 +12,7 @@ import { STORE_KEYS } from '../storage/key-layout'
  * ```
  * unit-records/<id>!.json                        the unit record: lock, current version, tags, edges
  * units/<id>!/<epoch>/states/<time>-<rand>.tfstate   state bytes, one object per version
- * units/<id>!/<epoch>/indexes/<time>-<rand>.json      the resource index of the state of that name
+ * units/<id>!/<epoch>/indexes/<time>-<rand>.json      the state index's resource index of that state
  * units/<id>!/<epoch>/versions/<inverted ms>.json    a committed version's record, newest first
  * units/<id>!/<epoch>/history/<inverted ms>-<rand>.json   events such as force-unlocks
  * ```
@@ -56,13 +56,18 @@ export function stateKey(id: UnitId, epoch: string, ms: number, random: string):
   return `${epochFolder(id, epoch)}states/${time}-${random}.tfstate`
 }
 
-/** Where the resource index of the state object `stateObject` is kept: beside it, by its name. */
-export function indexKeyOf(stateObject: string): string {
+/**
+ * Where an object an extension keeps beside the state object `stateObject` lies: in the folder
+ * `folder` of the same epoch, by the state object's name (the state index's `indexes/<name>.json`).
+ * It goes with its version: deleted with the unit, moved with the body to another epoch.
+ */
+export function besideState(stateObject: string, folder: string, extension: string): string {
   const at = stateObject.lastIndexOf('/states/')
   if (at === -1 || !stateObject.endsWith('.tfstate')) {
     throw new Error(`${stateObject} is not the key of a state object`)
   }
-  return `${stateObject.slice(0, at)}/indexes/${stateObject.slice(at + 8, -'.tfstate'.length)}.json`
+  const name = stateObject.slice(at + '/states/'.length, -'.tfstate'.length)
+  return `${stateObject.slice(0, at)}/${folder}/${name}${extension}`
 }
 
 export function versionsFolder(id: UnitId, epoch: string): string {

@@ -25,7 +25,9 @@ describe('UnitRecordStore retries', () => {
       },
     }
     let retries = 0
-    const core = createCore({ store, authorizer: allowAll,
+    const core = createCore({
+      store,
+      authorizer: allowAll,
       sleep: () => Promise.resolve(),
       onRecordRetry: () => {
         retries += 1

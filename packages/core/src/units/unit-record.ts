@@ -2,7 +2,6 @@ import { LockInfoSchema, SOURCES } from '@cairn/contract'
 import * as v from 'valibot'
 import { iso, type Clock } from '../runtime/clock'
 import type { IdSource } from '../runtime/id-source'
-import { IndexRefSchema } from '../resources/resource-index'
 import { OutputDigestsSchema } from '../state/outputs'
 
 /**
@@ -26,10 +25,11 @@ export type Ack = v.InferOutput<typeof AckSchema>
 /**
  * A version as stored: the public fields plus where its bytes are and where its serial sits, the
  * digests of its outputs (null when it is not a Terraform state or its outputs could not be read),
- * what it acknowledged of its dependencies (absent when the write acknowledged nothing), and where
- * its resource index is.
+ * and what it acknowledged of its dependencies (absent when the write acknowledged nothing). The
+ * extensions' fields (`index`, the state index's) are kept as they were written, each read by its
+ * owner with its own schema: a record rewritten by a lock or an edge change keeps them.
  */
-export const VersionRecordSchema = v.object({
+export const VersionRecordSchema = v.looseObject({
   timestamp: v.string(),
   sha256: v.string(),
   md5: v.string(),
@@ -43,8 +43,6 @@ export const VersionRecordSchema = v.object({
   serial_span: v.nullable(v.tuple([v.number(), v.number()])),
   output_digests: v.optional(v.nullable(OutputDigestsSchema)),
   acks: v.optional(v.array(AckSchema)),
-  /** The version's resource index; absent on versions written before indexes existed. */
-  index: v.optional(IndexRefSchema),
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 

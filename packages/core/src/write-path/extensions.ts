@@ -1,7 +1,9 @@
+import type { Source, Version } from '@cairn/contract'
+import type { ScannedState, SourceScanOptions } from '@cairn/state-scan'
 import type { Principal } from '../access/principal'
 import type { UnitId } from '../units/unit-id'
-import type { Source, Version } from '@cairn/contract'
-import type { UnitRecord, VersionRecord } from '../units/unit-record'
+import type { UnitRecord } from '../units/unit-record'
+import type { ExtensionHost } from './extension-host'
 
 /** A change of a unit's state that the write path commits: a write, a restore or a delete. */
 export interface UnitChange {
@@ -18,8 +20,13 @@ export interface CommitOutcome {
   readonly version: Version | null
 }
 
-/** Fields an extension records on the new version, in the same commit as the version itself. */
-export type VersionFields = Partial<Pick<VersionRecord, 'acks'>>
+/**
+ * Fields an extension records on the new version, in the same commit as the version itself: the
+ * graph's `acks`, the state index's `index`. Each extension owns its fields' names and schemas;
+ * the version record keeps them as they were given, and core never reads them. A field of core's
+ * own (`sha256`, `object`, ...) cannot be set this way.
+ */
+export type VersionFields = Readonly<Record<string, unknown>>
 
 /** What an extension adds to a commit once it sees the unit record being replaced. */
 export interface RecordEdit {
@@ -47,14 +54,52 @@ export interface CommitHooks {
 }
 
 /**
+ * One extension's part in staging one state body, returned by its `stage`: what the scan of the
+ * body must learn for it, the objects it stores beside the state object while the body streams
+ * (the state index's index), and the fields it records on the version. Nothing of it is
+ * committed before the version is: objects it stored are deleted with a body that fails, and
+ * moved with the body when the unit's epoch changed meanwhile.
+ */
+export interface StagePart {
+  /**
+   * What the scan must learn besides the header (`index`: the resource index's entries, handed
+   * to `onEntries` as they are made, in order, before the scan ends).
+   */
+  readonly scan?: Pick<SourceScanOptions, 'index'> & { onEntries?: (block: Uint8Array) => void }
+  /** The keys of the objects this part may store beside the state object at `object`. */
+  beside(object: string): string[]
+  /** The body is whole and its scan done, before the store makes the body durable. */
+  scanned(scan: ScannedState): void
+  /** The body failed or was refused: store nothing more. */
+  failed(error: Error): void
+  /**
+   * Once what the part stores is stored: the keys it stored beside the state object at `object`,
+   * and the fields it records on the version whose state object is `object`.
+   *
+   * @throws when what it stores could not be stored: the write fails and leaves nothing
+   */
+  stored(): Promise<StagedPart>
+}
+
+/** What a stage part stored, relative to where the state object ends up. */
+export interface StagedPart {
+  kept(object: string): string[]
+  fields(object: string): VersionFields
+}
+
+/**
  * Something that takes part in every commit of the write path (DESIGN section 3): the dependency
- * graph today; the audit trail, webhooks and the state index plug in the same way. `beforeCommit`
- * runs after the body is stored and checked, just before the unit record is replaced; when it
- * throws, the change is refused and nothing is committed.
+ * graph in core; the webhooks and the state index from packages of their own, given to
+ * `createCore({ extensions })`. `attach` runs once, as the core is made, with what core lends
+ * its extensions. `stage` runs as a body starts to stream to storage. `beforeCommit` runs after
+ * the body is stored and checked, just before the unit record is replaced; when it throws, the
+ * change is refused and nothing is committed.
  */
 export interface WriteExtension {
   readonly name: string
-  beforeCommit(change: UnitChange): Promise<CommitHooks | undefined>
+  attach?(host: ExtensionHost): void
+  stage?(object: string): StagePart | undefined
+  beforeCommit?(change: UnitChange): Promise<CommitHooks | undefined>
 }
 
 /** Hears of an extension's `afterCommit` or `onAbort` that failed. */
@@ -91,7 +136,7 @@ export async function beginCommit(
   }
   for (const extension of extensions) {
     try {
-      const hooks = await extension.beforeCommit(change)
+      const hooks = await extension.beforeCommit?.(change)
       if (hooks !== undefined) begun.push({ name: extension.name, hooks })
     } catch (error) {
       await abort(error)

@@ -14,16 +14,20 @@ import type { ScannerSource } from '@cairn/state-scan'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
 import { writeRecord } from '../storage/stored-json'
-import { IndexStream, NoIndex } from '../resources/index-stream'
-import type { IndexRef } from '../resources/resource-index'
-import { indexKeyOf, stateKey, versionKey } from '../units/layout'
+import { stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import type { Snapshot } from '../units/unit-record-store'
 import { newEpoch, newUnitRecord, type UnitRecord, type VersionRecord } from '../units/unit-record'
 import { toVersion } from '../units/unit-view'
 import type { Source, Version } from '@cairn/contract'
 import { openVersion } from '../versions/version-lookup'
-import { beginCommit, type ExtensionErrorHandler, type WriteExtension } from './extensions'
+import {
+  beginCommit,
+  type ExtensionErrorHandler,
+  type StagedPart,
+  type VersionFields,
+  type WriteExtension,
+} from './extensions'
 import type { Kernel } from '../kernel'
 
 /** A write of a state body on any surface. */
@@ -56,8 +60,6 @@ export interface WriteOptions extends LockGuard {
 interface StateWriterOptions {
   kernel: Kernel
   maxStateBytes: number
-  /** Index the resources of each state written (`SVC_RESOURCE_INDEX`). */
-  indexResources: boolean
   scanners: ScannerSource
   extensions: readonly WriteExtension[]
   onExtensionError: ExtensionErrorHandler
@@ -68,8 +70,10 @@ interface Staged {
   object: string
   epoch: string
   inspected: InspectedState
-  /** The state's resource index, stored beside it; absent when indexing is off. */
-  index?: IndexRef
+  /** What the extensions' stage parts stored beside the object (the state index's index). */
+  parts: StagedPart[]
+  /** Every key a stage part may have stored beside the object, to delete with it. */
+  beside: string[]
 }
 
 /** The current version changed under a restore that computed its serial from it. */
@@ -77,11 +81,6 @@ class CurrentMoved extends Error {}
 
 /** How often a restore recomputes when writers keep moving the current version. */
 const RESTORE_ATTEMPTS = 5
-/**
- * How much of a streamed index is written between flushes to disk: an index is some 7 % of its
- * state's size, and what is left unflushed when the body ends is made durable before the answer.
- */
-const INDEX_FLUSH_EVERY = 1024 * 1024
 
 /**
  * The one write path: stream the body to a new object (hashing and checking it on the way), then
@@ -94,7 +93,6 @@ const INDEX_FLUSH_EVERY = 1024 * 1024
 export class StateWriter {
   readonly #kernel: Kernel
   readonly #maxStateBytes: number
-  readonly #indexResources: boolean
   readonly #scanners: ScannerSource
   readonly #extensions: readonly WriteExtension[]
   readonly #onExtensionError: ExtensionErrorHandler
@@ -102,7 +100,6 @@ export class StateWriter {
   constructor(options: StateWriterOptions) {
     this.#kernel = options.kernel
     this.#maxStateBytes = options.maxStateBytes
-    this.#indexResources = options.indexResources
     this.#scanners = options.scanners
     this.#extensions = options.extensions
     this.#onExtensionError = options.onExtensionError
@@ -164,6 +161,12 @@ export class StateWriter {
     }
   }
 
+  /**
+   * Streams a body to a new object, scanning it on the way. Each extension that takes part in
+   * staging (`WriteExtension.stage`) says what the scan must learn for it and may store objects
+   * beside the body as it streams (the state index's index, written as the scan makes it); the
+   * body is staged once the store has it and each part has stored what it stores.
+   */
   async #stage(
     id: UnitId,
     epoch: string,
@@ -171,49 +174,41 @@ export class StateWriter {
     sizeHint: number | undefined,
   ): Promise<Staged> {
     const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
-    // The index is stored beside the body as both stream in (entries as the scan makes them),
-    // so that little of it is left to write and make durable once the body is whole.
-    const stream = this.#indexResources ? new IndexStream() : undefined
+    const parts = this.#extensions.flatMap((extension) => extension.stage?.(object) ?? [])
+    const takers = parts.flatMap((part) => part.scan?.onEntries ?? [])
+    const onEntries =
+      takers.length === 0
+        ? undefined
+        : (block: Uint8Array) => {
+            for (const take of takers) take(block)
+          }
+    const index = parts.some((part) => part.scan?.index === true)
     const inspector = new StateInspector(
       this.#maxStateBytes,
-      this.#scanners(sizeHint, { index: this.#indexResources }, stream?.push),
+      this.#scanners(sizeHint, { index }, onEntries),
     )
-    const indexing = stream === undefined ? undefined : this.#storeIndex(object, stream)
-    indexing?.catch(() => undefined)
+    // What the parts store is stored as the body streams in.
+    const storing = parts.map((part) => part.stored())
+    for (const stored of storing) stored.catch(() => undefined)
     async function* passed(): AsyncGenerator<Uint8Array> {
       yield* inspector.pass(body)
-      // The body is whole and checked: the index's rest is stored while the store makes the
+      // The body is whole and checked: the parts store their rest while the store makes the
       // body durable.
-      stream?.end(inspector.result().scan)
+      const { scan } = inspector.result()
+      for (const part of parts) part.scanned(scan)
     }
+    const beside = parts.flatMap((part) => part.beside(object))
     try {
       await this.#kernel.store.put(object, passed(), { contentType: 'application/json' })
       const inspected = inspector.result()
-      const index = await indexing
-      return { object, epoch, inspected, ...(index === undefined ? {} : { index }) }
+      return { object, epoch, inspected, parts: await Promise.all(storing), beside }
     } catch (error) {
-      stream?.fail(error instanceof Error ? error : new Error('the write of the state failed'))
-      await indexing?.catch(() => undefined)
-      await this.#discard([object, indexKeyOf(object)])
+      const failure = error instanceof Error ? error : new Error('the write of the state failed')
+      for (const part of parts) part.failed(failure)
+      await Promise.all(storing.map((stored) => stored.catch(() => undefined)))
+      await this.#discard([object, ...beside])
       throw error
     }
-  }
-
-  /**
-   * Stores the index of the state at `object` beside it, before the commit that names both: a
-   * version is never current without its index. Returns what its version record says of it.
-   */
-  async #storeIndex(object: string, stream: IndexStream): Promise<IndexRef | undefined> {
-    try {
-      await this.#kernel.store.put(indexKeyOf(object), stream.body(), {
-        contentType: 'application/json',
-        flushEvery: INDEX_FLUSH_EVERY,
-      })
-    } catch (error) {
-      if (error instanceof NoIndex) return error.ref
-      throw error
-    }
-    return { object: indexKeyOf(object), resources: stream.count }
   }
 
   /**
@@ -268,11 +263,17 @@ export class StateWriter {
         committed = object
         if (current !== null) await this.#ensureVersionRecord(id, record.epoch, current)
         const extra = await pending.atCommit(snapshot?.record)
-        const version: VersionRecord = {
+        const own: VersionRecord = {
           ...this.#versionRecord(principal, staged, object, options, current),
           output_digests: digests,
-          ...pending.versionFields,
-          ...extra.versionFields,
+        }
+        const version: VersionRecord = {
+          ...own,
+          ...extensionFields(own, [
+            ...staged.parts.map((part) => part.fields(object)),
+            pending.versionFields,
+            extra.versionFields,
+          ]),
         }
         const next: UnitRecord = extra.edit({
           ...record,
@@ -282,7 +283,7 @@ export class StateWriter {
         })
         return { put: next, result: toVersion(version) }
       })
-      const kept = committed === undefined ? [] : [committed, indexKeyOf(committed)]
+      const kept = committed === undefined ? [] : [committed, ...keptBeside(staged, committed)]
       await this.#discard([...stagedKeys(staged), ...copies].filter((key) => !kept.includes(key)))
       await pending.committed({ version: committed === undefined ? null : version })
       return version
@@ -309,13 +310,15 @@ export class StateWriter {
     const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
     copies.push(object)
     await this.#kernel.store.put(object, source.body, { contentType: 'application/json' })
-    if (staged.index !== undefined && 'object' in staged.index) {
-      const index = await this.#kernel.store.get(staged.index.object)
-      if (index === undefined) throw new UnitNotFoundError(id)
-      copies.push(indexKeyOf(object))
-      await this.#kernel.store.put(indexKeyOf(object), index.body, {
-        contentType: 'application/json',
-      })
+    for (const part of staged.parts) {
+      const targets = part.kept(object)
+      for (const [at, from] of part.kept(staged.object).entries()) {
+        const to = targets[at]
+        const beside = await this.#kernel.store.get(from)
+        if (beside === undefined || to === undefined) throw new UnitNotFoundError(id)
+        copies.push(to)
+        await this.#kernel.store.put(to, beside.body, { contentType: 'application/json' })
+      }
     }
     return object
   }
@@ -355,7 +358,6 @@ export class StateWriter {
       object,
       terraform_version: terraform?.terraformVersion ?? null,
       serial_span: span === undefined ? null : [span.start, span.end],
-      ...indexRefAt(staged.index, object),
     }
   }
 
@@ -364,16 +366,31 @@ export class StateWriter {
   }
 }
 
-/** The keys a staged write may have stored: the state object and its index. */
+/** The keys a staged write may have stored: the state object and what its parts keep beside it. */
 function stagedKeys(staged: Staged): string[] {
-  return [staged.object, indexKeyOf(staged.object)]
+  return [staged.object, ...staged.beside]
 }
 
-/** The version's index field: the staged index, at the key beside `object` where it now lies. */
-function indexRefAt(index: IndexRef | undefined, object: string): { index?: IndexRef } {
-  if (index === undefined) return {}
-  if ('none' in index) return { index }
-  return { index: { object: indexKeyOf(object), resources: index.resources } }
+/** What the stage parts keep beside the state object at `object`, where it is committed. */
+function keptBeside(staged: Staged, object: string): string[] {
+  return staged.parts.flatMap((part) => part.kept(object))
+}
+
+/**
+ * The extensions' fields for a version, which never replace a field of core's own: that would be
+ * a fault of the extension, refused before anything is committed.
+ */
+function extensionFields(own: VersionRecord, sets: readonly VersionFields[]): VersionFields {
+  const fields: Record<string, unknown> = {}
+  for (const set of sets) {
+    for (const [name, value] of Object.entries(set)) {
+      if (Object.hasOwn(own, name)) {
+        throw new Error(`an extension may not set the version's own field ${name}`)
+      }
+      fields[name] = value
+    }
+  }
+  return fields
 }
 
 /** The digests of a state's outputs, or null when it is not a Terraform state or they are unread. */

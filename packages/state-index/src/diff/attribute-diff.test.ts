@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidStateError } from '../errors'
-import { parseOutputs } from '../state/outputs'
+import { InvalidStateError, parseOutputs } from '@cairn/core'
 import { attributeChanges, outputChanges } from './attribute-diff'
 import type { IndexDiff } from './index-diff'
 

@@ -1,5 +1,4 @@
-import { InvalidStateError } from '../errors'
-import { outputNamed, type StateOutput } from '../state/outputs'
+import { InvalidStateError, outputNamed, type StateOutput } from '@cairn/core'
 import type { AttributeChange, OutputChange } from '@cairn/contract'
 import type { IndexDiff } from './index-diff'
 import {

@@ -3,7 +3,7 @@ import type { UnitDiff } from '@cairn/contract'
 import { collectDiff, diffListing, type DiffSide } from './diff-listing'
 import { DiffTable, matchTables } from './diff-table'
 import { compareInstances, diffIndexes, toResource } from './index-diff'
-import type { IndexedInstance, ResourceIndex } from './resource-index'
+import type { IndexedInstance, ResourceIndex } from '../stored-index/resource-index'
 
 const version = (timestamp: string) => ({
   timestamp,

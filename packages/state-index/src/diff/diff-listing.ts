@@ -1,12 +1,12 @@
-import type { StateOutput } from '../state/outputs'
+import type { StateOutput } from '@cairn/core'
 import type { OutputChange, Resource, ResourceChange, UnitDiff, Version } from '@cairn/contract'
 import { attributeChanges, outputChanges, type OutputChanges } from './attribute-diff'
 import { ADDED, CHANGED, REMOVED, type DiffTable } from './diff-table'
-import { IndexReader, parseEntry, UnreadableIndexError } from './index-entries'
+import { IndexReader, parseEntry, UnreadableIndexError } from '../stored-index/index-entries'
 import { diffIndexes, toResource } from './index-diff'
 import type { InstanceDetail } from '@cairn/state-scan'
-import { encodeDiffCursor, type DiffCursor } from './page-cursor'
-import type { IndexedInstance } from './resource-index'
+import { encodeDiffCursor, type DiffCursor } from '../listing/page-cursor'
+import type { IndexedInstance } from '../stored-index/resource-index'
 
 /**
  * The most changed instances one answer gives the attributes of: their attributes are read from

@@ -1,5 +1,5 @@
-import type { IndexedInstance } from './resource-index'
-import { IndexReader, parseEntry, type IndexRest } from './index-entries'
+import type { IndexedInstance } from '../stored-index/resource-index'
+import { IndexReader, parseEntry, type IndexRest } from '../stored-index/index-entries'
 
 /** What became of an entry once two indexes are matched. */
 export const ADDED = 1

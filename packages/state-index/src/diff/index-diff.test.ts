@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compareInstances, diffIndexes, toResource } from './index-diff'
-import type { IndexedInstance, IndexedOutput, ResourceIndex } from './resource-index'
+import type { IndexedInstance, IndexedOutput, ResourceIndex } from '../stored-index/resource-index'
 
 const AWS = 'provider["registry.terraform.io/hashicorp/aws"]'
 

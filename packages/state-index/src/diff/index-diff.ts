@@ -1,5 +1,5 @@
 import type { Resource } from '@cairn/contract'
-import type { IndexedInstance, IndexedOutput, ResourceIndex } from './resource-index'
+import type { IndexedInstance, IndexedOutput, ResourceIndex } from '../stored-index/resource-index'
 
 /**
  * What differs between two resource indexes: instances by address (and deposed key), outputs by

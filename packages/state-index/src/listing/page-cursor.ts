@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../errors'
+import { InvalidRequestError } from '@cairn/core'
 
 /** The most instances or changes one page of a listing or a diff holds. */
 export const MAX_PAGE = 10_000

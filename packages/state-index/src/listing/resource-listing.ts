@@ -1,6 +1,11 @@
 import type { Resource, Version } from '@cairn/contract'
-import { toResource } from './index-diff'
-import { IndexReader, parseEntry, UnreadableIndexError, type IndexRest } from './index-entries'
+import { toResource } from '../diff/index-diff'
+import {
+  IndexReader,
+  parseEntry,
+  UnreadableIndexError,
+  type IndexRest,
+} from '../stored-index/index-entries'
 import { encodeListingCursor } from './page-cursor'
 
 /** What a listing says besides its resources, known once they have all been read. */

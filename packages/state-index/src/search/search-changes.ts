@@ -1,9 +1,13 @@
 import * as v from 'valibot'
-import { systemClock, type Clock } from '../runtime/clock'
-import { randomIds, type IdSource } from '../runtime/id-source'
-import { STORE_KEYS } from '../storage/key-layout'
-import type { ObjectStore } from '../storage/object-store'
-import { writeRecord } from '../storage/stored-json'
+import {
+  randomIds,
+  STORE_KEYS,
+  systemClock,
+  writeRecord,
+  type Clock,
+  type IdSource,
+  type ObjectStore,
+} from '@cairn/core'
 
 /**
  * The change log every server instance's search index follows: one object per committed write,

@@ -1,9 +1,13 @@
-import { mapLimit } from '../concurrency/map-limit'
-import { systemClock, type Clock } from '../runtime/clock'
-import { randomIds, type IdSource } from '../runtime/id-source'
-import { STORE_KEYS } from '../storage/key-layout'
-import type { ObjectStore } from '../storage/object-store'
-import { readRecord } from '../storage/stored-json'
+import {
+  mapLimit,
+  randomIds,
+  readRecord,
+  STORE_KEYS,
+  systemClock,
+  type Clock,
+  type IdSource,
+  type ObjectStore,
+} from '@cairn/core'
 import {
   announceSearchChange,
   changeKeyTime,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidRequestError } from '../errors'
+import { InvalidRequestError } from '@cairn/core'
 import type { SearchHit } from '@cairn/contract'
 import { SearchIndex, type SearchQuery } from './search-index'
 import { indexOf, instance, syntheticIndex } from './search-test-fixtures'

@@ -1,6 +1,6 @@
-import { InvalidRequestError } from '../errors'
+import { InvalidRequestError } from '@cairn/core'
 import type { SearchHit } from '@cairn/contract'
-import type { ResourceIndex } from './resource-index'
+import type { ResourceIndex } from '../stored-index/resource-index'
 import { Interner } from './interner'
 import { firstIndex } from './sorted-strings'
 import { filterPrefix, hashTerm } from './term-filter'

@@ -1,4 +1,4 @@
-import type { IndexedInstance, ResourceIndex } from './resource-index'
+import type { IndexedInstance, ResourceIndex } from '../stored-index/resource-index'
 
 /**
  * Resource indexes for the search tests; bench/resource-index.mjs stores states of this shape.

@@ -1,4 +1,4 @@
-import { IDENTITY_ATTRIBUTES, type IndexedInstance } from './resource-index'
+import { IDENTITY_ATTRIBUTES, type IndexedInstance } from '../stored-index/resource-index'
 import { Interner } from './interner'
 import { compareAt, compareStrings, firstIndex, joinStrings, startsWithAt } from './sorted-strings'
 import {

@@ -1,5 +1,4 @@
-import { outputDigests } from '../state/canonical-json'
-import { parseOutputs } from '../state/outputs'
+import { outputDigests, parseOutputs } from '@cairn/core'
 import { compare, type ScannedState } from '@cairn/state-scan'
 import { DIGESTS, type IndexedOutput, type ResourceIndex } from './resource-index'
 

@@ -1,5 +1,4 @@
-import { throwIfAborted } from '../streams/abort'
-import { inSlices } from '../streams/slices'
+import { inSlices, throwIfAborted } from '@cairn/core'
 import type { IndexedInstance, ResourceIndex } from './resource-index'
 
 /** A stored index's fields besides its instances: small, read whole. */

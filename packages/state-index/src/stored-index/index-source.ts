@@ -1,17 +1,17 @@
-import { StorageUnavailableError } from '../errors'
-import type { ObjectStore } from '../storage/object-store'
-import { untilAborted } from '../streams/abort'
-import { inSlices } from '../streams/slices'
 import {
-  inlineScanners,
-  type ScannerSource,
-  type SourceScanOptions,
-  type SourceScan,
-} from '@cairn/state-scan'
-import type { UnitId } from '../units/unit-id'
-import type { VersionRecord } from '../units/unit-record'
-import { openVersion } from '../versions/version-lookup'
+  inSlices,
+  StorageUnavailableError,
+  untilAborted,
+  type ExtensionHost,
+  type UnitId,
+  type VersionRecord,
+} from '@cairn/core'
+import type { SourceScan, SourceScanOptions } from '@cairn/state-scan'
 import { INDEX_OPENING, indexClosing } from './index-builder'
+import { indexRefOf } from './resource-index'
+
+/** What reading a version's index takes of core: the store, the version's body, a scanner. */
+export type IndexHost = Pick<ExtensionHost, 'store' | 'versions' | 'scanners'>
 
 /**
  * Where a version's index is read from: its stored index, or, for a version written before
@@ -32,31 +32,37 @@ export type IndexSource =
  * @throws ReadAbortedError when the signal fires
  */
 export async function indexSource(
-  store: ObjectStore,
+  host: IndexHost,
   id: UnitId,
   version: VersionRecord,
-  options: { scanners?: ScannerSource; fromBody?: boolean; signal?: AbortSignal } = {},
+  options: { fromBody?: boolean; signal?: AbortSignal } = {},
 ): Promise<IndexSource> {
-  const { scanners = inlineScanners, fromBody = false, signal } = options
-  const ref = version.index
+  const { fromBody = false, signal } = options
+  const ref = indexRefOf(version)
   if (ref !== undefined && 'none' in ref) return ref
   if (ref !== undefined && !fromBody) {
     // Known missing before an answer starts, rather than once it has (a 503, not a cut answer).
-    if ((await store.head(ref.object)) === undefined) throw missingIndex(id, version)
+    if ((await host.store.head(ref.object)) === undefined) throw missingIndex(id, version)
     return {
-      open: (readSignal) => storedIndex(store, ref.object, id, version, readSignal),
+      open: (readSignal) => storedIndex(host, ref.object, id, version, readSignal),
     }
   }
   // Whether the body has an index is known only at its end: scanned once to learn it.
-  const scanned = await scanVersion(store, id, version, { index: true }, scanners, {
-    onEntries: () => undefined,
-    ...(signal === undefined ? {} : { signal }),
-  })
+  const scanned = await scanVersion(
+    host,
+    id,
+    version,
+    { index: true },
+    {
+      onEntries: () => undefined,
+      ...(signal === undefined ? {} : { signal }),
+    },
+  )
   const closing = indexClosing(scanned)
   if (closing === undefined || 'none' in closing) {
     return closing ?? { none: 'the state could not be indexed' }
   }
-  return { open: (readSignal) => scannedIndex(store, id, version, scanners, readSignal) }
+  return { open: (readSignal) => scannedIndex(host, id, version, readSignal) }
 }
 
 /** The error for a version whose stored index this server cannot read. */
@@ -79,22 +85,21 @@ export function missingIndex(id: UnitId, version: VersionRecord): StorageUnavail
 }
 
 /**
- * One pass over a version's body, of a scanner from `scanners` (inline by default). With
+ * One pass over a version's body, of one of the host's scanners. With
  * `onEntries`, the index's entries go there as the scan makes them (see `ScannerSource`). A pass
  * given up (the signal fired, the body failed) frees what the scanner held.
  *
  * @throws ReadAbortedError when the signal fires
  */
 export async function scanVersion(
-  store: ObjectStore,
+  host: IndexHost,
   id: UnitId,
   version: VersionRecord,
   options: SourceScanOptions,
-  scanners: ScannerSource = inlineScanners,
   extra: { signal?: AbortSignal; onEntries?: (block: Uint8Array) => void } = {},
 ): Promise<SourceScan> {
-  const { body } = await openVersion(store, id, version)
-  const scanner = scanners(version.size, options, extra.onEntries)
+  const { body } = await host.versions.open(id, version)
+  const scanner = host.scanners(version.size, options, extra.onEntries)
   try {
     for await (const chunk of untilAborted(inSlices(body), extra.signal)) await scanner.write(chunk)
     return await scanner.end()
@@ -105,13 +110,13 @@ export async function scanVersion(
 }
 
 async function* storedIndex(
-  store: ObjectStore,
+  host: IndexHost,
   key: string,
   id: UnitId,
   version: VersionRecord,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
-  const object = await store.get(key)
+  const object = await host.store.get(key)
   if (object === undefined) throw missingIndex(id, version)
   yield* untilAborted(object.body, signal)
 }
@@ -122,15 +127,14 @@ async function* storedIndex(
  * (the scan stops when the reader does: it is driven by the reads).
  */
 async function* scannedIndex(
-  store: ObjectStore,
+  host: IndexHost,
   id: UnitId,
   version: VersionRecord,
-  scanners: ScannerSource,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Uint8Array> {
   const blocks: Uint8Array[] = []
-  const { body } = await openVersion(store, id, version)
-  const scanner = scanners(version.size, { index: true }, (block) => {
+  const { body } = await host.versions.open(id, version)
+  const scanner = host.scanners(version.size, { index: true }, (block) => {
     blocks.push(block)
   })
   let ended = false

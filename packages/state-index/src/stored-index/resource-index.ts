@@ -1,3 +1,4 @@
+import { besideState } from '@cairn/core'
 import * as v from 'valibot'
 
 export { IDENTITY_ATTRIBUTES, MAX_IDENTITY_CHARS, MAX_INDEXED_INSTANCES } from '@cairn/state-scan'
@@ -79,3 +80,20 @@ export const IndexRefSchema = v.union([
   v.object({ none: v.string() }),
 ])
 export type IndexRef = v.InferOutput<typeof IndexRefSchema>
+
+/** The field of a version record that names its index: the state index's own. */
+export const INDEX_FIELD = 'index'
+
+/**
+ * What a version record says of its index, read with the index's own schema; undefined for a
+ * version written before indexes existed (or a field this server does not read).
+ */
+export function indexRefOf(version: Readonly<Record<string, unknown>>): IndexRef | undefined {
+  const field = version[INDEX_FIELD]
+  return v.is(IndexRefSchema, field) ? field : undefined
+}
+
+/** Where the index of the state object `stateObject` is kept: beside it, by its name. */
+export function indexKeyOf(stateObject: string): string {
+  return besideState(stateObject, 'indexes', '.json')
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { StateScanner, writeBase36, type InstanceDetail, type ScanOptions } from '@cairn/state-scan'
+import { StateScanner, type InstanceDetail, type ScanOptions } from '@cairn/state-scan'
 import { buildIndex, buildIndexBytes } from './index-builder'
-import { compareInstances } from './index-diff'
+import { compareInstances } from '../diff/index-diff'
 import { MAX_INDEXED_INSTANCES, type ResourceIndex } from './resource-index'
 
 function scan(text: string, chunk: number, options: ScanOptions = { index: true }) {
@@ -532,16 +532,4 @@ describe('an index of more instances than it keeps', () => {
     const first = Buffer.concat(scanned.resources).toString('utf8').slice(0, 200)
     expect(first).toContain('"address":"t.n[0]"')
   }, 120_000)
-})
-
-describe('a digest in base 36', () => {
-  it('writes what toString(36) writes, for every size of whole number a digest holds', () => {
-    const samples = [0, 1, 35, 36, 37, 1295, 1296, 46655, 2 ** 31 - 1, 2 ** 32 - 1, 2 ** 53 - 1]
-    for (let n = 1; n < 2 ** 53; n = n * 7 + 3) samples.push(n)
-    const base36 = (n: number) => {
-      const bytes = new Uint8Array(11)
-      return Buffer.from(bytes.subarray(0, writeBase36(bytes, 0, n))).toString('latin1')
-    }
-    for (const n of samples) expect(base36(n)).toBe(n.toString(36))
-  })
 })

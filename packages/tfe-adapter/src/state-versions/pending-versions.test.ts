@@ -1,4 +1,4 @@
-import { collectBytes, createCore, parseUnitId, type ObjectStore } from '@cairn/core'
+import { collectBytes, createCore, parseUnitId, type ObjectStore, allowAll } from '@cairn/core'
 import { createMemoryStore, ManualClock } from '@cairn/core/testing'
 import { describe, expect, it } from 'vitest'
 import { alice, LINEAGE, md5, setup, stateText, type Harness } from '../../test/harness'
@@ -54,7 +54,9 @@ describe('pending state versions in the store', () => {
   it('reads a record stored by earlier releases, and finishes it in the same shape', async () => {
     const store = createMemoryStore()
     await store.put(KEY, storedBefore(ID, { serial: 3, md5: 'a'.repeat(32) }))
-    const pending = new PendingVersions(createCore({ store, clock: new ManualClock() }))
+    const pending = new PendingVersions(
+      createCore({ store, authorizer: allowAll, clock: new ManualClock() }),
+    )
     const found = await pending.get(ID)
     expect(found?.record).toStrictEqual({
       id: ID,
@@ -77,7 +79,9 @@ describe('pending state versions in the store', () => {
 
   it('writes new records at the same key, with the same ID form and fields', async () => {
     const store = createMemoryStore()
-    const pending = new PendingVersions(createCore({ store, clock: new ManualClock() }))
+    const pending = new PendingVersions(
+      createCore({ store, authorizer: allowAll, clock: new ManualClock() }),
+    )
     const record = await pending.create({
       unit: 'team/app',
       serial: 1,
@@ -108,7 +112,7 @@ describe('pending state versions in the store', () => {
   it('forgets records a day old when the next state version is created', async () => {
     const store = createMemoryStore()
     const clock = new ManualClock()
-    const pending = new PendingVersions(createCore({ store, clock }))
+    const pending = new PendingVersions(createCore({ store, authorizer: allowAll, clock }))
     const fields = { unit: 'a', serial: 1, lineage: 'l', md5: 'c'.repeat(32), force: false }
     const old = await pending.create({ ...fields, principal: alice })
     clock.advance(12 * 3600 * 1000)
@@ -149,7 +153,7 @@ describe('a pending state version record of the wrong shape', () => {
     await store.put(key, Buffer.from(JSON.stringify({ ...damaged, serial: '1' })))
 
     await expect(
-      new PendingVersions(createCore({ store, clock: h.clock })).get(id),
+      new PendingVersions(createCore({ store, authorizer: allowAll, clock: h.clock })).get(id),
     ).rejects.toMatchObject({
       code: 'storage_unavailable',
     })

@@ -1,4 +1,12 @@
-import { type StagedUploads, STORE_KEYS, StoredPrincipalSchema, toStoredPrincipal, type Core, type Principal, type StagedUpload } from '@cairn/core'
+import {
+  type StagedUploads,
+  STORE_KEYS,
+  StoredPrincipalSchema,
+  toStoredPrincipal,
+  type Core,
+  type Principal,
+  type StagedUpload,
+} from '@cairn/core'
 import * as v from 'valibot'
 import { PENDING_VERSION_ID_PREFIX } from '../ids'
 

@@ -1,6 +1,16 @@
 import { noteAudit } from '../audit'
 import { createHash } from 'node:crypto'
-import { fromStoredPrincipal, bodyOf, ForbiddenError, parseUnitId, StateNotFoundError, toWebStream, type StateOutput, type VersionOutputs, type UnitId } from '@cairn/core'
+import {
+  fromStoredPrincipal,
+  bodyOf,
+  ForbiddenError,
+  parseUnitId,
+  StateNotFoundError,
+  toWebStream,
+  type StateOutput,
+  type VersionOutputs,
+  type UnitId,
+} from '@cairn/core'
 import type { Version } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'

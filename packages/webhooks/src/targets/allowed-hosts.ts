@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '../../errors'
+import { InvalidRequestError } from '@cairn/core'
 import {
   embeddedIpv4,
   inRange,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidRequestError, WebhookTargetRefusedError } from '../../errors'
+import { InvalidRequestError, WebhookTargetRefusedError } from '@cairn/core'
 import { parseAllowedHosts, targetHost } from './allowed-hosts'
 import { WebhookTargets, type HostResolver } from './webhook-targets'
 

@@ -1,4 +1,4 @@
-import { WebhookTargetRefusedError } from '../../errors'
+import { WebhookTargetRefusedError } from '@cairn/core'
 import {
   allowsAddress,
   allowsName,

@@ -24,7 +24,7 @@ export function searchRoutes(deps: DashboardDeps): Hono<AppEnv> {
     if (asked) noteSearch(c, { q, type })
     else noteAudit(c, { skip: true })
     const page = asked
-      ? await deps.core.resources.search(c.var.principal, {
+      ? await deps.resources.search(c.var.principal, {
           limit: PAGE,
           ...(q === undefined ? {} : { q }),
           ...(type === undefined ? {} : { type }),

@@ -3,10 +3,7 @@ import { InvalidRequestError, validate } from '@cairn/core'
 import type { ApiToken, CreatedApiToken } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
-import {
-  CreateApiTokenRequestSchema,
-  type CreateApiTokenRequest,
-} from '../../auth/token-request'
+import { CreateApiTokenRequestSchema, type CreateApiTokenRequest } from '../../auth/token-request'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../dashboard'
 import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'

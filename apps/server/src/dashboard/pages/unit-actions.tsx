@@ -1,4 +1,12 @@
-import { ForbiddenError, LockConflictError, MAX_UNLOCK_REASON_LENGTH, parseUnitId, UnitFrozenError, type Permission, type UnitId } from '@cairn/core'
+import {
+  ForbiddenError,
+  LockConflictError,
+  MAX_UNLOCK_REASON_LENGTH,
+  parseUnitId,
+  UnitFrozenError,
+  type Permission,
+  type UnitId,
+} from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'

@@ -1,4 +1,5 @@
-import { collectDiff, NotIndexedError } from '@cairn/core'
+import { collectDiff } from '@cairn/state-index'
+import { NotIndexedError } from '@cairn/core'
 import type {
   AttributeChange,
   OutputChange,
@@ -52,7 +53,7 @@ export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
     let diff: UnitDiff
     try {
       diff = await collectDiff(
-        await deps.core.resources.diff(c.var.principal, id, {
+        await deps.resources.diff(c.var.principal, id, {
           ...(from === undefined ? {} : { from }),
           ...(to === undefined ? {} : { to }),
           ...(cursor === undefined ? {} : { cursor }),

@@ -1,4 +1,5 @@
-import { collectDiff, parseUnitId, type Principal } from '@cairn/core'
+import { collectDiff } from '@cairn/state-index'
+import { parseUnitId, type Principal } from '@cairn/core'
 import type { Version } from '@cairn/contract'
 import { bytesOf, terraformState } from '@cairn/core/testing'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -288,7 +289,7 @@ describe('restoring a version', () => {
     expect(versions.items).toHaveLength(3)
     expect(versions.items[0]).toMatchObject({ serial: 3, source: 'restore' })
     const diff = await collectDiff(
-      await fixture.core.resources.diff(ARRANGER, UNIT, { from: timestamp }),
+      await fixture.resources.diff(ARRANGER, UNIT, { from: timestamp }),
     )
     expect(diff.resources).toEqual({ added: [], removed: [], changed: [] })
   })

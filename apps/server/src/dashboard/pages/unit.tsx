@@ -1,4 +1,11 @@
-import { ForbiddenError, InvalidStateError, StateNotFoundError, type Core, type Principal, type UnitId } from '@cairn/core'
+import {
+  ForbiddenError,
+  InvalidStateError,
+  StateNotFoundError,
+  type Core,
+  type Principal,
+  type UnitId,
+} from '@cairn/core'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { flashed, may, queryOf, viewerOf, type DashboardDeps } from '../context'
