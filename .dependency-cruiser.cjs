@@ -31,7 +31,7 @@ module.exports = {
       comment:
         'The scanner is bytes to facts: it imports nothing of the workspace (core builds on it).',
       from: { path: '^packages/state-scan/' },
-      to: { path: '^(packages|apps)/', pathNot: '^packages/state-scan/' },
+      to: { path: ['^(packages|apps)/', '^@cairn/'], pathNot: '^packages/state-scan/' },
     },
     {
       name: 'core-imports-no-extension',
@@ -40,8 +40,12 @@ module.exports = {
         'Core is the state store: its extensions plug in through createCore({ extensions }), it never imports them (nor any adapter or app).',
       from: { path: '^packages/core/' },
       to: {
-        path: '^(packages|apps)/',
-        pathNot: ['^packages/core/', '^packages/contract/', '^packages/state-scan/'],
+        // A package's files, or its name when it is not even a dependency (so not resolved).
+        path: ['^(packages|apps)/', '^@cairn/'],
+        pathNot: [
+          '^packages/(core|contract|state-scan)/',
+          '^@cairn/(core|contract|state-scan)($|/)',
+        ],
       },
     },
     {
@@ -51,8 +55,8 @@ module.exports = {
         'An extension of core imports core, the contract and the scanner, never another extension.',
       from: { path: `^packages/(${EXTENSIONS.join('|')})/` },
       to: {
-        path: `^packages/(${EXTENSIONS.join('|')})/`,
-        pathNot: `^packages/$1/`,
+        path: [`^packages/(${EXTENSIONS.join('|')})/`, `^@cairn/(${EXTENSIONS.join('|')})$`],
+        pathNot: [`^packages/$1/`, `^@cairn/$1$`],
       },
     },
   ],

@@ -15,8 +15,8 @@ export {
   MAX_AUDIT_FIELD,
   MAX_AUDIT_PAGE,
 } from './audit'
-export type { HeldLockView, LockInfo, LockRequest } from './locks'
-export { HeldLockViewSchema, LockInfoSchema, LockRequestSchema } from './locks'
+export type { LockInfo, LockRequest } from './locks'
+export { LockInfoSchema, LockRequestSchema } from './locks'
 export {
   hasControlCharacters,
   isPrintableAscii,
@@ -58,6 +58,7 @@ export type {
   Freeze,
   FreezeList,
   FreezeRequest,
+  HeldLockView,
   HistoryList,
   LockList,
   Me,
@@ -111,6 +112,7 @@ export {
   FreezeListSchema,
   FreezeRequestSchema,
   FreezeSchema,
+  HeldLockViewSchema,
   HistoryListSchema,
   LockListSchema,
   MAX_WEBHOOK_DESCRIPTION,

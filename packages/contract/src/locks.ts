@@ -1,6 +1,5 @@
 import * as v from 'valibot'
 import { printableText } from './printable'
-import { SourceSchema } from './units'
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 // RFC 3339 date-time; Terraform writes nanoseconds, Go's time.RFC3339Nano.
@@ -40,17 +39,3 @@ export type LockInfo = v.InferOutput<typeof LockInfoSchema>
 export const LockRequestSchema = v.partial(LockInfoSchema)
 
 export type LockRequest = v.InferOutput<typeof LockRequestSchema>
-
-/** A held lock as `GET /v1/locks` shows it: the lock, who took it, through which surface, when. */
-export const HeldLockViewSchema = v.object({
-  unit: v.string(),
-  lock: LockInfoSchema,
-  holder: v.object({ subject: v.string(), issuer: v.optional(v.string()) }),
-  source: SourceSchema,
-  /** When the lock was taken (RFC 3339). */
-  acquired: v.string(),
-  age_seconds: v.number(),
-  /** Held longer than `SVC_LOCK_STALE_AFTER`; shown, never released on its own. */
-  stale: v.boolean(),
-})
-export type HeldLockView = v.InferOutput<typeof HeldLockViewSchema>

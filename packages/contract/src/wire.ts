@@ -7,9 +7,9 @@
  */
 import * as v from 'valibot'
 import { AuditRecordSchema } from './audit'
-import { HeldLockViewSchema, LockInfoSchema } from './locks'
+import { LockInfoSchema } from './locks'
 import { printableText } from './printable'
-import { HistoryEventSchema, SOURCES, UnitSchema, VersionSchema } from './units'
+import { HistoryEventSchema, SOURCES, SourceSchema, UnitSchema, VersionSchema } from './units'
 
 /** `GET /v1/units` */
 export const UnitListSchema = v.object({
@@ -31,6 +31,20 @@ export const HistoryListSchema = v.object({
   next_cursor: v.nullable(v.string()),
 })
 export type HistoryList = v.InferOutput<typeof HistoryListSchema>
+
+/** A held lock as `GET /v1/locks` shows it: the lock, who took it, through which surface, when. */
+export const HeldLockViewSchema = v.object({
+  unit: v.string(),
+  lock: LockInfoSchema,
+  holder: v.object({ subject: v.string(), issuer: v.optional(v.string()) }),
+  source: SourceSchema,
+  /** When the lock was taken (RFC 3339). */
+  acquired: v.string(),
+  age_seconds: v.number(),
+  /** Held longer than `SVC_LOCK_STALE_AFTER`; shown, never released on its own. */
+  stale: v.boolean(),
+})
+export type HeldLockView = v.InferOutput<typeof HeldLockViewSchema>
 
 /** `GET /v1/locks` */
 export const LockListSchema = v.object({

@@ -1,7 +1,7 @@
 import { LockListSchema, type HeldLockView, type LockList } from '@cairn/contract'
 import { everyItem, type AllQuery } from './pages'
 import type { Transport } from './transport'
-import type { PageQuery } from './units'
+import type { PageQuery } from './pages'
 
 /** `GET /v1/locks`: the locks held across units, with who holds them and whether they are stale. */
 export class LocksApi {

@@ -1,4 +1,8 @@
-import type { PageQuery } from './units'
+/** One page of a listing: how many at most, and where the last page left off. */
+export interface PageQuery {
+  limit?: number
+  cursor?: string
+}
 
 /** What the `all` helpers take: a prefix, and how many items to ask for a page. */
 export interface AllQuery {

@@ -1,7 +1,7 @@
 import { StatusListSchema, type StatusList, type UnitStatus } from '@cairn/contract'
 import { everyItem, type AllQuery } from './pages'
 import type { Transport } from './transport'
-import type { PageQuery } from './units'
+import type { PageQuery } from './pages'
 
 /** `GET /v1/status`: the status of many units in one call. */
 export class StatusApi {

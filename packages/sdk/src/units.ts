@@ -1,4 +1,4 @@
-import { everyItem, type AllQuery } from './pages'
+import { everyItem, type AllQuery, type PageQuery } from './pages'
 import {
   DependenciesSchema,
   HistoryListSchema,
@@ -29,11 +29,6 @@ import {
 import { CairnApiError, CairnError } from './errors'
 import * as v from 'valibot'
 import { unitPath, type Transport } from './transport'
-
-export interface PageQuery {
-  limit?: number
-  cursor?: string
-}
 
 /** A downloaded state: the stream of its bytes and what the server says about it. */
 export interface StateDownload {

@@ -11,7 +11,7 @@ import {
 } from '@cairn/contract'
 import { everyItem } from './pages'
 import type { Transport } from './transport'
-import type { PageQuery } from './units'
+import type { PageQuery } from './pages'
 
 /**
  * `/v1/webhooks`: URLs the server posts state events to, signed with each webhook's secret, and

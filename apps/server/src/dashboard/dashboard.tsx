@@ -18,7 +18,9 @@ import { tokensRoutes } from './pages/tokens'
 import { unitRoutes } from './pages/unit'
 import { unitsRoutes } from './pages/units'
 import { HOME, safeNext } from './safe-next'
-import { Sessions, type Session } from './session'
+import type { Session } from './session-record'
+import { keepPostedForm } from './posted-form'
+import { Sessions } from './session'
 import { ASSETS } from './view/assets'
 import { Page } from './view/layout'
 
@@ -224,19 +226,9 @@ function csrfOnPosts(): MiddlewareHandler<AppEnv> {
     if (!sameText(form.get('csrf') ?? '', c.var.session.csrf)) {
       throw new CrossSiteError('the form is not this session\u2019s: reload the page and try again')
     }
-    formOf.set(c.req.raw, form)
+    keepPostedForm(c, form)
     await next()
   }
-}
-
-/** Each post's form, read once by the CSRF check and handed to its page. */
-const formOf = new WeakMap<Request, URLSearchParams>()
-
-/** The form of a post that passed the CSRF check. */
-export function postedForm(c: Context<AppEnv>): URLSearchParams {
-  const form = formOf.get(c.req.raw)
-  if (form === undefined) throw new Error('the form was not read by the CSRF check')
-  return form
 }
 
 class CrossSiteError extends Error {}

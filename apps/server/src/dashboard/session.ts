@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { OAuthStateSealer, type AuthService } from '@cairn/auth'
+import { Sealer, type AuthService } from '@cairn/auth'
 import type { Clock } from '@cairn/core'
 import type { Context } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
 import * as v from 'valibot'
 import type { AppEnv } from '../http/app-env'
+import { SessionSchema, type Session } from './session-record'
 
 /** The dashboard's session cookie: sealed, so it is read by any instance that shares the key. */
 export const SESSION_COOKIE = 'cairn_session'
@@ -21,50 +22,13 @@ const VISITOR_SESSION_MS = 60 * 60 * 1000
 const MAX_NOTICE_LENGTH = 300
 
 /**
- * What a post did, for the page it sends the browser to: carried by the sealed session and shown
- * once, never by the URL, where anyone could write one into a link.
- */
-const NoticeSchema = v.object({ text: v.string(), error: v.boolean() })
-export type Notice = v.InferOutput<typeof NoticeSchema>
-
-const SessionSchema = v.variant('kind', [
-  /** Not signed in: only the CSRF token of the forms shown before signing in. */
-  v.object({ kind: v.literal('visitor'), csrf: v.string(), notice: v.optional(NoticeSchema) }),
-  /**
-   * Signed in with a pasted API token, under a login of its own (`AuthService.startLogin`) that
-   * signing out ends in the store, so that a copy of the cookie opens nothing afterwards.
-   */
-  v.object({
-    kind: v.literal('token'),
-    csrf: v.string(),
-    token: v.string(),
-    /** The session's login: a refresh-token family that hands out no token. */
-    login: v.string(),
-    /** When the session ends (epoch ms), whatever is written into the cookie meanwhile. */
-    expires: v.number(),
-    notice: v.optional(NoticeSchema),
-  }),
-  /** Signed in through the OpenID provider: Cairn's access and refresh tokens. */
-  v.object({
-    kind: v.literal('oidc'),
-    csrf: v.string(),
-    access: v.string(),
-    refresh: v.string(),
-    /** When the access token expires (epoch ms). */
-    expires: v.number(),
-    notice: v.optional(NoticeSchema),
-  }),
-])
-export type Session = v.InferOutput<typeof SessionSchema>
-
-/**
  * The dashboard's sessions, held whole in an `HttpOnly`, `SameSite=Lax` cookie sealed with
  * AES-256-GCM under a key derived from the signing key: no instance keeps session state, and a
  * cookie read by the browser's scripts or forged by a client opens nowhere. An OpenID session
  * holds Cairn's own access and refresh tokens (never the provider's), refreshed as they age.
  */
 export class Sessions {
-  readonly #sealer: OAuthStateSealer
+  readonly #sealer: Sealer
   readonly #auth: AuthService
   readonly #clock: Clock
   readonly #refreshTtlMs: number
@@ -80,7 +44,7 @@ export class Sessions {
     /** `SVC_PUBLIC_BASE_URL`: an https one makes every cookie `Secure`. */
     publicBaseUrl: string | undefined
   }) {
-    this.#sealer = new OAuthStateSealer(options.key, options.clock)
+    this.#sealer = new Sealer(options.key, options.clock)
     this.#auth = options.auth
     this.#clock = options.clock
     this.#refreshTtlMs = options.refreshTtlMs

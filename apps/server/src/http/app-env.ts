@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Identity } from '@cairn/auth'
 import type { AuditNote } from '@cairn/audit'
-import type { Session } from '../dashboard/session'
+import type { Session } from '../dashboard/session-record'
 import type { Logger } from '../log/logger'
 import type { RequestMeter } from '../metrics/request-meter'
 import type { Slot } from './slot-pool'

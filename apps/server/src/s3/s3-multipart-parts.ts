@@ -7,7 +7,7 @@ import {
   type ObjectStore,
 } from '@cairn/core'
 import { S3Error } from './s3-errors'
-import type { CompletedPart } from './s3-xml'
+import type { CompletedPart } from './s3-completed-parts'
 
 /** A stored part as ListParts shows it. */
 export interface ListedPart {

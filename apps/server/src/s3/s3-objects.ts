@@ -16,7 +16,7 @@ import { noteAudit } from '../audit/audit-trail'
 import { SMALL_BODY_BYTES, requestStream } from '../http/body'
 import { S3Error } from './s3-errors'
 import type { S3Env } from './s3-env'
-import { unquote } from './s3-xml'
+import { unquote } from './s3-completed-parts'
 
 /** The ETag of a state: its sha256, as `/v1` gives it, so a condition means the same on both. */
 export function stateEtag(sha256: string): string {

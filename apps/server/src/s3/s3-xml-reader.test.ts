@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { S3Error } from './s3-errors'
-import { parseCompletedParts } from './s3-xml'
+import { parseCompletedParts } from './s3-completed-parts'
 import { readXml } from './s3-xml-reader'
 
 const text = (value: string) => new TextEncoder().encode(value)

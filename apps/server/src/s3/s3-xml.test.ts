@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { S3Error } from './s3-errors'
-import { escapeXml, parseCompletedParts, xmlDocument } from './s3-xml'
+import { parseCompletedParts } from './s3-completed-parts'
+import { escapeXml, xmlDocument } from './s3-xml'
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 

@@ -46,6 +46,14 @@ export const VersionRecordSchema = v.looseObject({
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 
+/**
+ * Fields an extension records on a version, in the same commit as the version itself: the
+ * graph's `acks`, the state index's `index`. Each extension owns its fields' names and schemas;
+ * the version record keeps them as they were given, and core never reads them. A field of core's
+ * own (`sha256`, `object`, ...) cannot be set this way.
+ */
+export type VersionFields = Readonly<Record<string, unknown>>
+
 /** The lock as stored: Terraform's LockInfo plus who took it, through which surface, and when. */
 export const HeldLockSchema = v.object({
   info: LockInfoSchema,

@@ -4,9 +4,8 @@ import { parseStored } from '../storage/stored-json'
 import { versionKey, versionsFolder } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import { readUnit } from '../units/unit-listing'
-import { VersionRecordSchema, type VersionRecord } from '../units/unit-record'
+import { VersionRecordSchema, type VersionFields, type VersionRecord } from '../units/unit-record'
 import type { Snapshot, UnitRecordStore } from '../units/unit-record-store'
-import type { VersionFields } from '../write-path/extensions'
 import { openVersion, parseTimestamp, versionAt, type StateDownload } from './version-lookup'
 
 /**

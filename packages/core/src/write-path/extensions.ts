@@ -2,7 +2,7 @@ import type { Source, Version } from '@cairn/contract'
 import type { ScannedState, SourceScanOptions } from '@cairn/state-scan'
 import type { Principal } from '../access/principal'
 import type { UnitId } from '../units/unit-id'
-import type { UnitRecord } from '../units/unit-record'
+import type { UnitRecord, VersionFields } from '../units/unit-record'
 import type { ExtensionHost } from './extension-host'
 
 /** A change of a unit's state that the write path commits: a write, a restore or a delete. */
@@ -19,14 +19,6 @@ export interface CommitOutcome {
   /** The version made current; null for a delete, or a write of the bytes already current. */
   readonly version: Version | null
 }
-
-/**
- * Fields an extension records on the new version, in the same commit as the version itself: the
- * graph's `acks`, the state index's `index`. Each extension owns its fields' names and schemas;
- * the version record keeps them as they were given, and core never reads them. A field of core's
- * own (`sha256`, `object`, ...) cannot be set this way.
- */
-export type VersionFields = Readonly<Record<string, unknown>>
 
 /** What an extension adds to a commit once it sees the unit record being replaced. */
 export interface RecordEdit {

@@ -17,7 +17,13 @@ import { writeRecord } from '../storage/stored-json'
 import { stateKey, versionKey } from '../units/layout'
 import type { UnitId } from '../units/unit-id'
 import type { Snapshot } from '../units/unit-record-store'
-import { newEpoch, newUnitRecord, type UnitRecord, type VersionRecord } from '../units/unit-record'
+import {
+  newEpoch,
+  newUnitRecord,
+  type UnitRecord,
+  type VersionFields,
+  type VersionRecord,
+} from '../units/unit-record'
 import { toVersion } from '../units/unit-view'
 import type { Source, Version } from '@cairn/contract'
 import { openVersion } from '../versions/version-lookup'
@@ -25,7 +31,6 @@ import {
   beginCommit,
   type ExtensionErrorHandler,
   type StagedPart,
-  type VersionFields,
   type WriteExtension,
 } from './extensions'
 import type { Kernel } from '../kernel'

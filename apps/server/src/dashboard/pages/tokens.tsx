@@ -5,7 +5,7 @@ import { Hono, type Context } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
 import { CreateApiTokenRequestSchema, type CreateApiTokenRequest } from '../../auth/token-request'
 import type { AppEnv } from '../../http/app-env'
-import { postedForm } from '../dashboard'
+import { postedForm } from '../posted-form'
 import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, CsrfField, DataTable, Notice, Page } from '../view/layout'
 
