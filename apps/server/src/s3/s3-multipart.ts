@@ -1,4 +1,5 @@
 import {
+  demand,
   isSamePrincipal,
   mapLimit,
   STORE_KEYS,
@@ -15,7 +16,7 @@ import {
 import * as v from 'valibot'
 import { S3Error } from './s3-errors'
 import { tooLarge, UploadParts, type ListedPart } from './s3-multipart-parts'
-import { parseCompletedParts } from './s3-xml'
+import { parseCompletedParts } from './s3-completed-parts'
 
 /** An S3 multipart upload, as its record keeps it. */
 const MultipartSchema = v.object({
@@ -85,12 +86,10 @@ export class MultipartUploads {
    * Starts an upload of a state key; the caller must be allowed to write its unit, and have
    * fewer than `maxOpenUploads` in progress.
    *
-   * @throws S3Error `AccessDenied`, `QuotaExceeded`
+   * @throws ForbiddenError (S3 `AccessDenied`), S3Error `QuotaExceeded`
    */
   async create(principal: Principal, key: string, unit: UnitId): Promise<string> {
-    if (!(await this.#core.authorizer.can(principal, 'unit:write', unit))) {
-      throw new S3Error('AccessDenied', `${principal.subject} does not have unit:write on ${unit}`)
-    }
+    await demand(this.#core.authorizer, principal, 'unit:write', unit)
     const owner = ownerName(principal)
     const fields = { key, unit, owner: toStoredPrincipal(principal) }
     const { record } = await this.#uploads.create(fields, { owner })

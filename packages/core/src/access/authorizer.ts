@@ -31,20 +31,30 @@ export interface Authorizer {
 /** Lets every authenticated caller do everything: the behaviour while RBAC is off. */
 export const allowAll: Authorizer = { can: () => true, isAdmin: () => true }
 
-/** @throws ForbiddenError (`forbidden`) when the permission is not held. */
+/**
+ * Refuses unless the caller holds `permissions` (one, or every one of a list) on `unit`, naming
+ * the first one missing: every surface asks through this one function, so a refusal reads the
+ * same on each. A request that changes a unit and then answers with what it may not see asks for
+ * both first, so that nothing changes before a refusal (a lock taken, then a 403, would leave the
+ * unit locked).
+ *
+ * @throws ForbiddenError (`forbidden`) when a permission is not held
+ */
 export async function demand(
   authorizer: Authorizer,
   principal: Principal,
-  permission: Permission,
+  permissions: Permission | readonly Permission[],
   unit: UnitId,
 ): Promise<void> {
-  if (!(await authorizer.can(principal, permission, unit))) {
-    const { limit } = principal
-    const through =
-      limit === undefined ? '' : ` (through a token limited to ${limit.role} on ${limit.scope})`
-    throw new ForbiddenError(
-      `${principal.subject} does not have ${permission} on ${unit}${through}`,
-    )
+  for (const permission of typeof permissions === 'string' ? [permissions] : permissions) {
+    if (!(await authorizer.can(principal, permission, unit))) {
+      const { limit } = principal
+      const through =
+        limit === undefined ? '' : ` (through a token limited to ${limit.role} on ${limit.scope})`
+      throw new ForbiddenError(
+        `${principal.subject} does not have ${permission} on ${unit}${through}`,
+      )
+    }
   }
 }
 

@@ -1,7 +1,8 @@
 import type * as v from 'valibot'
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { WriteContentionError } from '../errors'
-import { PreconditionFailedError, type ObjectStore } from './object-store'
+import { retryLostWrites } from './conditional-retry'
+import type { ObjectStore } from './object-store'
 import { readRecord, writeRecord } from './stored-json'
 
 /** A record read with the ETag it was read at; `etag` is null when it is not stored yet. */
@@ -18,8 +19,6 @@ export interface SharedRecordOptions<T> {
   /** What the record is, for messages (`the freezes`). */
   name: string
 }
-
-const MAX_ATTEMPTS = 30
 
 /**
  * One small JSON record that every instance shares (the access policy, the freezes, the webhook
@@ -65,22 +64,19 @@ export class SharedRecord<T> {
    */
   update<R>(change: (record: T) => { record: T; result: R }): Promise<R> {
     const { key, name } = this.#options
-    return this.#mutex.run(key, async () => {
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-        const current = await this.read()
-        const next = change(current.record)
-        const condition =
-          current.etag === null ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
-        try {
+    return this.#mutex.run(key, () =>
+      retryLostWrites(
+        async () => {
+          const current = await this.read()
+          const next = change(current.record)
+          const condition =
+            current.etag === null ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
           const info = await writeRecord(this.#store, key, next.record, condition)
           this.#cache = { etag: info.etag, record: next.record }
           return next.result
-        } catch (error) {
-          if (!(error instanceof PreconditionFailedError)) throw error
-          await this.#sleep(Math.min(2 ** attempt, 50) * (0.5 + Math.random()))
-        }
-      }
-      throw new WriteContentionError(key, name)
-    })
+        },
+        { sleep: this.#sleep, contended: () => new WriteContentionError(key, name) },
+      ),
+    )
   }
 }

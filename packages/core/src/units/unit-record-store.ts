@@ -1,7 +1,8 @@
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { mapLimit } from '../concurrency/map-limit'
 import { WriteContentionError } from '../errors'
-import { PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../storage/object-store'
+import { retryLostWrites } from '../storage/conditional-retry'
+import type { ObjectInfo, ObjectStore } from '../storage/object-store'
 import { readRecord, writeRecord } from '../storage/stored-json'
 import type { UnitId } from './unit-id'
 import { UNIT_RECORDS_PREFIX, unitIdOfRecordKey, unitRecordKey } from './layout'
@@ -17,8 +18,6 @@ export interface Snapshot {
 export type Change<T> =
   { put: UnitRecord; result: T } | { remove: true; result: T } | { keep: true; result: T }
 
-/** How many times an update re-reads and retries after losing a conditional write. */
-const MAX_ATTEMPTS = 30
 /** How many records a listing reads at once when they are not cached. */
 const LISTING_READS = 32
 /** How many parsed records the cache keeps: beyond it, the least recently used go. */
@@ -116,12 +115,13 @@ export class UnitRecordStore {
    * @throws WriteContentionError when other writers win every attempt.
    */
   update<T>(id: UnitId, decide: (current: Snapshot | undefined) => Promise<Change<T>>): Promise<T> {
-    return this.#mutex.run(id, async () => {
-      const key = unitRecordKey(id)
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-        const current = await this.read(id)
-        const change = await decide(current)
-        try {
+    const key = unitRecordKey(id)
+    return this.#mutex.run(id, () =>
+      // Another instance changed the record: decide again on what it wrote.
+      retryLostWrites(
+        async () => {
+          const current = await this.read(id)
+          const change = await decide(current)
           if ('put' in change) {
             const condition =
               current === undefined ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
@@ -132,15 +132,14 @@ export class UnitRecordStore {
             this.#cache.delete(key)
           }
           return change.result
-        } catch (error) {
-          if (!(error instanceof PreconditionFailedError)) throw error
-          // Another instance changed the record: back off a little, at random, and decide again.
-          this.#onRetry()
-          await this.#sleep(Math.min(2 ** attempt, 50) * (0.5 + Math.random()))
-        }
-      }
-      throw new WriteContentionError(id)
-    })
+        },
+        {
+          sleep: this.#sleep,
+          onRetry: this.#onRetry,
+          contended: () => new WriteContentionError(id),
+        },
+      ),
+    )
   }
 
   #remember(key: string, snapshot: Snapshot): void {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto'
 import {
   fromStoredPrincipal,
   bodyOf,
+  demand,
   ForbiddenError,
   parseUnitId,
   StateNotFoundError,
@@ -14,7 +15,6 @@ import {
 import type { Version } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
-import { demandEach } from '../access'
 import {
   outputId,
   parseOutputId,
@@ -160,7 +160,7 @@ export function stateVersionRoutes(deps: TfeDeps): { api: Hono<TfeEnv>; uploads:
     const force = attributes.force === true
     // Refuse before handing out upload URLs, not only when the upload arrives; then 404 for a
     // workspace that does not exist, and 423 for a frozen one.
-    await demandEach(core, c.var.principal, unit, ['unit:write'])
+    await demand(core.authorizer, c.var.principal, 'unit:write', unit)
     await core.units.details(c.var.principal, unit, { permission: 'unit:outputs' })
     await core.freezes.check(unit)
     if (attributes.state !== undefined) {

@@ -1,8 +1,7 @@
 import { noteAudit } from '../audit'
-import { LockConflictError, type UnitDetails, type UnitId } from '@cairn/core'
+import { demand, LockConflictError, type UnitDetails, type UnitId } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
-import { demandEach } from '../access'
 import { unitOfName, unitOfNewName, unitOfWorkspaceId, workspaceName } from '../ids'
 import { document, pageOf, pagination } from '../jsonapi/document'
 import { TfeError } from '../jsonapi/errors'
@@ -120,7 +119,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
     ]
     const unit = unitOfNewName(attributes.name)
     noteAudit(c, { unit })
-    await demandEach(core, c.var.principal, unit, ['unit:write', 'unit:outputs'])
+    await demand(core.authorizer, c.var.principal, ['unit:write', 'unit:outputs'], unit)
     await core.units.create(c.var.principal, unit, { tags })
     const version = attributes['terraform-version']
     const details =
@@ -215,7 +214,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
     const reason = (await readOptionalDocument(c, deps.readBody, LockSchema))?.data?.attributes
       ?.reason
     const who = c.var.principal.email ?? c.var.principal.subject
-    await demandEach(core, c.var.principal, unit, ['unit:lock', 'unit:outputs'])
+    await demand(core.authorizer, c.var.principal, ['unit:lock', 'unit:outputs'], unit)
     await core.locks.lock(
       c.var.principal,
       unit,
@@ -227,7 +226,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   app.post('/workspaces/:id/actions/unlock', async (c) => {
     const unit = byId(c)
-    await demandEach(core, c.var.principal, unit, ['unit:lock', 'unit:outputs'])
+    await demand(core.authorizer, c.var.principal, ['unit:lock', 'unit:outputs'], unit)
     try {
       const released = await core.locks.unlock(c.var.principal, unit, {
         source: 'cloud',

@@ -1,17 +1,15 @@
 import {
-  ForbiddenError,
+  demand,
   LockConflictError,
   MAX_UNLOCK_REASON_LENGTH,
   parseUnitId,
   UnitFrozenError,
-  type Permission,
-  type UnitId,
 } from '@cairn/core'
-import { Hono, type Context } from 'hono'
+import { Hono } from 'hono'
 import { noteAudit } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
-import { postedForm } from '../dashboard'
-import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { postedForm } from '../posted-form'
+import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, CsrfField, Notice, Page, size, unitHref } from '../view/layout'
 import { unitIdOf } from './unit-query'
 import { LockFacts } from './unit-sections'
@@ -26,7 +24,8 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
 
   app.get('/app/unit/unlock', async (c) => {
     const id = unitIdOf(c)
-    await demandHere(c, deps, 'unit:manage', id)
+    // A confirmation page is not shown to someone who could not confirm: the post would fail.
+    await demand(deps.core.authorizer, c.var.principal, 'unit:manage', id)
     const unit = await core.units.get(c.var.principal, id)
     const lock = unit.locked ? unit.lock : null
     return c.html(
@@ -101,7 +100,7 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
 
   app.get('/app/unit/restore', async (c) => {
     const id = unitIdOf(c)
-    await demandHere(c, deps, 'unit:write', id)
+    await demand(deps.core.authorizer, c.var.principal, 'unit:write', id)
     const timestamp = queryOf(c, 'version') ?? ''
     const [version, unit] = await Promise.all([
       core.versions.version(c.var.principal, id, timestamp),
@@ -175,19 +174,4 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
   })
 
   return app
-}
-
-/**
- * Refuses a confirmation page to someone who could not confirm: the core would refuse the post,
- * and a form that can only fail is not shown.
- */
-async function demandHere(
-  c: Context<AppEnv>,
-  deps: DashboardDeps,
-  permission: Permission,
-  id: UnitId,
-): Promise<void> {
-  if (!(await may(c, deps.core, permission, id))) {
-    throw new ForbiddenError(`${c.var.principal.subject} does not have ${permission} on ${id}`)
-  }
 }
