@@ -26,6 +26,7 @@ import {
 } from '../http/body'
 import { HttpError } from '../http/errors'
 import { Later, streamJson } from '../http/json-stream'
+import { ifMatchOf } from '../http/if-match'
 import { requestSignal } from '../http/request-signal'
 import { queryFlag, queryInt, queryText } from '../http/query'
 import { parseUnitPath, parseVersionResourcesPath, rawPathOf } from '../http/unit-path'
@@ -231,7 +232,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
         const body = await json(c)
         const ifMatch = c.req.header('If-Match')
         const set = await core.dependencies.set(c.var.principal, id, body, {
-          ...(ifMatch === undefined ? {} : { ifMatch }),
+          ...(ifMatch === undefined ? {} : { ifMatch: ifMatchOf(ifMatch) }),
         })
         return dependencySet(c, set)
       },

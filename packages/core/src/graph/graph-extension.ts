@@ -6,7 +6,7 @@ import type { UnitRecordStore } from '../units/unit-record-store'
 import type { WriteExtension } from '../write-path/extensions'
 import { unmarkConsumer } from './consumer-marks'
 import { edgeKey, nodeOf, type GraphNode } from './graph-node'
-import { acksFor } from './graph-rules'
+import { acksFor } from './status-rules'
 
 /** How many upstream records a write reads at once. */
 const UPSTREAM_READS = 16

@@ -6,7 +6,7 @@ import type { UnitId } from '../units/unit-id'
 import type { EdgeStatus, UnitStatus } from '@cairn/contract'
 import { consumersOf } from './consumer-marks'
 import { GraphNodes, type WholeGraph } from './graph-loader'
-import { StatusReader } from './graph-rules'
+import { StatusReader } from './status-rules'
 
 const DEFAULT_DEPTH = 2
 const MAX_DEPTH = 4

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { OutputDigestsSchema } from '../state/outputs'
 import type { StoredEdge } from '../units/unit-record'
 import { digestOf, type GraphNode } from './graph-node'
-import { StatusReader } from './graph-rules'
+import { StatusReader } from './status-rules'
 
 const version = { timestamp: '2026-01-01T00:00:00.000Z', serial: 2 }
 

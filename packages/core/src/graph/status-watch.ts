@@ -3,7 +3,7 @@ import type { ObjectStore } from '../storage/object-store'
 import type { UnitRecordStore } from '../units/unit-record-store'
 import { consumersOf } from './consumer-marks'
 import { GraphNodes, type WholeGraph } from './graph-loader'
-import { StatusReader } from './graph-rules'
+import { StatusReader } from './status-rules'
 
 /**
  * How many units a change looks at for `status.changed`: the unit and what lies downstream of it,

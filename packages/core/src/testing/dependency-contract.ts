@@ -469,12 +469,17 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await expect(status('missing')).rejects.toBeInstanceOf(UnitNotFoundError)
       })
 
-      it('replaces the set only when If-Match names the current one', async () => {
+      it('replaces the set only when If-Match accepts the current one', async () => {
         await core.units.create(alice, id('app'))
         const first = await depend('app', 'net')
         await depend('app', 'net', 'dns')
         await expect(
-          core.dependencies.set(alice, id('app'), { dependencies: [] }, { ifMatch: first.etag }),
+          core.dependencies.set(
+            alice,
+            id('app'),
+            { dependencies: [] },
+            { ifMatch: (etag) => etag === first.etag },
+          ),
         ).rejects.toBeInstanceOf(PreconditionError)
         const now = await core.dependencies.get(alice, id('app'))
         expect(now.dependencies).toHaveLength(2)
@@ -482,7 +487,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
           alice,
           id('app'),
           { dependencies: [] },
-          { ifMatch: `W/"x", ${now.etag}` },
+          { ifMatch: (etag) => etag === now.etag },
         )
         expect(emptied.dependencies).toEqual([])
         expect(emptied.etag).not.toBe(now.etag)
