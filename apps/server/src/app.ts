@@ -2,7 +2,7 @@ import type { Clock, ObjectStore } from '@cairn/core'
 import { TfeError, tfeRoutes } from '@cairn/tfe-adapter'
 import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
-import { OAuthStateSealer, TokenVerificationError } from '@cairn/auth'
+import { Sealer, TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
 import type { AuthSettings } from './config/auth-settings'
 import { auditTrail } from './audit/audit-trail'
@@ -141,7 +141,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       ? undefined
       : new DashboardLogin({
           auth,
-          sealer: new OAuthStateSealer(stateKey, deps.clock),
+          sealer: new Sealer(stateKey, deps.clock),
           sessions,
           scopes: deps.authSettings.scopes,
           baseUrl,

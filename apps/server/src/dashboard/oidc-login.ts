@@ -4,7 +4,7 @@ import {
   newVerifier,
   TokenVerificationError,
   type AuthService,
-  type OAuthStateSealer,
+  type Sealer,
 } from '@cairn/auth'
 import type { Context } from 'hono'
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie'
@@ -36,14 +36,14 @@ export type LoginState = v.InferOutput<typeof LoginStateSchema>
  */
 export class DashboardLogin {
   readonly #auth: AuthService
-  readonly #sealer: OAuthStateSealer
+  readonly #sealer: Sealer
   readonly #sessions: Sessions
   readonly #scopes: string
   readonly #baseUrl: (request: Request) => string
 
   constructor(options: {
     auth: AuthService
-    sealer: OAuthStateSealer
+    sealer: Sealer
     sessions: Sessions
     scopes: string
     baseUrl: (request: Request) => string

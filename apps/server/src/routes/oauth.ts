@@ -3,7 +3,7 @@ import {
   isChallenge,
   newVerifier,
   challengeOf,
-  OAuthStateSealer,
+  Sealer,
   TokenVerificationError,
   UsedCodes,
   verifierMatches,
@@ -69,7 +69,7 @@ const CodeClaimsSchema = v.object({
 export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   app.onError(onOAuthError)
-  const sealer = new OAuthStateSealer(deps.stateKey, deps.clock)
+  const sealer = new Sealer(deps.stateKey, deps.clock)
   const usedCodes = new UsedCodes(deps.store, deps.clock)
   const callbackOf = (c: Context<AppEnv>) =>
     `${publicBaseUrl(c.req.raw, deps.config.publicBaseUrl)}/oauth/callback`

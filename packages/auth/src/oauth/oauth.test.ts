@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { ManualClock } from '@cairn/core/testing'
 import { describe, expect, it } from 'vitest'
-import { INVALID_STATE, OAuthStateSealer } from './oauth-state'
+import { INVALID_STATE, Sealer } from '../sealing/sealer'
 import { challengeOf, isChallenge, newVerifier, verifierMatches } from './pkce'
 
 describe('OAuth state', () => {
@@ -9,19 +9,19 @@ describe('OAuth state', () => {
 
   it('opens what it sealed, on any instance with the same key', () => {
     const clock = new ManualClock()
-    const sealed = new OAuthStateSealer(key, clock).seal({
+    const sealed = new Sealer(key, clock).seal({
       redirect: 'http://127.0.0.1:10000/login',
     })
-    expect(new OAuthStateSealer(Buffer.from(key), clock).open(sealed)).toEqual({
+    expect(new Sealer(Buffer.from(key), clock).open(sealed)).toEqual({
       redirect: 'http://127.0.0.1:10000/login',
     })
   })
 
   it('refuses state sealed with another key, tampered with, or older than five minutes', () => {
     const clock = new ManualClock()
-    const sealer = new OAuthStateSealer(key, clock)
+    const sealer = new Sealer(key, clock)
     const sealed = sealer.seal({ a: 1 })
-    expect(() => new OAuthStateSealer(randomBytes(32), clock).open(sealed)).toThrow(INVALID_STATE)
+    expect(() => new Sealer(randomBytes(32), clock).open(sealed)).toThrow(INVALID_STATE)
     const bytes = Buffer.from(sealed, 'base64url')
     bytes[20] = (bytes[20] as number) ^ 1
     expect(() => sealer.open(bytes.toString('base64url'))).toThrow(INVALID_STATE)
@@ -31,7 +31,7 @@ describe('OAuth state', () => {
   })
 
   it('seals the same payload differently each time', () => {
-    const sealer = new OAuthStateSealer(key, new ManualClock())
+    const sealer = new Sealer(key, new ManualClock())
     expect(sealer.seal({ a: 1 })).not.toBe(sealer.seal({ a: 1 }))
   })
 })

@@ -12,16 +12,17 @@ const TAG_BYTES = 16
 const CONTEXT = Buffer.from('cairn oauth state v1')
 
 /**
- * Seals OAuth session state into the `state` parameter with AES-256-GCM (NIST SP 800-38D), so
- * that any instance sharing the key can open it and no instance needs to remember it. Each seal
- * has a fresh 96-bit IV and an expiry inside the authenticated plaintext.
+ * Seals a payload that a client carries and gives back, with AES-256-GCM (NIST SP 800-38D), so
+ * that any instance sharing the key can open it and no instance needs to remember it: the OAuth
+ * session state in the `state` parameter, and the dashboard's session cookie (each under a key of
+ * its own). Each seal has a fresh 96-bit IV and an expiry inside the authenticated plaintext.
  */
-export class OAuthStateSealer {
+export class Sealer {
   readonly #key: Buffer
   readonly #clock: Clock
 
   constructor(key: Buffer, clock: Clock) {
-    if (key.length !== 32) throw new TypeError('the OAuth state key must be 32 bytes')
+    if (key.length !== 32) throw new TypeError('a sealing key must be 32 bytes')
     this.#key = key
     this.#clock = clock
   }
