@@ -6,8 +6,8 @@ import {
   type Permission,
   type Principal,
 } from '@cairn/core'
-import { ManualClock } from '@cairn/core/testing'
-import { DRIVERS, id, rbacCore, root, UNIT, write, type RbacCore } from './rbac-fixtures'
+import { DRIVERS, id, ManualClock, root, UNIT, write } from '@cairn/core/testing'
+import { rbacCore, type RbacCore } from './rbac-fixtures'
 
 const OTHER = id('other/y')
 const PROD = id('team/app/prod')

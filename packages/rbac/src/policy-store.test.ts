@@ -7,8 +7,8 @@ import {
   type ObjectStore,
   type Principal,
 } from '@cairn/core'
-import { ManualClock } from '@cairn/core/testing'
-import { DRIVERS, holdingPolicyHeads, rbacCore, root, UNIT, type RbacCore } from './rbac-fixtures'
+import { DRIVERS, ManualClock, root, UNIT } from '@cairn/core/testing'
+import { holdingPolicyHeads, rbacCore, type RbacCore } from './rbac-fixtures'
 
 const carol: Principal = { subject: 'carol' }
 const READER = { principal: 'user:carol', role: 'reader', scope: 'team/*' }

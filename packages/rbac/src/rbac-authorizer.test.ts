@@ -9,22 +9,23 @@ import {
   type Principal,
   type UnitId,
 } from '@cairn/core'
-import { bytesOf, ManualClock, textOf } from '@cairn/core/testing'
-import type { Version } from '@cairn/contract'
 import {
+  bytesOf,
   DRIVERS,
   id,
   LOCK_A,
+  ManualClock,
   observe,
-  rbacCore,
   root,
   seedUnit,
   state,
+  textOf,
   UNIT,
   UPSTREAM,
   write,
-  type RbacCore,
-} from './rbac-fixtures'
+} from '@cairn/core/testing'
+import type { Version } from '@cairn/contract'
+import { rbacCore, type RbacCore } from './rbac-fixtures'
 import { BUILT_IN_ROLES, grants } from './roles'
 
 const carol: Principal = { subject: 'carol', issuer: 'https://id.example.test' }

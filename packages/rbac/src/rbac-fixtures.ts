@@ -10,19 +10,6 @@ import type { ManualClock } from '@cairn/core/testing'
 import { createRbac } from './create-rbac'
 import type { RbacService } from './rbac-service'
 
-export {
-  DRIVERS,
-  id,
-  LOCK_A,
-  observe,
-  root,
-  seedUnit,
-  state,
-  UNIT,
-  UPSTREAM,
-  write,
-} from '@cairn/core/testing'
-
 /**
  * What the RBAC suites share beyond core's seeded unit: cores with RBAC on, and a store that
  * holds back a read of the access policy.

@@ -10,8 +10,8 @@ import {
   type ObjectStore,
   type Principal,
 } from '@cairn/core'
-import { ManualClock } from '@cairn/core/testing'
-import { DRIVERS, rbacCore, root, UNIT, write, type RbacCore } from './rbac-fixtures'
+import { DRIVERS, ManualClock, root, UNIT, write } from '@cairn/core/testing'
+import { rbacCore, type RbacCore } from './rbac-fixtures'
 
 const carol: Principal = { subject: 'carol', email: 'carol@example.com', groups: ['dev'] }
 const BUILT_IN = ['reader', 'writer', 'admin', 'outputs-reader']
