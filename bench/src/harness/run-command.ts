@@ -80,7 +80,8 @@ function shown(path: string): string {
 
 function plan(bench: Bench, values: AnyValues): string {
   const flags = Object.entries(values)
-    .map(([name, value]) => `--${name} ${showValue(value)}`)
+    .filter(([, value]) => value !== false)
+    .map(([name, value]) => (value === true ? `--${name}` : `--${name} ${showValue(value)}`))
     .join(' ')
   return `${bench.script}: would run ${bench.name} with ${flags}\n`
 }
