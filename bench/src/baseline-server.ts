@@ -1,6 +1,6 @@
-// The baseline the benchmark holds Cairn against: the least a node:http server can do to store a
-// state durably and serve it back, with nothing else (no routing framework, hashing, validation
-// or metadata).
+// The baseline the transfer benches hold Cairn against: the least a node:http server can do to
+// store a state durably and serve it back, with nothing else (no routing framework, hashing,
+// validation or metadata).
 //
 //   POST <any path>  streams the request body to <dir>/state.json.tmp, fsyncs it, renames it to
 //                    <dir>/state.json and fsyncs the directory (the durability Cairn gives a
@@ -9,27 +9,26 @@
 //                    Content-Length, read in chunks of <read-kib> KiB (default 64, Node's own
 //                    default for file streams).
 //
-// Usage: node bench/baseline-server.mjs <dir> [<read-kib>]. Listens on 127.0.0.1 on a free port and prints
-// {"msg":"listening","port":<n>} on stdout when ready. Stops on SIGTERM or SIGINT.
+// Usage: node bench/dist/baseline-server.js <dir> [<read-kib>]. Listens on 127.0.0.1 on a free
+// port and prints {"msg":"listening","port":<n>} on stdout when ready. Stops on SIGTERM or SIGINT.
 import { createReadStream, createWriteStream } from 'node:fs'
 import { open, rename, stat } from 'node:fs/promises'
-import { Buffer } from 'node:buffer'
 import { createServer } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import process from 'node:process'
 import { pipeline } from 'node:stream/promises'
-import { setTimeout } from 'node:timers'
 
 const [dir, readKiB = '64'] = process.argv.slice(2)
 const readChunk = Number(readKiB) * 1024
 if (dir === undefined || !Number.isInteger(readChunk) || readChunk < 1024) {
-  process.stderr.write('usage: node bench/baseline-server.mjs <dir> [<read-kib>]\n')
+  process.stderr.write('usage: node bench/dist/baseline-server.js <dir> [<read-kib>]\n')
   process.exit(2)
 }
 const file = join(dir, 'state.json')
 const temporary = `${file}.tmp`
 
-async function fsyncPath(path, flags) {
+async function fsyncPath(path: string, flags: string) {
   const handle = await open(path, flags)
   try {
     await handle.sync()
@@ -38,13 +37,13 @@ async function fsyncPath(path, flags) {
   }
 }
 
-async function upload(request, response) {
+async function upload(request: IncomingMessage, response: ServerResponse) {
   // flush: the stream fsyncs the file before it closes it (Node >= 20.10).
   const out = createWriteStream(temporary, { flush: true })
   await pipeline(request, out)
   const size = out.bytesWritten
   await rename(temporary, file)
-  await fsyncPath(dir, 'r')
+  await fsyncPath(dir as string, 'r')
   const body = JSON.stringify({ size })
   response.writeHead(200, {
     'Content-Type': 'application/json',
@@ -53,9 +52,9 @@ async function upload(request, response) {
   response.end(body)
 }
 
-async function download(response) {
+async function download(response: ServerResponse) {
   const handle = await open(file, 'r')
-  let size
+  let size: number
   try {
     size = (await handle.stat()).size
   } catch (error) {
@@ -67,20 +66,24 @@ async function download(response) {
   await pipeline(createReadStream('', { fd: handle, highWaterMark: readChunk }), response)
 }
 
+function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  if (request.method === 'POST') return upload(request, response)
+  if (request.method === 'GET') {
+    return stat(file).then(
+      () => download(response),
+      () => {
+        response.writeHead(404).end()
+      },
+    )
+  }
+  response.writeHead(405).end()
+  return Promise.resolve()
+}
+
 const server = createServer((request, response) => {
-  const done =
-    request.method === 'POST'
-      ? upload(request, response)
-      : request.method === 'GET'
-        ? stat(file).then(
-            () => download(response),
-            () => {
-              response.writeHead(404).end()
-            },
-          )
-        : Promise.resolve(response.writeHead(405).end())
-  done.catch((error) => {
-    process.stderr.write(`baseline: ${request.method} failed: ${error.message}\n`)
+  handle(request, response).catch((error: unknown) => {
+    const reason = error instanceof Error ? error.message : String(error)
+    process.stderr.write(`baseline: ${request.method ?? ''} failed: ${reason}\n`)
     if (!response.headersSent) response.writeHead(500).end()
     else response.destroy()
   })
@@ -88,7 +91,7 @@ const server = createServer((request, response) => {
 server.headersTimeout = 60_000
 
 server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address()
+  const { port } = server.address() as AddressInfo
   process.stdout.write(`${JSON.stringify({ msg: 'listening', port })}\n`)
 })
 
