@@ -39,7 +39,9 @@ function shell(command: string, cwd: string): Promise<{ code: number | null; out
     child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text))
     child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text))
     child.on('error', reject)
-    child.on('close', (code) => resolve({ code, output }))
+    child.on('close', (code) => {
+      resolve({ code, output })
+    })
   })
 }
 
@@ -97,9 +99,9 @@ describe('the container image, built by the Dockerfile', () => {
     for (const file of files.stdout.split('\0').filter((path) => path !== '')) {
       await mkdir(dirname(join(context, file)), { recursive: true })
       await cp(join(ROOT, file), join(context, file), { verbatimSymlinks: true }).catch(
-        (error: NodeJS.ErrnoException) => {
+        (error: unknown) => {
           // A file deleted in the working tree but still in the index.
-          if (error.code !== 'ENOENT') throw error
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
         },
       )
     }
