@@ -5,11 +5,13 @@
 // before each rerun.
 import { spawnSync } from 'node:child_process'
 import { env, root, turboBin } from './bootstrap.mjs'
+import { beginBuild, recordBuild } from './build-stamp.mjs'
 
 const ARGS = ['run', 'build', '--output-logs=errors-only']
 
 /** Builds every package; throws with turbo's output when the build fails. */
 function build() {
+  const begun = beginBuild(root)
   // Quiet when it works: turbo's summary would only push the test report down.
   const result = spawnSync(turboBin, ARGS, {
     cwd: root,
@@ -30,6 +32,8 @@ function build() {
         `if the dependencies changed (it installs them). turbo's output:\n${result.stdout}${result.stderr}`,
     )
   }
+  // `./cairn` and `npm start` then start at once, without asking turbo again.
+  recordBuild(root, begun)
 }
 
 /** @param {import('vitest/node').TestProject} project */

@@ -282,7 +282,8 @@ async function main(): Promise<void> {
 
 /**
  * Serves the metrics where the settings say, and says where: on the main listener behind
- * `SVC_METRICS_TOKEN`, else on the loopback listener of `-metrics-port` (returned), else nowhere.
+ * `SVC_METRICS_TOKEN`, else on the listener of `-metrics-port` and `-metrics-host` (returned, on the
+ * loopback address by default), else nowhere.
  * Logged before "listening", which is the line that says the server is ready.
  */
 async function serveMetrics(
@@ -290,7 +291,7 @@ async function serveMetrics(
   metrics: ServerMetrics,
   log: Logger,
 ): Promise<Server | undefined> {
-  const { token, port } = config.metrics
+  const { token, port, host } = config.metrics
   if (token !== undefined) {
     log.info('metrics', { served: 'main listener', path: '/metrics', auth: 'SVC_METRICS_TOKEN' })
     return undefined
@@ -300,12 +301,13 @@ async function serveMetrics(
     return undefined
   }
   try {
-    const { server, url } = await listenForMetrics(metrics.registry, port)
-    log.info('metrics', { served: 'loopback listener', url })
+    const { server, url } = await listenForMetrics(metrics.registry, port, host)
+    const loopback = host.startsWith('127.') || host === '::1'
+    log.info('metrics', { served: loopback ? 'loopback listener' : 'metrics listener', url })
     return server
   } catch (error) {
     refuse(
-      `cannot serve metrics on 127.0.0.1:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
+      `cannot serve metrics on ${host}:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
     )
   }
 }
