@@ -32,16 +32,30 @@ function walk(root, dir, found) {
 }
 
 /**
- * The inputs of the workspace's build: every file of its packages (pnpm-workspace.yaml: each
- * folder under packages/ and apps/) but their outputs and dependencies, and the root's settings;
- * their names, sorted, and the latest modification time among them.
+ * The folders that hold the workspace's packages, from pnpm-workspace.yaml's `packages` list
+ * (`packages/*` names the folder `packages`, `bench` itself).
+ */
+function workspaceFolders(root) {
+  const text = readFileSync(join(root, 'pnpm-workspace.yaml'), 'utf8')
+  const folders = []
+  for (const match of text.matchAll(/^\s*-\s*['"]?([^'"\s#]+)['"]?\s*$/gm)) {
+    const folder = (match[1] ?? '').replace(/\/\*+$/, '')
+    if (folder !== '' && existsSync(join(root, folder))) folders.push(folder)
+  }
+  return folders
+}
+
+/**
+ * The inputs of the workspace's build: every file of its packages (the folders
+ * pnpm-workspace.yaml names) but their outputs and dependencies, and the root's settings; their
+ * names, sorted, and the latest modification time among them.
  */
 export function buildInputs(root) {
   const found = new Map()
   for (const file of rootInputs(root)) {
     if (existsSync(join(root, file))) found.set(file, statSync(join(root, file)).mtimeMs)
   }
-  for (const group of ['packages', 'apps']) walk(root, group, found)
+  for (const folder of workspaceFolders(root)) walk(root, folder, found)
   return { files: [...found.keys()].sort(), newest: Math.max(0, ...found.values()) }
 }
 
