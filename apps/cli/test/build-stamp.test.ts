@@ -28,12 +28,12 @@ const EARLIER = Date.now() - 3_600_000
 const FILES = [
   'package.json',
   'pnpm-lock.yaml',
-  'pnpm-workspace.yaml',
   'tsconfig.base.json',
   'packages/core/package.json',
   'packages/core/src/units/unit.ts',
   'apps/cli/package.json',
   'apps/cli/src/main.ts',
+  'bench/src/main.ts',
   OUTPUT,
 ]
 
@@ -55,7 +55,12 @@ describe('the record of the last whole build', () => {
     root = mkdtempSync(join(tmpdir(), 'cairn-build-stamp-'))
     for (const path of FILES) write(path)
     writeFileSync(join(root, 'turbo.json'), '{"globalDependencies": ["tsconfig.base.json"]}')
-    utimesSync(join(root, 'turbo.json'), EARLIER / 1000, EARLIER / 1000)
+    writeFileSync(
+      join(root, 'pnpm-workspace.yaml'),
+      'packages:\n  - packages/*\n  - "apps/*"\n  - bench\n',
+    )
+    for (const path of ['turbo.json', 'pnpm-workspace.yaml'])
+      utimesSync(join(root, path), EARLIER / 1000, EARLIER / 1000)
     mkdirSync(join(root, 'node_modules'))
   })
   afterEach(() => {
@@ -74,6 +79,7 @@ describe('the record of the last whole build', () => {
   it.each([
     'packages/core/src/units/unit.ts',
     'apps/cli/src/main.ts',
+    'bench/src/main.ts',
     'apps/cli/package.json',
     'pnpm-lock.yaml',
     'tsconfig.base.json',
