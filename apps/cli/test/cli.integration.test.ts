@@ -68,7 +68,7 @@ describe('cairn, as a user runs it', () => {
     const run = await cairn('unit', 'ls', '--server', server.url)
     expect(run.code).toBe(1)
     expect(run.stderr.trim()).toBe(
-      `cairn: not logged in to ${server.url} (or the login has expired): run cairn login --server ${server.url}`,
+      `cairn: not logged in to ${server.url}: run cairn login --server ${server.url}`,
     )
   })
 
@@ -81,6 +81,7 @@ describe('cairn, as a user runs it', () => {
     const path = join(user.home, '.config', 'cairn', 'credentials.json')
     expect((await stat(path)).mode & 0o777).toBe(0o600)
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({
+      default: server.url,
       profiles: { [server.url]: { access_token: server.token } },
     })
   })

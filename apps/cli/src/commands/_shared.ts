@@ -5,7 +5,7 @@ export const common = {
   server: {
     type: 'string',
     description:
-      'the Cairn server (default: SVC_SERVER_URL, the only saved login, or http://localhost:8080)',
+      'the Cairn server (default: SVC_SERVER_URL, else the default login (cairn auth switch), else the only one)',
   },
   'ca-file': {
     type: 'string',

@@ -10,6 +10,7 @@ export const root = defineCommand({
     login: () => import('./login').then((module) => module.default),
     logout: () => import('./logout').then((module) => module.default),
     whoami: () => import('./whoami').then((module) => module.default),
+    auth: () => import('./auth/index').then((module) => module.default),
     creds: () => import('./creds').then((module) => module.default),
     unit: () => import('./unit/index').then((module) => module.default),
     locks: () => import('./locks/index').then((module) => module.default),

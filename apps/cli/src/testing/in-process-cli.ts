@@ -13,9 +13,14 @@ export interface Run {
   error: Error | undefined
 }
 
+/** The server the commands of a test talk to unless it names another: `SVC_SERVER_URL`. */
+export const TEST_SERVER = 'http://localhost:8080'
+
 /**
- * Gives each test a HOME of its own (profiles, remembered locks) and no server or CA from the
- * environment, and forgets the app the commands were routed to afterwards.
+ * Gives each test a HOME of its own (profiles, remembered locks), `SVC_SERVER_URL` naming
+ * `TEST_SERVER` (as a user names the server; a test of how the server is chosen sets it empty),
+ * no CA or token from the environment; it forgets the app the commands were routed to
+ * afterwards.
  *
  * @returns the test's HOME, read inside a test
  */
@@ -25,8 +30,9 @@ export function useCliHome(prefix: string): () => string {
     home = await mkdtemp(join(tmpdir(), prefix))
     vi.stubEnv('HOME', home)
     vi.stubEnv('XDG_CONFIG_HOME', join(home, '.config'))
-    vi.stubEnv('SVC_SERVER_URL', '')
+    vi.stubEnv('SVC_SERVER_URL', TEST_SERVER)
     vi.stubEnv('CAIRN_CA_FILE', '')
+    vi.stubEnv('CAIRN_TOKEN', '')
     vi.stubEnv('NO_COLOR', '1')
   })
   afterEach(async () => {
