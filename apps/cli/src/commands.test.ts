@@ -121,7 +121,7 @@ describe('cairn unit, in process', () => {
 
   it('deletes a unit, after which it is not found', async () => {
     await cairn('unit', 'create', 'team/app')
-    expect(await cairn('unit', 'rm', 'team/app')).toBe('Deleted team/app.\n')
+    expect(await cairn('unit', 'rm', 'team/app', '--yes')).toBe('Deleted team/app.\n')
     expect(await cairn('unit', 'ls')).toBe('No units.\n')
     const info = await run('unit', 'info', 'team/app')
     expect(info.error).toBeInstanceOf(CairnApiError)

@@ -180,8 +180,8 @@ describe('cairn webhooks ls and cairn webhook rm (against the wire contract)', (
       /^whk-1\s+https:\/\/hooks\.example\.com\/cairn\s+unit\.written,unit\.locked\s+team\/\*\s+2026-11-23T10:00:00\.000Z\s+ann\s+chat$/,
     )
     expect(await json<{ webhooks: Webhook[] }>('webhooks', 'ls')).toEqual({ webhooks: [hook] })
-    expect(await cairn('webhook', 'rm', 'whk-1')).toBe('Removed webhook whk-1.\n')
-    const missing = await run('webhook', 'rm', 'whk-2')
+    expect(await cairn('webhook', 'rm', 'whk-1', '--yes')).toBe('Removed webhook whk-1.\n')
+    const missing = await run('webhook', 'rm', 'whk-2', '--yes')
     expect(missing.error).toBeInstanceOf(CairnApiError)
     expect((missing.error as CairnApiError).code).toBe('webhook_not_found')
     expect(stub.received.map((request) => `${request.method} ${request.url.pathname}`)).toEqual([
@@ -273,9 +273,11 @@ describe('cairn webhook (in process, against the server)', () => {
       expect(listed[0]).not.toHaveProperty('secret')
       const page = await json<{ deliveries: Delivery[] }>('webhook', 'deliveries', created.id)
       expect(Array.isArray(page.deliveries)).toBe(true)
-      expect(await cairn('webhook', 'rm', created.id)).toBe(`Removed webhook ${created.id}.\n`)
+      expect(await cairn('webhook', 'rm', created.id, '--yes')).toBe(
+        `Removed webhook ${created.id}.\n`,
+      )
       expect(await cairn('webhooks', 'ls')).toBe('No webhooks.\n')
-      const again = await run('webhook', 'rm', created.id)
+      const again = await run('webhook', 'rm', created.id, '--yes')
       expect((again.error as CairnApiError).code).toBe('webhook_not_found')
     } finally {
       await server.close()

@@ -34,3 +34,12 @@ export const lockIdArg = {
     description: 'the lock to write under (default: the one cairn unit lock took)',
   },
 } as const satisfies Record<string, ArgDef>
+
+/** `--yes` for commands that delete: it confirms without a question (see `confirm`). */
+export const yesArg = {
+  yes: {
+    type: 'boolean',
+    alias: 'y',
+    description: 'do it without asking; needed where nobody can be asked (no terminal)',
+  },
+} as const satisfies Record<string, ArgDef>

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, vi } from 'vitest'
 import { root } from '../commands/index'
 import { routeRequestsThrough } from '../context'
 import { runCli } from '../run'
+import { askThrough } from '../terminal/confirm'
 
 /** What one `cairn` run wrote, and what it failed with. */
 export interface Run {
@@ -19,8 +20,8 @@ export const TEST_SERVER = 'http://localhost:8080'
 /**
  * Gives each test a HOME of its own (profiles, remembered locks), `SVC_SERVER_URL` naming
  * `TEST_SERVER` (as a user names the server; a test of how the server is chosen sets it empty),
- * no CA or token from the environment; it forgets the app the commands were routed to
- * afterwards.
+ * no CA or token from the environment, and no terminal to ask; it forgets the app the commands
+ * were routed to, and the answers given, afterwards.
  *
  * @returns the test's HOME, read inside a test
  */
@@ -37,6 +38,7 @@ export function useCliHome(prefix: string): () => string {
   })
   afterEach(async () => {
     routeRequestsThrough(undefined)
+    askThrough(undefined)
     vi.unstubAllEnvs()
     if (home !== undefined) await rm(home, { recursive: true, force: true })
     home = undefined
