@@ -163,6 +163,11 @@ describe('cairn usage, in process', () => {
     [['nope'], 'unknown command nope: try cairn --help'],
     [['unit', 'ls', '--prefix'], 'flag --prefix needs a value'],
     [['unit', 'info', 'a', 'b'], 'too many arguments: a b'],
+    [['stauts'], 'unknown command stauts: did you mean status? (cairn --help lists them)'],
+    [['unit', 'lss'], 'unknown command lss: did you mean ls? (cairn unit --help lists them)'],
+    [['unit', 'ls', '--prefx', 'team/'], 'unknown flag --prefx: did you mean --prefix?'],
+    [['unit', 'ls', '--jsno'], 'unknown flag --jsno: did you mean --json?'],
+    [['--bogus'], 'unknown flag --bogus'],
   ])('refuses %j as bad usage (exit 2), printing and sending nothing', async (args, message) => {
     const result = await run(...args)
     expect(result.error).toBeInstanceOf(UsageError)
