@@ -31,6 +31,7 @@ export const root = defineCommand({
     webhooks: () => import('./webhooks/index').then((module) => module.default),
     search: () => import('./search').then((module) => module.default),
     reindex: () => import('./reindex').then((module) => module.default),
+    api: () => import('./api').then((module) => module.default),
     completion: () => import('./completion').then((module) => module.default),
     version: () => import('./version').then((module) => module.default),
   },

@@ -84,7 +84,16 @@ describe('cairn completion zsh and fish', () => {
     'names every command and flag of the tree in the %s script',
     async (shell) => {
       const script = await cairn('completion', shell)
-      for (const word of ['unit', 'rm', 'auth', 'switch', 'completion', '--yes', '--fail-on']) {
+      for (const word of [
+        'unit',
+        'rm',
+        'auth',
+        'switch',
+        'completion',
+        'api',
+        '--yes',
+        '--paginate',
+      ]) {
         expect(script).toContain(word.startsWith('--') ? word.slice(2) : word)
       }
     },
