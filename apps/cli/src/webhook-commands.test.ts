@@ -106,9 +106,30 @@ describe('cairn webhook add (against the wire contract)', () => {
         description: 'chat',
       },
     ])
-    expect(result.stdout).toBe(`${SECRET}\n`)
+    // The secret is the user's, in their file: the ID is printed instead, never the secret.
+    expect(result.stdout).toBe('whk-1\n')
+    expect(result.stderr).toBe(
+      `Created webhook whk-1 for https://hooks.example.com/cairn (unit.written, unit.locked, status.changed), signed with the secret in ${file}.\n`,
+    )
+    const asJson = await json<Record<string, unknown>>(
+      'webhook',
+      'add',
+      hook.url,
+      '--event',
+      'unit.written',
+      '--secret-file',
+      file,
+    )
+    expect(asJson).toMatchObject({ id: 'whk-1', url: hook.url })
+    expect(asJson).not.toHaveProperty('secret')
+  })
+
+  it('prints the secret the server made once, and says it will not be shown again', async () => {
+    routeTo(webhooks(), [])
+    const result = await run('webhook', 'add', hook.url, '--event', 'unit.deleted')
+    expect(result.stdout).toBe('made-by-server\n')
     expect(result.stderr).toMatch(
-      /^Created webhook whk-1 for https:\/\/hooks\.example\.com\/cairn \(.*\)\. .*it will not be shown again\.\n$/,
+      /^Created webhook whk-1 for https:\/\/hooks\.example\.com\/cairn \(unit\.deleted\)\. Its signing secret is above: it will not be shown again\.\n$/,
     )
   })
 
@@ -142,6 +163,15 @@ describe('cairn webhook add (against the wire contract)', () => {
     [
       [hook.url, '--event', 'unit.written', '--description', 'x'.repeat(201)],
       'description must be at most 200 characters',
+    ],
+    // The server's own rule for a prefix, read from the shared schema.
+    [
+      [hook.url, '--event', 'unit.written', '--prefix', 'prod/'],
+      expect.stringMatching(/^prefix "prod\/" must be \*, <prefix>\/\* or a unit ID: /),
+    ],
+    [
+      [hook.url, '--event', 'unit.written', '--prefix', 'prod/**'],
+      expect.stringMatching(/^prefix "prod\/\*\*" must be \*, <prefix>\/\* or a unit ID/),
     ],
   ])('refuses %j as a usage error before sending anything', async (words, message) => {
     const stub = webhooks()

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot'
 import { parseRoleName } from './access/rbac/roles'
-import { parseScope } from './access/rbac/scope'
+import { parsePrefix, parseScope } from './access/rbac/scope'
 import { AuditRecordSchema } from './audit/audit-record'
 import { IndexedInstanceSchema } from './resources/resource-index'
 import { VersionRefSchema } from './graph/graph-node'
@@ -499,7 +499,8 @@ export const WebhookRequestSchema = v.object({
     v.minLength(1, 'events must name at least one event'),
     v.check((events) => new Set(events).size === events.length, 'events must not repeat'),
   ),
-  prefix: v.optional(v.string('prefix must be a string')),
+  // The server's own rule (`*`, `<prefix>/*` or a unit ID), so a client checks it before sending.
+  prefix: v.optional(v.pipe(v.string('prefix must be a string'), parsedBy(parsePrefix))),
   secret: v.optional(
     v.pipe(
       v.string('secret must be a string'),
