@@ -11,7 +11,8 @@ import { repeated } from '../unit/dependency-arg'
 export default defineCommand({
   meta: {
     name: 'add',
-    description: 'Send state events on units to a URL, signed; prints the signing secret once',
+    description:
+      'Send state events on units to a URL, signed; prints the signing secret once (the ID with --secret-file)',
   },
   args: {
     url: {
@@ -48,6 +49,17 @@ export default defineCommand({
     })
     const context = await openContext(args)
     const created = await context.client.webhooks.create(request)
+    if (request.secret !== undefined) {
+      // The secret is the user's own, kept in their file: never echoed. The ID is the result.
+      const { secret: _secret, ...withoutSecret } = created
+      context.out.result(withoutSecret, () => visibleText(created.id))
+      if (!context.out.json) {
+        context.out.note(
+          shown`Created webhook ${created.id} for ${created.url} (${created.events.join(', ')}), signed with the secret in ${args['secret-file'] ?? ''}.`,
+        )
+      }
+      return
+    }
     context.out.result(created, () => visibleText(created.secret))
     if (!context.out.json) {
       context.out.note(
