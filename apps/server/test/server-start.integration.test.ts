@@ -121,6 +121,35 @@ describe('starting the server process', () => {
     expect(exit.stdout).not.toContain('"msg":"listening"')
   })
 
+  it('refuses -storage s3 without AWS credentials in one line naming the bucket, the endpoint and the variables to set', async () => {
+    // Nothing of the AWS credential chain: no variables, no files under HOME, no instance role.
+    const home = await mkdtemp(join(tmpdir(), 'cairn-no-aws-'))
+    const noAws = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((name) => name.startsWith('AWS_'))
+        .map((name) => [name, '']),
+    )
+    try {
+      const exit = await runToExit(
+        [
+          ...['-auth-disable', ...base(), '-storage', 's3', '-s3-bucket', 'cairn-state'],
+          ...['-s3-endpoint', 'http://127.0.0.1:9'],
+        ],
+        { ...noAws, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' },
+      )
+      expect(exit.code).toBe(2)
+      // One line: no stack trace, and none of the SDK's warnings about Node 22.
+      expect(linesOf(exit.stderr), exit.stderr).toHaveLength(1)
+      expect(exit.stderr).toContain('cairn-state')
+      expect(exit.stderr).toContain('http://127.0.0.1:9')
+      expect(exit.stderr).toContain('AWS_ACCESS_KEY_ID')
+      expect(exit.stderr).not.toContain('node >=22')
+      expect(exit.stdout).not.toContain('"msg":"listening"')
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
   it.each([['-help'], ['--help'], ['-help=true']])(
     'prints every flag for %s and exits 0',
     async (flag) => {
