@@ -150,6 +150,16 @@ describe('starting the server process', () => {
     }
   })
 
+  it('logs nothing about a layout upgrade on a new data directory', async () => {
+    const server = await startServer()
+    try {
+      expect(server.output()).not.toContain('store layout upgraded')
+      expect(existsSync(join(server.dataDir, 'layout.json'))).toBe(true)
+    } finally {
+      await server.dispose()
+    }
+  })
+
   it.each([['-help'], ['--help'], ['-help=true']])(
     'prints every flag for %s and exits 0',
     async (flag) => {
