@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import {
@@ -22,7 +21,7 @@ import { loginDirectory } from './auth/login-directory'
 import { ensureLocalAdmin, reportLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
-import { applyServerLimits, onRefusedConnection, serverOptions } from './http/server-limits'
+import { earlyListener } from './http/early-listener'
 import { createLogger, type Logger } from './log/logger'
 import { instrumentStore } from './metrics/instrumented-store'
 import { listenForMetrics } from './metrics/metrics-endpoint'
@@ -123,6 +122,26 @@ async function main(): Promise<void> {
     )
   }
   const metrics = createServerMetrics()
+  // The listeners first: a port in use stops the start before anything is written to the data
+  // directory or printed (a first admin token), and the data directory is left as it was.
+  let early: ReturnType<typeof earlyListener>
+  try {
+    const tls = config.tls === undefined ? undefined : await readTls(config.tls)
+    early = earlyListener({ limits: config.limits, tls, log })
+  } catch (error) {
+    refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
+  }
+  const { server } = early
+  await early.listen(config.port, config.host).catch((error: unknown) => {
+    const where = `${config.host}:${config.port}`
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      refuse(
+        `cannot listen on ${where}: the port is in use; stop what holds it or choose another -port (PORT)`,
+      )
+    }
+    refuse(`cannot listen on ${where}: ${(error as Error).message}`)
+  })
+  const metricsServer = await serveMetrics(config, metrics, log)
   const opened = await openStore(config, log)
   // Every store operation is measured, core's and the server's own (identity, health) alike.
   const store = instrumentStore(opened.store, metrics)
@@ -210,34 +229,7 @@ async function main(): Promise<void> {
     metrics,
     metricsToken: config.metrics.token,
   })
-
-  const listener = getRequestListener(app.fetch)
-  const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    if (onRefusedConnection(request)) return
-    void listener(request, response)
-  }
-  let server: Server
-  try {
-    server =
-      config.tls === undefined
-        ? createServer(serverOptions(config.limits), handle)
-        : createHttpsServer(
-            { ...serverOptions(config.limits), ...(await readTls(config.tls)) },
-            handle,
-          )
-  } catch (error) {
-    refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
-  }
-  applyServerLimits(server, config.limits, { tls: config.tls !== undefined, log })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(config.port, config.host, () => {
-      resolve()
-    })
-  }).catch((error: unknown) =>
-    refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
-  )
-  const metricsServer = await serveMetrics(config, metrics, log)
+  early.serve(getRequestListener(app.fetch))
   const deliveries = core.webhooks.worker({
     send: createHttpSender({ targets: webhookTargets }),
     onOutcome: (event, outcome) => {
@@ -287,8 +279,9 @@ async function main(): Promise<void> {
 
 /**
  * Serves the metrics where the settings say, and says where: on the main listener behind
- * `SVC_METRICS_TOKEN`, else on the loopback listener of `-metrics-port` (returned), else nowhere.
- * Logged before "listening", which is the line that says the server is ready.
+ * `SVC_METRICS_TOKEN`, else on the listener of `-metrics-port` and `-metrics-host` (returned),
+ * else nowhere. Bound before the store is opened, like the main listener, and logged before
+ * "listening", which is the line that says the server is ready.
  */
 async function serveMetrics(
   config: Config,
@@ -304,15 +297,30 @@ async function serveMetrics(
     log.info('metrics', { served: 'nowhere' })
     return undefined
   }
+  const { host } = config.metrics
   try {
-    const { server, url } = await listenForMetrics(metrics.registry, port)
-    log.info('metrics', { served: 'loopback listener', url })
+    const { server, url } = await listenForMetrics(metrics.registry, port, host)
+    log.info('metrics', {
+      served: isLoopback(host) ? 'loopback listener' : 'metrics listener',
+      url,
+    })
     return server
   } catch (error) {
+    const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+    // Two servers on one host both default to 9464: say which setting tells them apart.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      refuse(
+        `cannot serve metrics on ${where}: the port is in use (another Cairn server on this host?); give each server its own -metrics-port (SVC_METRICS_PORT), 0 for a free one, or off`,
+      )
+    }
     refuse(
-      `cannot serve metrics on 127.0.0.1:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
+      `cannot serve metrics on ${where} (-metrics-port, -metrics-host): ${(error as Error).message}`,
     )
   }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.')
 }
 
 /** An error's first line, for a refusal of one line. */

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, waitFor } from './support/http-client'
-import { isRunning, SERVER_MAIN, startServer, useServer } from '@cairn/testkit'
+import { freePort, isRunning, SERVER_MAIN, startServer, useServer } from '@cairn/testkit'
 
 // The server process itself: how it refuses bad flags, its help, health endpoints, logs and
 // shutdown (DESIGN sections 1 and 13).
@@ -159,6 +159,44 @@ describe('starting the server process', () => {
       await server.dispose()
     }
   })
+
+  it.each([
+    ['its port', (first: { port: number }) => ['-port', String(first.port)], '-port'],
+    [
+      'its metrics port',
+      (first: { metricsUrl: string | undefined }) => [
+        '-metrics-port',
+        new URL(first.metricsUrl ?? '').port,
+      ],
+      '-metrics-port',
+    ],
+  ])(
+    'refuses to start beside a server that holds %s, in one line, leaving a new data directory empty',
+    async (_label, clash, named) => {
+      const metricsPort = await freePort()
+      const first = await startServer({ args: ['-metrics-port', String(metricsPort)] })
+      const dir = await mkdtemp(join(tmpdir(), 'cairn-second-'))
+      try {
+        // Local mode: a start that got further would make, print and keep an admin token.
+        const exit = await runToExit(
+          [
+            ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dir],
+            ...clash({ port: first.port, metricsUrl: first.metricsUrl }),
+          ],
+          { SVC_AUTH_DISABLE: '' },
+        )
+        expect(exit.code).toBe(2)
+        expect(linesOf(exit.stderr), exit.stderr).toHaveLength(1)
+        expect(exit.stderr).toContain(named)
+        expect(exit.stderr).not.toContain('svc_tfe_')
+        expect(await readdir(dir)).toEqual([])
+        expect((await new Api(first.url).get('/healthz')).status).toBe(200)
+      } finally {
+        await first.dispose()
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+  )
 
   it.each([['-help'], ['--help'], ['-help=true']])(
     'prints every flag for %s and exits 0',

@@ -74,7 +74,7 @@ describe('loadConfig', () => {
       },
       rbac: { enabled: false, admins: [] },
       s3: undefined,
-      metrics: { token: undefined, port: 9464 },
+      metrics: { token: undefined, port: 9464, host: '127.0.0.1' },
       webhookAllowedHosts: [],
     })
   })
@@ -86,7 +86,7 @@ describe('loadConfig', () => {
       [[], { SVC_METRICS_PORT: 'off' }, undefined],
       [[], { SVC_METRICS_PORT: '9100' }, 9100],
     ])('serves the loopback listener on %j %j at port %s', (argv, env, port) => {
-      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port })
+      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port, host: '127.0.0.1' })
     })
 
     it('serves metrics on the main listener alone when a token is set', () => {
@@ -94,7 +94,15 @@ describe('loadConfig', () => {
       expect(configOf(['-metrics-port', '9100'], { SVC_METRICS_TOKEN: token }).metrics).toEqual({
         token,
         port: undefined,
+        host: '127.0.0.1',
       })
+    })
+
+    it.each([
+      [['-metrics-host', '0.0.0.0'], {}],
+      [[], { SVC_METRICS_HOST: '0.0.0.0' }],
+    ])('serves the metrics listener on another address with %j %j', (argv, env) => {
+      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port: 9464, host: '0.0.0.0' })
     })
 
     it('refuses a metrics token shorter than 32 characters', () => {

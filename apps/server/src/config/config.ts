@@ -49,8 +49,13 @@ export interface MetricsSettings {
    * listener is then off.
    */
   readonly token: string | undefined
-  /** The loopback listener's port on 127.0.0.1 (0 picks a free one); undefined when off. */
+  /** The metrics listener's port (0 picks a free one); undefined when off. */
   readonly port: number | undefined
+  /**
+   * `-metrics-host`: the address of the metrics listener, 127.0.0.1 unless given (in a container,
+   * 0.0.0.0, so that a scraper outside it can reach it).
+   */
+  readonly host: string
 }
 
 /** The shortest `SVC_METRICS_TOKEN` accepted: 32 characters, so it cannot be guessed. */
@@ -241,7 +246,11 @@ export const FLAGS = {
   },
   'metrics-port': {
     env: 'SVC_METRICS_PORT',
-    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN)',
+    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN); each instance on one host needs its own',
+  },
+  'metrics-host': {
+    env: 'SVC_METRICS_HOST',
+    help: 'address of the -metrics-port listener (default 127.0.0.1: this host only; in a container 0.0.0.0, so that a scraper outside it can reach it)',
   },
   'webhook-allowed-hosts': {
     env: 'SVC_WEBHOOK_ALLOWED_HOSTS',
@@ -402,6 +411,10 @@ const ConfigSchema = v.object({
     ),
     '9464',
   ),
+  'metrics-host': v.optional(
+    v.pipe(v.string(), v.minLength(1, '-metrics-host must not be empty')),
+    '127.0.0.1',
+  ),
   'webhook-allowed-hosts': v.optional(v.string(), ''),
 })
 
@@ -472,7 +485,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       auth: loadAuthSettings(env),
       rbac: Object.freeze({ enabled: out.rbac, admins: parseAdmins(out['rbac-admins']) }),
       s3: s3Settings(out, env),
-      metrics: metricsSettings(out['metrics-port'], env),
+      metrics: metricsSettings(out['metrics-port'], out['metrics-host'], env),
       webhookAllowedHosts: parseWebhookHosts(out['webhook-allowed-hosts']),
     }),
   }
@@ -512,7 +525,11 @@ function s3Settings(
 }
 
 /** The metrics settings. @throws ConfigError for a `SVC_METRICS_TOKEN` that is too short */
-function metricsSettings(port: number | 'off' | '-1', env: NodeJS.ProcessEnv): MetricsSettings {
+function metricsSettings(
+  port: number | 'off' | '-1',
+  host: string,
+  env: NodeJS.ProcessEnv,
+): MetricsSettings {
   const given = env['SVC_METRICS_TOKEN']
   const token = given === undefined || given === '' ? undefined : given
   if (token !== undefined && token.length < MIN_METRICS_TOKEN) {
@@ -520,8 +537,8 @@ function metricsSettings(port: number | 'off' | '-1', env: NodeJS.ProcessEnv): M
       `SVC_METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN} characters (for example: openssl rand -hex 32)`,
     )
   }
-  if (token !== undefined) return Object.freeze({ token, port: undefined })
-  return Object.freeze({ token, port: typeof port === 'number' ? port : undefined })
+  if (token !== undefined) return Object.freeze({ token, port: undefined, host })
+  return Object.freeze({ token, port: typeof port === 'number' ? port : undefined, host })
 }
 
 /**

@@ -29,14 +29,15 @@ function digest(text: string): Buffer {
 }
 
 /**
- * The loopback listener of `-metrics-port`: `GET /metrics`, open to whoever can reach
- * 127.0.0.1, and nothing else.
+ * The listener of `-metrics-port` on `host` (127.0.0.1 unless `-metrics-host` says otherwise):
+ * `GET /metrics`, open to whoever can reach that address, and nothing else.
  *
  * @throws the listen error (a port in use)
  */
 export async function listenForMetrics(
   registry: Registry,
   port: number,
+  host = '127.0.0.1',
 ): Promise<{ server: Server; url: string }> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0]
@@ -61,11 +62,12 @@ export async function listenForMetrics(
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, host, () => {
       server.off('error', reject)
       resolve()
     })
   })
   const address = server.address() as AddressInfo
-  return { server, url: `http://127.0.0.1:${address.port}/metrics` }
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  return { server, url: `http://${shown}:${address.port}/metrics` }
 }
