@@ -34,6 +34,7 @@ import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
 import { unitRoutes } from './routes/units'
 import { onS3Error } from './s3/s3-errors'
+import { versionRoutes } from './version/version-route'
 import { S3_PREFIX } from './s3/s3-env'
 import { s3Routes } from './s3/s3-routes'
 
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
   )
   app.route('/', healthRoutes(deps.store))
+  app.route('/', versionRoutes())
   if (deps.metricsToken !== undefined) {
     app.route('/', metricsRoutes(metrics.registry, deps.metricsToken))
   }

@@ -28,6 +28,7 @@ import { listenForMetrics } from './metrics/metrics-endpoint'
 import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
 import { PostingsWorkers } from './scanning/postings-workers'
 import { WorkerScanners } from './scanning/worker-scanners'
+import { SERVER_VERSION } from './version/server-version'
 import { createHttpSender, systemResolver } from './webhooks/http-sender'
 
 /** How long past `-request-timeout` an expired upload is kept: clocks of instances differ. */
@@ -108,6 +109,10 @@ async function main(): Promise<void> {
     const invocation = loadConfig(process.argv.slice(2), process.env)
     if ('help' in invocation) {
       process.stdout.write(invocation.help)
+      return
+    }
+    if ('version' in invocation) {
+      process.stdout.write(`cairn-server ${SERVER_VERSION}\n`)
       return
     }
     config = invocation.config

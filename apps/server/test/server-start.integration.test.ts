@@ -150,6 +150,19 @@ describe('starting the server process', () => {
     }
   })
 
+  it.each([['-version'], ['--version']])(
+    'prints its version for %s and exits 0 without touching the data directory',
+    async (flag) => {
+      const { version } = JSON.parse(
+        await readFile(new URL('../package.json', import.meta.url), 'utf8'),
+      ) as { version: string }
+      const never = join(dataDir, 'never-made')
+      const exit = await runToExit([flag, '-data-dir', never])
+      expect(exit).toEqual({ code: 0, stdout: `cairn-server ${version}\n`, stderr: '' })
+      expect(existsSync(never)).toBe(false)
+    },
+  )
+
   it('logs nothing about a layout upgrade on a new data directory', async () => {
     const server = await startServer()
     try {
@@ -395,6 +408,7 @@ describe('a running server', () => {
   it.each([
     ['/healthz', { status: 'ok' }],
     ['/readyz', { status: 'ready' }],
+    ['/version', { version: expect.stringMatching(/^\d+\.\d+\.\d+/) as unknown }],
   ])('answers %s with 200 without credentials', async (path, body) => {
     const reply = await api.get(path)
     expect(reply.status).toBe(200)

@@ -257,6 +257,7 @@ export const FLAGS = {
     help: 'comma-separated host names, IP addresses and CIDR ranges that webhooks may reach although loopback, private, link-local or cloud metadata (default none)',
   },
   help: { boolean: true, help: 'print this help' },
+  version: { boolean: true, help: 'print the version (cairn-server <version>) and exit' },
 } as const satisfies Record<string, FlagSpec>
 
 const wholeNumber = (name: string, min: number, max: number) =>
@@ -418,8 +419,8 @@ const ConfigSchema = v.object({
   'webhook-allowed-hosts': v.optional(v.string(), ''),
 })
 
-/** What the command line asked for: a config to run with, or the help text. */
-export type Invocation = { help: string } | { config: Config }
+/** What the command line asked for: a config to run with, the help text, or the version. */
+export type Invocation = { help: string } | { version: true } | { config: Config }
 
 /**
  * Reads the server's settings from its arguments and environment, once, at start.
@@ -429,6 +430,7 @@ export type Invocation = { help: string } | { config: Config }
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Invocation {
   const flags = parseFlags(argv, FLAGS)
   if (flags['help'] === 'true') return { help: helpText() }
+  if (flags['version'] === 'true') return { version: true }
   const raw: Record<string, string> = {}
   for (const [name, spec] of Object.entries(FLAGS)) {
     const fromEnv = 'env' in spec ? env[spec.env] : undefined
