@@ -153,6 +153,39 @@ describe('the auth service', () => {
     })
   })
 
+  describe('what a presented token is', () => {
+    it("says a login's access token is a session's, with its own expiry", async () => {
+      const { auth, clock } = await setup()
+      const pair = await auth.issueFor(alice)
+      expect((await auth.authenticate(pair.access_token)).origin?.presented).toEqual({
+        kind: 'session',
+        expires: clock.now() + 3_600_000,
+      })
+    })
+
+    it('says an access token without a login stands alone, with its expiry', async () => {
+      const { auth, clock } = await setup()
+      const token = await auth.accessToken(alice, 600_000)
+      expect((await auth.authenticate(token)).origin?.presented).toEqual({
+        kind: 'access_token',
+        expires: clock.now() + 600_000,
+      })
+    })
+
+    it('says an API token is one, with its expiry, or none for a token that never expires', async () => {
+      const { auth, clock } = await setup()
+      const lasting = await auth.createApiToken(alice, 'ci')
+      const short = await auth.createApiToken(alice, 'short', { expiresInSeconds: 60 })
+      expect((await auth.authenticate(lasting.token)).origin?.presented).toEqual({
+        kind: 'api_token',
+      })
+      expect((await auth.authenticate(short.token)).origin?.presented).toEqual({
+        kind: 'api_token',
+        expires: clock.now() + 60_000,
+      })
+    })
+  })
+
   describe('removing a user', () => {
     const root: Identity = { subject: 'root', issuer: PROVIDER, groups: [], roles: [] }
     const bob: Identity = { subject: 'bob', issuer: PROVIDER, groups: ['platform'], roles: [] }

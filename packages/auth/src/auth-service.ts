@@ -228,14 +228,15 @@ export class AuthService {
     if (typeof family === 'string' && (await this.#families.isRevoked(family))) {
       throw new TokenVerificationError('access token of a revoked login')
     }
+    const expires = (claims.exp as number) * 1000
     return {
       ...identityOfClaims(claims, this.#legacyIssuer),
       // A login's token is renewed by its refresh token: what it mints lives with the login. A
       // token without one (terraform login's) bounds what it mints by its own expiry.
       origin:
         typeof family === 'string'
-          ? { family, tokens: [] }
-          : { expires: (claims.exp as number) * 1000, tokens: [] },
+          ? { family, tokens: [], presented: { kind: 'session', expires } }
+          : { expires, tokens: [], presented: { kind: 'access_token', expires } },
     }
   }
 

@@ -212,12 +212,26 @@ export const S3CredentialSetSchema = v.object({
 })
 export type S3CredentialSet = v.InferOutput<typeof S3CredentialSetSchema>
 
-/** `GET /v1/auth/me` */
+/**
+ * `GET /v1/auth/me`. `roles` are what the token presented may do: a narrower token's limit's role.
+ * `issuer` and `token` (how the token was obtained, its expiry and limit) are absent from servers
+ * before them, and `token` with authentication disabled.
+ */
 export const MeSchema = v.object({
   subject: v.string(),
   email: v.nullable(v.string()),
   groups: v.array(v.string()),
   roles: v.array(v.string()),
+  issuer: v.optional(v.string()),
+  token: v.optional(
+    v.object({
+      kind: v.picklist(['api_token', 'access_token', 'session']),
+      id: v.optional(v.string()),
+      name: v.optional(v.string()),
+      expires: v.nullable(v.string()),
+      limit: v.nullable(v.object({ role: v.string(), scope: v.string() })),
+    }),
+  ),
 })
 export type Me = v.InferOutput<typeof MeSchema>
 

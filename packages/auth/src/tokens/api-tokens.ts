@@ -217,6 +217,7 @@ export class ApiTokens {
         ...(record.family === undefined ? {} : { family: record.family }),
         tokens: [...parents, record.id],
         apiToken: { id: record.id, name: record.name },
+        presented: { kind: 'api_token', ...(expires === undefined ? {} : { expires }) },
       },
     }
   }
