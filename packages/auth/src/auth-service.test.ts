@@ -186,6 +186,35 @@ describe('the auth service', () => {
     })
   })
 
+  describe('an API token named by its ID', () => {
+    it('speaks for its owner, with its limit and origin, as the token itself does', async () => {
+      const { auth } = await setup()
+      const created = await auth.createApiToken(alice, 'ci', {
+        limit: { scope: 'team/*', role: 'reader' },
+      })
+      expect(await auth.authenticateApiTokenId(created.id)).toEqual(
+        await auth.authenticate(created.token),
+      )
+    })
+
+    it('is refused once revoked or expired, or when it names no token', async () => {
+      const { auth, clock } = await setup()
+      const revoked = await auth.createApiToken(alice, 'gone')
+      await auth.revokeApiToken(alice, revoked.id)
+      await expect(auth.authenticateApiTokenId(revoked.id)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+      const short = await auth.createApiToken(alice, 'short', { expiresInSeconds: 60 })
+      clock.advance(61_000)
+      await expect(auth.authenticateApiTokenId(short.id)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+      await expect(auth.authenticateApiTokenId('svc_tfe_not-an-id')).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+    })
+  })
+
   describe('removing a user', () => {
     const root: Identity = { subject: 'root', issuer: PROVIDER, groups: [], roles: [] }
     const bob: Identity = { subject: 'bob', issuer: PROVIDER, groups: ['platform'], roles: [] }

@@ -214,6 +214,21 @@ export class AuthService {
     const identity = isApiToken(bearer)
       ? await this.#current(await this.apiTokens.verify(bearer))
       : await this.#verifyAccess(bearer)
+    return this.#acceptable(identity)
+  }
+
+  /**
+   * Who the API token with this ID speaks for, as `authenticate` would say of the token itself:
+   * for a step that verified the token and kept only its ID in something it signed (local mode's
+   * `terraform login` code). A token revoked or expired since is refused.
+   *
+   * @throws TokenVerificationError
+   */
+  async authenticateApiTokenId(id: string): Promise<Identity> {
+    return this.#acceptable(await this.#current(await this.apiTokens.verifyId(id)))
+  }
+
+  #acceptable(identity: Identity): Identity {
     if (identity.issuer === LOCAL_ISSUER && !this.#acceptLocal) {
       throw new TokenVerificationError(
         'a local-mode token, refused while an OpenID provider is configured (SVC_LOCAL_ADMIN=true accepts it)',
