@@ -229,8 +229,9 @@ export const MeTokenSchema = v.object({
 export type MeToken = v.InferOutput<typeof MeTokenSchema>
 
 /**
- * `GET /v1/auth/me`: who the token speaks for and what it may do (`roles` as the token can use
- * them). `issuer` and `token` are absent from servers before they were added.
+ * `GET /v1/auth/me`. `roles` are what the token presented may do: a narrower token's limit's role.
+ * `issuer` and `token` (how the token was obtained, its expiry and limit) are absent from servers
+ * before them, and `token` with authentication disabled.
  */
 export const MeSchema = v.object({
   subject: v.string(),

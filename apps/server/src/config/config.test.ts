@@ -346,6 +346,13 @@ describe('loadConfig', () => {
     expect(errorOf(['-auth-disable', 'false'])).toContain('"false"')
   })
 
+  it.each([['-version'], ['--version'], ['-version=true']])(
+    'answers %s with the version alone, whatever else is set',
+    (flag) => {
+      expect(loadConfig([flag, '-storage', 's3'], { PORT: 'eighty' })).toEqual({ version: true })
+    },
+  )
+
   it.each([['-help'], ['--help'], ['-help=true']])(
     'answers %s with help text that lists every flag',
     (flag) => {

@@ -244,7 +244,7 @@ export const FLAGS = {
   },
   'metrics-port': {
     env: 'SVC_METRICS_PORT',
-    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN)',
+    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN); each instance on one host needs its own',
   },
   'metrics-host': {
     env: 'SVC_METRICS_HOST',
@@ -255,6 +255,7 @@ export const FLAGS = {
     help: 'comma-separated host names, IP addresses and CIDR ranges that webhooks may reach although loopback, private, link-local or cloud metadata (default none)',
   },
   help: { boolean: true, help: 'print this help' },
+  version: { boolean: true, help: 'print the version (cairn-server <version>) and exit' },
 } as const satisfies Record<string, FlagSpec>
 
 const wholeNumber = (name: string, min: number, max: number) =>
@@ -422,8 +423,8 @@ const ConfigSchema = v.object({
   'webhook-allowed-hosts': v.optional(v.string(), ''),
 })
 
-/** What the command line asked for: a config to run with, or the help text. */
-export type Invocation = { help: string } | { config: Config }
+/** What the command line asked for: a config to run with, the help text, or the version. */
+export type Invocation = { help: string } | { version: true } | { config: Config }
 
 /**
  * Reads the server's settings from its arguments and environment, once, at start.
@@ -433,6 +434,7 @@ export type Invocation = { help: string } | { config: Config }
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Invocation {
   const flags = parseFlags(argv, FLAGS)
   if (flags['help'] === 'true') return { help: helpText() }
+  if (flags['version'] === 'true') return { version: true }
   const raw: Record<string, string> = {}
   for (const [name, spec] of Object.entries(FLAGS)) {
     const fromEnv = 'env' in spec ? env[spec.env] : undefined

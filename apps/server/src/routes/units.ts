@@ -13,7 +13,7 @@ import {
 } from '@cairn/core'
 import type { Outputs } from '@cairn/core/wire'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
-import { noteAudit } from '../audit/audit-trail'
+import { noteAudit, noteUnlock } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import {
   checkStateLength,
@@ -151,6 +151,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           ...(lockId === undefined ? {} : { lockId }),
           ...(body.reason === undefined ? {} : { reason: body.reason }),
         })
+        noteUnlock(c, released)
         return c.json({ unlocked: released !== null, lock: released })
       },
     },

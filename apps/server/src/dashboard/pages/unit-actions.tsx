@@ -8,7 +8,7 @@ import {
   type UnitId,
 } from '@cairn/core'
 import { Hono, type Context } from 'hono'
-import { noteAudit } from '../../audit/audit-trail'
+import { noteAudit, noteUnlock } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../dashboard'
 import { may, queryOf, viewerOf, type DashboardDeps } from '../context'
@@ -91,6 +91,7 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
       deps.sessions.flash(c, error, { error: true })
       return c.redirect(unitHref(id), 303)
     }
+    noteUnlock(c, released)
     const done =
       released === null
         ? `${id} was not locked`
