@@ -1,11 +1,13 @@
 // Makes a fresh clone runnable with nothing but Node 20 and npm: installs the pinned pnpm into
 // .tools/ and the workspace dependencies, each only when missing or out of date, then builds.
-// A second run finds everything in place and costs about a second (turbo replays its cache).
+// A second run finds everything in place and costs about a second (turbo replays its cache), or
+// nothing at all for the callers that ask to build only what changed since the last build.
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { beginBuild, buildIsCurrent, recordBuild } from './build-stamp.mjs'
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -85,14 +87,22 @@ let setupStdio = 'inherit'
 
 /**
  * Installs what is missing and builds every package (turbo skips what has not changed).
- * `stdoutClean` keeps all of it off stdout.
+ * `stdoutClean` keeps all of it off stdout. `unlessCurrent` (paths of build outputs) skips turbo
+ * altogether while the last whole build is newer than every source and those outputs exist.
  */
-export function bootstrap({ build = true, stdoutClean = false } = {}) {
+export function bootstrap({ build = true, stdoutClean = false, unlessCurrent } = {}) {
   if (stdoutClean) setupStdio = ['inherit', process.stderr, process.stderr]
   ensurePnpm()
   ensureDependencies()
-  if (build) turbo(['run', 'build', '--output-logs=errors-only'])
+  if (build && !(unlessCurrent !== undefined && buildIsCurrent(root, unlessCurrent))) buildAll()
   setupStdio = 'inherit'
+}
+
+/** Builds every package through turbo, and records the build for `unlessCurrent`. */
+function buildAll() {
+  const begun = beginBuild(root)
+  turbo(['run', 'build', '--output-logs=errors-only'])
+  recordBuild(root, begun)
 }
 
 /** The workspace's turbo; run it with `env`. */

@@ -102,6 +102,34 @@ describe('cairn unit, in process', () => {
     )
   })
 
+  it('shows through which way in the lock was taken, and by whom', async () => {
+    await cairn('unit', 'create', 'team/app')
+    // Terraform's http backend takes it: LOCK with its LockInfo.
+    const lock = await cairn(
+      'api',
+      'LOCK',
+      '/v1/backend/team/app',
+      '--raw-field',
+      'ID=f0f0f0f0-0000-4000-8000-000000000001',
+      '--raw-field',
+      'Who=ci@runner',
+      '--raw-field',
+      'Operation=OperationTypeApply',
+    )
+    expect(JSON.parse(lock)).toMatchObject({ ID: 'f0f0f0f0-0000-4000-8000-000000000001' })
+    const info = (await cairn('unit', 'info', 'team/app')).trimEnd().split('\n')
+    expect(info.slice(-2)).toEqual([
+      expect.stringMatching(
+        /^lock {6}f0f0f0f0-0000-4000-8000-000000000001 by ci@runner \(OperationTypeApply\) since \S+$/,
+      ),
+      'through   http, taken by anonymous',
+    ])
+    // --json stays the unit's metadata as GET /v1/units/{id} answers it.
+    expect(await json<Record<string, unknown>>('unit', 'info', 'team/app')).not.toHaveProperty(
+      'source',
+    )
+  })
+
   it('lists versions newest first and restores an old one as the newest', async () => {
     await cairn('unit', 'create', 'team/app')
     await cairn('unit', 'push', 'team/app', (await stateFile('1.tfstate', { serial: 1 })).path)
@@ -121,7 +149,7 @@ describe('cairn unit, in process', () => {
 
   it('deletes a unit, after which it is not found', async () => {
     await cairn('unit', 'create', 'team/app')
-    expect(await cairn('unit', 'rm', 'team/app')).toBe('Deleted team/app.\n')
+    expect(await cairn('unit', 'rm', 'team/app', '--yes')).toBe('Deleted team/app.\n')
     expect(await cairn('unit', 'ls')).toBe('No units.\n')
     const info = await run('unit', 'info', 'team/app')
     expect(info.error).toBeInstanceOf(CairnApiError)
@@ -163,6 +191,11 @@ describe('cairn usage, in process', () => {
     [['nope'], 'unknown command nope: try cairn --help'],
     [['unit', 'ls', '--prefix'], 'flag --prefix needs a value'],
     [['unit', 'info', 'a', 'b'], 'too many arguments: a b'],
+    [['stauts'], 'unknown command stauts: did you mean status? (cairn --help lists them)'],
+    [['unit', 'lss'], 'unknown command lss: did you mean ls? (cairn unit --help lists them)'],
+    [['unit', 'ls', '--prefx', 'team/'], 'unknown flag --prefx: did you mean --prefix?'],
+    [['unit', 'ls', '--jsno'], 'unknown flag --jsno: did you mean --json?'],
+    [['--bogus'], 'unknown flag --bogus'],
   ])('refuses %j as bad usage (exit 2), printing and sending nothing', async (args, message) => {
     const result = await run(...args)
     expect(result.error).toBeInstanceOf(UsageError)

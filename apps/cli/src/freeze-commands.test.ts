@@ -48,7 +48,7 @@ describe('cairn freeze', () => {
       new RegExp(`^${id}\\s+team/\\*\\s+\\S+\\s+anonymous\\s+release freeze$`, 'm'),
     )
 
-    expect(await cairn('unfreeze', id)).toBe(`Lifted freeze ${id}.\n`)
+    expect(await cairn('unfreeze', id, '--yes')).toBe(`Lifted freeze ${id}.\n`)
     expect(await cairn('freezes', 'ls')).toBe('No freezes.\n')
     await cairn('unit', 'lock', 'team/app')
   })
@@ -61,7 +61,7 @@ describe('cairn freeze', () => {
   })
 
   it('fails with freeze_not_found to unfreeze an unknown ID', async () => {
-    const result = await run('unfreeze', 'frz-none')
+    const result = await run('unfreeze', 'frz-none', '--yes')
     expect((result.error as CairnApiError).code).toBe('freeze_not_found')
   })
 })

@@ -1,6 +1,8 @@
 import { CairnApiError, CairnError, CertificateError, visibleText } from '@cairn/sdk'
 import { CLIError, EXIT, NegativeAnswer } from './cli-error'
 import { root } from './commands/index'
+import { caFileInUse } from './config/ca-file'
+import { contextInUse } from './context'
 import { runCli } from './run'
 
 /**
@@ -13,7 +15,7 @@ async function main(): Promise<void> {
     await runCli(root, args)
   } catch (error) {
     if (!(error instanceof NegativeAnswer)) {
-      const line = explain(error, flagOf(args, '--server'), caFileOf(args))
+      const line = explain(error, contextInUse(), caFileInUse())
       process.stderr.write(`cairn: ${visibleText(line)}\n`)
     }
     process.exitCode =
@@ -25,7 +27,11 @@ async function main(): Promise<void> {
   }
 }
 
-function explain(error: unknown, server: string | undefined, caFile: string | undefined): string {
+function explain(
+  error: unknown,
+  opened: { server: string; loggedIn: boolean } | undefined,
+  caFile: string | undefined,
+): string {
   if (error instanceof CertificateError && error.untrustedIssuer) {
     // A self-signed certificate is its own CA: the file to give is the certificate itself.
     const which =
@@ -39,29 +45,15 @@ function explain(error: unknown, server: string | undefined, caFile: string | un
     return `cannot trust the certificate of ${error.server} (${error.reason}): ${advice}`
   }
   if (error instanceof CairnApiError && error.code === 'unauthorized') {
-    const target = server ?? process.env['SVC_SERVER_URL'] ?? 'the server'
-    const flag = server === undefined ? '' : ` --server ${server}`
-    return `not logged in to ${target} (or the login has expired): run cairn login${flag}`
+    if (opened === undefined) return `${error.message} (${error.code})`
+    const { server, loggedIn } = opened
+    return loggedIn
+      ? `${server} refused the credentials (expired, revoked or mistyped): run cairn login --server ${server} (cairn auth status shows which it refused)`
+      : `not logged in to ${server}: run cairn login --server ${server}`
   }
   if (error instanceof CairnApiError) return `${error.message} (${error.code})`
   if (error instanceof CairnError || error instanceof CLIError) return error.message
   return error instanceof Error ? error.message : String(error)
-}
-
-/** A flag's value as the user gave it (--server, to repeat it in advice). */
-function flagOf(args: string[], flag: string): string | undefined {
-  const at = args.findIndex((arg) => arg === flag || arg.startsWith(`${flag}=`))
-  if (at === -1) return undefined
-  const arg = args[at] as string
-  return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[at + 1]
-}
-
-/** Where the CAs the CLI was told to trust came from, to say so when they do not fit. */
-function caFileOf(args: string[]): string | undefined {
-  const flag = flagOf(args, '--ca-file')
-  if (flag !== undefined) return `--ca-file ${flag}`
-  const env = process.env['CAIRN_CA_FILE']
-  return env === undefined || env === '' ? undefined : `CAIRN_CA_FILE ${env}`
 }
 
 await main()

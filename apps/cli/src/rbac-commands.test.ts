@@ -220,13 +220,15 @@ describe('cairn rbac with RBAC on, anonymous an administrator', () => {
     )
     const again = await run('rbac', 'roles', 'create', 'deployer', '--permission', 'unit:read')
     expect(codeOf(again)).toBe('role_conflict')
-    expect(await cairn('rbac', 'roles', 'delete', 'deployer')).toBe('Deleted role deployer.\n')
+    expect(await cairn('rbac', 'roles', 'delete', 'deployer', '--yes')).toBe(
+      'Deleted role deployer.\n',
+    )
     expect(codeOf(await run('rbac', 'roles', 'show', 'deployer'))).toBe('role_not_found')
     expect(sent).toContain('DELETE /v1/rbac/roles/deployer')
   })
 
   it('refuses to delete a built-in role', async () => {
-    const result = await run('rbac', 'roles', 'delete', 'reader')
+    const result = await run('rbac', 'roles', 'delete', 'reader', '--yes')
     expect(codeOf(result)).toBe('role_conflict')
     expect(await json<RoleJson>('rbac', 'roles', 'show', 'reader')).toMatchObject({
       built_in: true,
@@ -270,13 +272,21 @@ describe('cairn rbac with RBAC on, anonymous an administrator', () => {
     expect(table[1]).toMatch(/^group:platform\s+writer\s+team\/\*\s+\d{4}-\S+\s+anonymous$/)
     expect(table).toHaveLength(3)
 
-    expect(await cairn('rbac', 'revoke', 'group:platform', 'writer', '--scope', 'team/*')).toBe(
-      'Revoked writer on team/* from group:platform.\n',
-    )
+    expect(
+      await cairn('rbac', 'revoke', 'group:platform', 'writer', '--scope', 'team/*', '--yes'),
+    ).toBe('Revoked writer on team/* from group:platform.\n')
     expect(
       (await json<{ assignments: AssignmentJson[] }>('rbac', 'assignments', 'ls')).assignments,
     ).toMatchObject([{ principal: 'email:ann@example.com' }])
-    const gone = await run('rbac', 'revoke', 'group:platform', 'writer', '--scope', 'team/*')
+    const gone = await run(
+      'rbac',
+      'revoke',
+      'group:platform',
+      'writer',
+      '--scope',
+      'team/*',
+      '--yes',
+    )
     expect(codeOf(gone)).toBe('assignment_not_found')
   })
 
@@ -293,7 +303,7 @@ describe('cairn rbac with RBAC on, anonymous an administrator', () => {
     await cairn('rbac', 'assign', 'user:dave', 'writer', '--scope', 'team/*')
     await cairn('rbac', 'assign', 'group:ops', 'reader', '--scope', '*')
 
-    expect(await cairn('rbac', 'users', 'rm', 'dave')).toBe(
+    expect(await cairn('rbac', 'users', 'rm', 'dave', '--yes')).toBe(
       [
         'Removed dave: 1 API token(s) and 0 login(s) revoked.',
         'Assignments removed: writer on team/*.',
@@ -304,7 +314,7 @@ describe('cairn rbac with RBAC on, anonymous an administrator', () => {
     )
     await expect(app.auth.authenticate(token.token)).rejects.toThrow()
     expect(await json('rbac', 'users', 'ls')).toEqual({ users: [] })
-    expect(codeOf(await run('rbac', 'users', 'rm', 'dave'))).toBe('user_not_found')
+    expect(codeOf(await run('rbac', 'users', 'rm', 'dave', '--yes'))).toBe('user_not_found')
   })
 
   it('lists users seen at login: none while authentication is off', async () => {
@@ -331,7 +341,7 @@ describe('cairn rbac with RBAC on, anonymous holding outputs-reader only', () =>
     await cairn('unit', 'create', 'team/net')
     await cairn('unit', 'push', 'team/net', await networkState(1))
     await cairn('rbac', 'assign', 'user:anonymous', 'outputs-reader', '--scope', 'team/net')
-    await cairn('rbac', 'revoke', 'user:anonymous', 'admin', '--scope', '*')
+    await cairn('rbac', 'revoke', 'user:anonymous', 'admin', '--scope', '*', '--yes')
     sent = []
   })
 

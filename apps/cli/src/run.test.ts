@@ -45,9 +45,38 @@ describe('runCli', () => {
   it('refuses an unknown flag before any hook runs', async () => {
     const { root, calls } = tree()
     await expect(runCli(root, ['group', 'leaf', 'x', '--flga', 'y'])).rejects.toThrow(
-      new UsageError('unknown flag --flga'),
+      new UsageError('unknown flag --flga: did you mean --flag?'),
     )
     expect(calls).toEqual([])
+  })
+
+  it('refuses an unknown command, suggesting the one meant when one is near', async () => {
+    const { root, calls } = tree()
+    await expect(runCli(root, ['gruop', 'leaf', 'x'])).rejects.toThrow(
+      new UsageError('unknown command gruop: did you mean group? (cairn --help lists them)'),
+    )
+    await expect(runCli(root, ['elsewhere'])).rejects.toThrow(
+      new UsageError('unknown command elsewhere: try cairn --help'),
+    )
+    expect(calls).toEqual([])
+  })
+
+  it("runs the root's version command for --version, with the flags after it", async () => {
+    const seen: string[] = []
+    const version = defineCommand({
+      meta: { name: 'version' },
+      args: { json: { type: 'boolean' } },
+      run: ({ args }) => {
+        seen.push(`version json=${String(args.json)}`)
+      },
+    })
+    const root = defineCommand({
+      meta: { name: 'cairn' },
+      args: { version: { type: 'boolean' } },
+      subCommands: { version },
+    })
+    await runCli(root, ['--version', '--json'])
+    expect(seen).toEqual(['version json=true'])
   })
 
   it('refuses toString, which every object has, as an unknown command', async () => {

@@ -1,5 +1,7 @@
 import { renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
 import { UsageError } from './cli-error'
+import { didYouMean } from './did-you-mean'
+import { colourOn, withoutColour } from './output/colour'
 
 // citty's types are generic over each command's args; the runner only walks the tree.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -8,22 +10,55 @@ export type AnyCommand = CommandDef<any>
 /**
  * Runs a command line through citty's `runCommand` (so each command's `setup` and `cleanup` run),
  * strictly, as nuxi does: an unknown subcommand, an unknown flag or a stray argument is a usage
- * error (exit 2) instead of being ignored, and `--help` at any level prints that command's usage.
+ * error (exit 2) instead of being ignored, with the nearest name suggested when one is near, and
+ * `--help` at any level prints that command's usage. `--version` on the root runs its `version`
+ * command, as `gh --version` runs `gh version`.
  */
 export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<void> {
   const { command, parent, rest } = await leafOf(root, rawArgs)
+  const subCommands = await resolve(command.subCommands)
+  if (
+    command === root &&
+    rest.includes('--version') &&
+    !rest.includes('--help') &&
+    subCommands !== undefined &&
+    Object.hasOwn(subCommands, 'version')
+  ) {
+    await runCli(root, ['version', ...rest.filter((arg) => arg !== '--version')])
+    return
+  }
   if (
     rest.includes('--help') ||
     rest.includes('-h') ||
     (command.run === undefined && rest.length === 0)
   ) {
-    process.stdout.write(`${await renderUsage(command, parent)}\n`)
+    const usage = await renderUsage(command, parent)
+    process.stdout.write(`${colourOn() ? usage : withoutColour(usage)}\n`)
     return
   }
-  if (command.run === undefined)
-    throw new UsageError(`unknown command ${rest[0] ?? ''}: try ${await nameOf(command)} --help`)
-  checkStrict(rest, ((await resolve(command.args)) as ArgsDef | undefined) ?? {})
+  const argsDef = ((await resolve(command.args)) as ArgsDef | undefined) ?? {}
+  if (command.run === undefined) {
+    // Flags the group does not take are named as flags; anything else is a command it lacks.
+    if ((rest[0] ?? '').startsWith('-')) checkStrict(rest, argsDef)
+    throw await unknownCommand(rest[0] ?? '', command, subCommands)
+  }
+  checkStrict(rest, argsDef)
   await runCommand(root, { rawArgs })
+}
+
+/** `unknown command stauts: did you mean status? (cairn --help lists them)` */
+async function unknownCommand(
+  word: string,
+  command: AnyCommand,
+  subCommands: Record<string, unknown> | undefined,
+): Promise<UsageError> {
+  const near = didYouMean(word, Object.keys(subCommands ?? {}))
+  const help = `${await nameOf(command)} --help`
+  return new UsageError(
+    near === undefined
+      ? `unknown command ${word}: try ${help}`
+      : `unknown command ${word}: did you mean ${near}? (${help} lists them)`,
+  )
 }
 
 /**
@@ -42,9 +77,7 @@ async function leafOf(
     const [next, ...after] = rest
     if (subCommands === undefined || next === undefined || next.startsWith('-')) break
     const sub = Object.hasOwn(subCommands, next) ? subCommands[next] : undefined
-    if (sub === undefined) {
-      throw new UsageError(`unknown command ${next}: try ${await nameOf(command)} --help`)
-    }
+    if (sub === undefined) throw await unknownCommand(next, command, subCommands)
     parent = command
     command = await resolve(sub)
     rest = after
@@ -81,7 +114,7 @@ function checkStrict(rest: string[], argsDef: ArgsDef): void {
     if (arg.startsWith('-') && arg !== '-') {
       const name = arg.replace(/^--?/, '').replace(/=.*$/s, '').replace(/^no-/, '')
       const type = known.get(name)
-      if (type === undefined) throw new UsageError(`unknown flag ${arg.replace(/=.*$/s, '')}`)
+      if (type === undefined) throw unknownFlag(arg.replace(/=.*$/s, ''), known)
       // A string flag written without = takes the next word as its value.
       if (type !== 'boolean' && !arg.includes('=')) {
         if (rest[index + 1] === undefined) throw new UsageError(`flag ${arg} needs a value`)
@@ -96,6 +129,15 @@ function checkStrict(rest: string[], argsDef: ArgsDef): void {
       `too many arguments: ${rest.filter((arg) => !arg.startsWith('-')).join(' ')}`,
     )
   }
+}
+
+/** `unknown flag --prefx: did you mean --prefix?` */
+function unknownFlag(flag: string, known: Map<string, string>): UsageError {
+  const long = [...known.keys(), 'help'].filter((name) => name.length > 1)
+  const near = flag.startsWith('--') ? didYouMean(flag.slice(2), long) : undefined
+  return new UsageError(
+    near === undefined ? `unknown flag ${flag}` : `unknown flag ${flag}: did you mean --${near}?`,
+  )
 }
 
 async function nameOf(command: AnyCommand): Promise<string> {

@@ -106,9 +106,30 @@ describe('cairn webhook add (against the wire contract)', () => {
         description: 'chat',
       },
     ])
-    expect(result.stdout).toBe(`${SECRET}\n`)
+    // The secret is the user's, in their file: the ID is printed instead, never the secret.
+    expect(result.stdout).toBe('whk-1\n')
+    expect(result.stderr).toBe(
+      `Created webhook whk-1 for https://hooks.example.com/cairn (unit.written, unit.locked, status.changed), signed with the secret in ${file}.\n`,
+    )
+    const asJson = await json<Record<string, unknown>>(
+      'webhook',
+      'add',
+      hook.url,
+      '--event',
+      'unit.written',
+      '--secret-file',
+      file,
+    )
+    expect(asJson).toMatchObject({ id: 'whk-1', url: hook.url })
+    expect(asJson).not.toHaveProperty('secret')
+  })
+
+  it('prints the secret the server made once, and says it will not be shown again', async () => {
+    routeTo(webhooks(), [])
+    const result = await run('webhook', 'add', hook.url, '--event', 'unit.deleted')
+    expect(result.stdout).toBe('made-by-server\n')
     expect(result.stderr).toMatch(
-      /^Created webhook whk-1 for https:\/\/hooks\.example\.com\/cairn \(.*\)\. .*it will not be shown again\.\n$/,
+      /^Created webhook whk-1 for https:\/\/hooks\.example\.com\/cairn \(unit\.deleted\)\. Its signing secret is above: it will not be shown again\.\n$/,
     )
   })
 
@@ -142,6 +163,15 @@ describe('cairn webhook add (against the wire contract)', () => {
     [
       [hook.url, '--event', 'unit.written', '--description', 'x'.repeat(201)],
       'description must be at most 200 characters',
+    ],
+    // The server's own rule for a prefix, read from the shared schema.
+    [
+      [hook.url, '--event', 'unit.written', '--prefix', 'prod/'],
+      expect.stringMatching(/^prefix "prod\/" must be \*, <prefix>\/\* or a unit ID: /),
+    ],
+    [
+      [hook.url, '--event', 'unit.written', '--prefix', 'prod/**'],
+      expect.stringMatching(/^prefix "prod\/\*\*" must be \*, <prefix>\/\* or a unit ID/),
     ],
   ])('refuses %j as a usage error before sending anything', async (words, message) => {
     const stub = webhooks()
@@ -180,8 +210,8 @@ describe('cairn webhooks ls and cairn webhook rm (against the wire contract)', (
       /^whk-1\s+https:\/\/hooks\.example\.com\/cairn\s+unit\.written,unit\.locked\s+team\/\*\s+2026-11-23T10:00:00\.000Z\s+ann\s+chat$/,
     )
     expect(await json<{ webhooks: Webhook[] }>('webhooks', 'ls')).toEqual({ webhooks: [hook] })
-    expect(await cairn('webhook', 'rm', 'whk-1')).toBe('Removed webhook whk-1.\n')
-    const missing = await run('webhook', 'rm', 'whk-2')
+    expect(await cairn('webhook', 'rm', 'whk-1', '--yes')).toBe('Removed webhook whk-1.\n')
+    const missing = await run('webhook', 'rm', 'whk-2', '--yes')
     expect(missing.error).toBeInstanceOf(CairnApiError)
     expect((missing.error as CairnApiError).code).toBe('webhook_not_found')
     expect(stub.received.map((request) => `${request.method} ${request.url.pathname}`)).toEqual([
@@ -273,9 +303,11 @@ describe('cairn webhook (in process, against the server)', () => {
       expect(listed[0]).not.toHaveProperty('secret')
       const page = await json<{ deliveries: Delivery[] }>('webhook', 'deliveries', created.id)
       expect(Array.isArray(page.deliveries)).toBe(true)
-      expect(await cairn('webhook', 'rm', created.id)).toBe(`Removed webhook ${created.id}.\n`)
+      expect(await cairn('webhook', 'rm', created.id, '--yes')).toBe(
+        `Removed webhook ${created.id}.\n`,
+      )
       expect(await cairn('webhooks', 'ls')).toBe('No webhooks.\n')
-      const again = await run('webhook', 'rm', created.id)
+      const again = await run('webhook', 'rm', created.id, '--yes')
       expect((again.error as CairnApiError).code).toBe('webhook_not_found')
     } finally {
       await server.close()

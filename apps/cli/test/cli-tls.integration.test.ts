@@ -71,12 +71,27 @@ describe('cairn against a server whose certificate a private CA issued', () => {
     ).toEqual(['tls/app'])
   })
 
-  it('fails without the CA once logged in, naming --ca-file, CAIRN_CA_FILE and NODE_EXTRA_CA_CERTS', async () => {
+  it('trusts the CA file given at login for that server, without --ca-file', async () => {
     const run = await user.run(['unit', 'ls', '--json'])
-    expect(run.code).toBe(1)
-    expect(run.stdout).toBe('')
-    for (const way of ['--ca-file', 'CAIRN_CA_FILE', 'NODE_EXTRA_CA_CERTS'])
-      expect(run.stderr).toContain(way)
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toMatchObject({ units: [{ id: 'tls/app' }] })
+    const saved = JSON.parse(
+      await readFile(join(user.home, '.config', 'cairn', 'credentials.json'), 'utf8'),
+    ) as { profiles: Record<string, { ca_file?: string }> }
+    expect(saved.profiles[server.url]?.ca_file).toBe(ca.caPath)
+  })
+
+  it('fails without a CA for a server it did not log in to, naming --ca-file, CAIRN_CA_FILE and NODE_EXTRA_CA_CERTS', async () => {
+    const stranger = await CliUser.create()
+    try {
+      const run = await stranger.run(['unit', 'ls', '--json', '--server', server.url])
+      expect(run.code).toBe(1)
+      expect(run.stdout).toBe('')
+      for (const way of ['--ca-file', 'CAIRN_CA_FILE', 'NODE_EXTRA_CA_CERTS'])
+        expect(run.stderr).toContain(way)
+    } finally {
+      await stranger.dispose()
+    }
   })
 
   it.each(['CAIRN_CA_FILE', 'NODE_EXTRA_CA_CERTS'])(

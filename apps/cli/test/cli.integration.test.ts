@@ -68,7 +68,7 @@ describe('cairn, as a user runs it', () => {
     const run = await cairn('unit', 'ls', '--server', server.url)
     expect(run.code).toBe(1)
     expect(run.stderr.trim()).toBe(
-      `cairn: not logged in to ${server.url} (or the login has expired): run cairn login --server ${server.url}`,
+      `cairn: not logged in to ${server.url}: run cairn login --server ${server.url}`,
     )
   })
 
@@ -81,6 +81,7 @@ describe('cairn, as a user runs it', () => {
     const path = join(user.home, '.config', 'cairn', 'credentials.json')
     expect((await stat(path)).mode & 0o777).toBe(0o600)
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({
+      default: server.url,
       profiles: { [server.url]: { access_token: server.token } },
     })
   })
@@ -341,7 +342,7 @@ describe('cairn, as a user runs it', () => {
     const entry = listed.tokens.find((item) => item.name === 'ci')
     expect(entry?.expires).not.toBeNull()
     expect((await cairn('tokens', 'ls')).stdout).not.toContain('svc_tfe_')
-    expect((await cairn('tokens', 'revoke', entry?.id ?? '')).code).toBe(0)
+    expect((await cairn('tokens', 'revoke', entry?.id ?? '', '--yes')).code).toBe(0)
     const refused = await fetch(`${server.url}/v1/units`, {
       headers: { Authorization: `Bearer ${token}` },
     })
@@ -350,10 +351,10 @@ describe('cairn, as a user runs it', () => {
 
   it('deletes a unit, and a locked one only with --force', async () => {
     await cairn('unit', 'lock', 'team/db')
-    const refused = await cairn('unit', 'rm', 'team/db')
+    const refused = await cairn('unit', 'rm', 'team/db', '--yes')
     expect(refused.code).toBe(1)
     expect(refused.stderr).toContain('lock_conflict')
-    expect((await cairn('unit', 'rm', 'team/db', '--force')).code).toBe(0)
+    expect((await cairn('unit', 'rm', 'team/db', '--force', '--yes')).code).toBe(0)
     expect((await cairn('unit', 'info', 'team/db')).code).toBe(1)
   })
 

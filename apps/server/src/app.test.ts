@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { inProcessApp } from './testing/in-process'
 
@@ -35,6 +36,21 @@ describe('the app in process', () => {
     })
     expect(tooLarge.status).toBe(413)
     expect(await tooLarge.json()).toMatchObject({ error: 'request_too_large' })
+  })
+
+  it("answers GET /version without credentials with the server package's version, in no header", async () => {
+    const app = await inProcessApp({ auth: 'local' })
+    try {
+      const answer = await app.request('/version')
+      expect(answer.status).toBe(200)
+      const { version } = (await readFile(new URL('../package.json', import.meta.url), 'utf8').then(
+        JSON.parse,
+      )) as { version: string }
+      expect(await answer.json()).toEqual({ version })
+      for (const [name, value] of answer.headers) expect(`${name}: ${value}`).not.toContain(version)
+    } finally {
+      await app.close()
+    }
   })
 
   it('answers the OAuth endpoints in RFC 6749 dialect', async () => {

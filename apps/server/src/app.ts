@@ -4,6 +4,7 @@ import { hkdfSync } from 'node:crypto'
 import { Hono, type Context } from 'hono'
 import { Sealer, TokenVerificationError } from '@cairn/auth'
 import type { IdentitySetup } from './auth/identity-setup'
+import { TerraformLogins } from './auth/terraform-login'
 import type { AuthSettings } from './config/auth-settings'
 import { auditTrail } from './audit/audit-trail'
 import { dashboardRoutes } from './dashboard/dashboard'
@@ -34,6 +35,7 @@ import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
 import { unitRoutes } from './routes/units'
 import { onS3Error } from './s3/s3-errors'
+import { versionRoutes } from './version/version-route'
 import { S3_PREFIX } from './s3/s3-env'
 import { s3Routes } from './s3/s3-routes'
 import type { Services } from './services'
@@ -89,6 +91,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),
   )
   app.route('/', healthRoutes(deps.store))
+  app.route('/', versionRoutes())
   if (deps.metricsToken !== undefined) {
     app.route('/', metricsRoutes(metrics.registry, deps.metricsToken))
   }
@@ -136,6 +139,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     refreshTtlMs: deps.authSettings.refreshTtlMs,
     publicBaseUrl: deps.authSettings.publicBaseUrl,
   })
+  const terraformLogins = new TerraformLogins(auth, new OAuthStateSealer(stateKey, deps.clock))
   const dashboardLogin =
     auth.oidc === undefined
       ? undefined
@@ -150,6 +154,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     '/',
     oauthRoutes({
       auth,
+      mode,
+      logins: terraformLogins,
       store: deps.store,
       clock: deps.clock,
       config: deps.authSettings,
@@ -171,7 +177,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       },
       urlKey: keys.derive('tfe-upload-urls'),
       baseUrl: (request) => publicBaseUrl(request, deps.authSettings.publicBaseUrl),
-      login: auth.oidc === undefined ? undefined : { client: 'terraform-cli' },
+      // With a provider, its sign-in; in local mode, the dashboard's page where a token is proved.
+      login: mode === 'disabled' ? undefined : { client: 'terraform-cli' },
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,
       requestBody: (c) => tfeStateStream(c as Context<AppEnv>),
@@ -188,6 +195,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       clock: deps.clock,
       sessions,
       login: dashboardLogin,
+      terraformLogins,
       baseUrl,
       heavyRead,
     }),

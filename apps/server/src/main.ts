@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import {
@@ -21,13 +20,14 @@ import { loginDirectory } from './auth/login-directory'
 import { ensureLocalAdmin, reportLocalAdmin } from './auth/local-admin'
 import { loadConfig, type Config } from './config/config'
 import { ConfigError } from './config/config-error'
-import { applyServerLimits, onRefusedConnection, serverOptions } from './http/server-limits'
+import { earlyListener } from './http/early-listener'
 import { createLogger, type Logger } from './log/logger'
 import { instrumentStore } from './metrics/instrumented-store'
 import { listenForMetrics } from './metrics/metrics-endpoint'
 import { createServerMetrics, type ServerMetrics } from './metrics/server-metrics'
 import { PostingsWorkers } from './scanning/postings-workers'
 import { WorkerScanners } from './scanning/worker-scanners'
+import { SERVER_VERSION } from './version/server-version'
 import { createHttpSender, systemResolver } from './webhooks/http-sender'
 
 /** How long past `-request-timeout` an expired upload is kept: clocks of instances differ. */
@@ -60,6 +60,10 @@ async function openStore(
     case 's3': {
       const s3 = config.s3
       if (s3 === undefined) refuse('-storage s3 needs -s3-bucket (SVC_S3_BUCKET)')
+      // The SDK warns at every start on Node 20, over eight lines, that its releases from 2027
+      // need Node 22: this server pins a release that runs on Node 20 (DESIGN section 1). Its own
+      // switch silences that one warning and nothing else, unless the environment says otherwise.
+      process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'
       // Loaded only here, so a server on the fs store never loads the AWS SDK.
       const { openS3Store, S3StoreError } = await import('@cairn/storage-s3')
       try {
@@ -80,8 +84,9 @@ async function openStore(
         })
         return { store, close: () => store.close() }
       } catch (error) {
+        // Whatever the check at start met, one line: S3StoreError names the bucket and endpoint.
         if (error instanceof S3StoreError) refuse(error.message)
-        throw error
+        refuse(`cannot open bucket ${s3.bucket} (-storage s3): ${firstLine(error)}`)
       }
     }
   }
@@ -105,6 +110,10 @@ async function main(): Promise<void> {
       process.stdout.write(invocation.help)
       return
     }
+    if ('version' in invocation) {
+      process.stdout.write(`cairn-server ${SERVER_VERSION}\n`)
+      return
+    }
     config = invocation.config
   } catch (error) {
     if (error instanceof ConfigError) refuse(error.message)
@@ -117,6 +126,26 @@ async function main(): Promise<void> {
     )
   }
   const metrics = createServerMetrics()
+  // The listeners first: a port in use stops the start before anything is written to the data
+  // directory or printed (a first admin token), and the data directory is left as it was.
+  let early: ReturnType<typeof earlyListener>
+  try {
+    const tls = config.tls === undefined ? undefined : await readTls(config.tls)
+    early = earlyListener({ limits: config.limits, tls, log })
+  } catch (error) {
+    refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
+  }
+  const { server } = early
+  await early.listen(config.port, config.host).catch((error: unknown) => {
+    const where = `${config.host}:${config.port}`
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      refuse(
+        `cannot listen on ${where}: the port is in use; stop what holds it or choose another -port (PORT)`,
+      )
+    }
+    refuse(`cannot listen on ${where}: ${(error as Error).message}`)
+  })
+  const metricsServer = await serveMetrics(config, metrics, log)
   const opened = await openStore(config, log)
   // Every store operation is measured, core's and the server's own (identity, health) alike.
   const store = instrumentStore(opened.store, metrics)
@@ -205,34 +234,7 @@ async function main(): Promise<void> {
     metrics,
     metricsToken: config.metrics.token,
   })
-
-  const listener = getRequestListener(app.fetch)
-  const handle = (request: IncomingMessage, response: ServerResponse): void => {
-    if (onRefusedConnection(request)) return
-    void listener(request, response)
-  }
-  let server: Server
-  try {
-    server =
-      config.tls === undefined
-        ? createServer(serverOptions(config.limits), handle)
-        : createHttpsServer(
-            { ...serverOptions(config.limits), ...(await readTls(config.tls)) },
-            handle,
-          )
-  } catch (error) {
-    refuse(`cannot serve HTTPS with -tls-cert and -tls-key: ${(error as Error).message}`)
-  }
-  applyServerLimits(server, config.limits, { tls: config.tls !== undefined, log })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(config.port, config.host, () => {
-      resolve()
-    })
-  }).catch((error: unknown) =>
-    refuse(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`),
-  )
-  const metricsServer = await serveMetrics(config, metrics, log)
+  early.serve(getRequestListener(app.fetch))
   const deliveries = services.webhooks.worker({
     send: createHttpSender({ targets: webhookTargets }),
     onOutcome: (event, outcome) => {
@@ -282,15 +284,16 @@ async function main(): Promise<void> {
 
 /**
  * Serves the metrics where the settings say, and says where: on the main listener behind
- * `SVC_METRICS_TOKEN`, else on the loopback listener of `-metrics-port` (returned), else nowhere.
- * Logged before "listening", which is the line that says the server is ready.
+ * `SVC_METRICS_TOKEN`, else on the listener of `-metrics-port` and `-metrics-host` (returned),
+ * else nowhere. Bound before the store is opened, like the main listener, and logged before
+ * "listening", which is the line that says the server is ready.
  */
 async function serveMetrics(
   config: Config,
   metrics: ServerMetrics,
   log: Logger,
 ): Promise<Server | undefined> {
-  const { token, port } = config.metrics
+  const { token, port, host } = config.metrics
   if (token !== undefined) {
     log.info('metrics', { served: 'main listener', path: '/metrics', auth: 'SVC_METRICS_TOKEN' })
     return undefined
@@ -300,14 +303,34 @@ async function serveMetrics(
     return undefined
   }
   try {
-    const { server, url } = await listenForMetrics(metrics.registry, port)
-    log.info('metrics', { served: 'loopback listener', url })
+    const { server, url } = await listenForMetrics(metrics.registry, port, host)
+    log.info('metrics', {
+      served: isLoopback(host) ? 'loopback listener' : 'metrics listener',
+      url,
+    })
     return server
   } catch (error) {
+    const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+    // Two servers on one host both default to 9464: say which setting tells them apart.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      refuse(
+        `cannot serve metrics on ${where}: the port is in use (another Cairn server on this host?); give each server its own -metrics-port (SVC_METRICS_PORT), 0 for a free one, or off`,
+      )
+    }
     refuse(
-      `cannot serve metrics on 127.0.0.1:${port} (-metrics-port, SVC_METRICS_PORT): ${(error as Error).message}`,
+      `cannot serve metrics on ${where} (-metrics-port, -metrics-host): ${(error as Error).message}`,
     )
   }
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.')
+}
+
+/** An error's first line, for a refusal of one line. */
+function firstLine(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  return text.split('\n')[0] ?? text
 }
 
 /** What the app enforces of the server's limits, per request. */

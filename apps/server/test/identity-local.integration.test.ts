@@ -71,6 +71,14 @@ describe('local mode: no OpenID provider, authentication on', () => {
       email: null,
       groups: [],
       roles: ['admin'],
+      issuer: 'urn:cairn:local',
+      token: {
+        kind: 'api_token',
+        id: expect.stringMatching(/^tok_[0-9a-f]{24}$/) as unknown,
+        name: 'local admin',
+        expires: null,
+        limit: null,
+      },
     })
   })
 

@@ -205,6 +205,19 @@ describe('metrics behind SVC_METRICS_TOKEN', () => {
   })
 })
 
+describe('metrics on another address (-metrics-host)', () => {
+  // In a container the loopback address is the container's own: a scraper outside it needs the
+  // listener on an address it can reach.
+  const server = useServer({ args: ['-metrics-host', '0.0.0.0'] })
+
+  it('serves the listener on that address, and says where', async () => {
+    const url = new URL(server.metricsUrl ?? '')
+    expect(url.hostname).toBe('0.0.0.0')
+    expect(server.output()).toContain('"msg":"metrics","served":"metrics listener"')
+    await scrape(`http://127.0.0.1:${url.port}/metrics`)
+  })
+})
+
 describe('a metrics token too short', () => {
   it('stops the server at start with one line naming the variable', async () => {
     await expect(

@@ -184,12 +184,17 @@ describe('three instances over one S3 bucket', () => {
       cleanups.push(() => rm(dir, { recursive: true, force: true }))
       // Laid out like a checkout, whose `apps/` the start command runs.
       await symlink(join(ROOT, 'apps'), join(dir, 'apps'))
+      // A directory of its own stands for /etc/cairn, where the README keeps the shared settings:
+      // the one change made to its text.
+      const etc = await mkdtemp(join(tmpdir(), 'cairn-etc-'))
+      cleanups.push(() => rm(etc, { recursive: true, force: true }))
+      const inEtc = (block: string) => block.replaceAll('/etc/cairn', etc)
       const [setup, ...more] = await readmeBlocks('run', 'instances')
       expect(setup, 'the README block that makes the shared settings').toBeDefined()
       expect(more).toHaveLength(0)
-      const made = await runShell(setup as string, dir)
+      const made = await runShell(inEtc(setup as string), dir)
       expect(made.code, made.output).toBe(0)
-      const settings = parseEnvFile(await readFile(join(dir, 'cairn.env'), 'utf8'))
+      const settings = parseEnvFile(await readFile(join(etc, 'cairn.env'), 'utf8'))
       publicUrl = settings['SVC_PUBLIC_BASE_URL'] as string
       expect(settings['SVC_OAUTH_STATE_KEY']?.length).toBeGreaterThanOrEqual(32)
       await rgw.createBucket(settings['SVC_S3_BUCKET'])
@@ -204,7 +209,7 @@ describe('three instances over one S3 bucket', () => {
       cleanups.push(() => idp.close())
       const [start] = await readmeBlocks('start', 'instances')
       expect(start, "the README's start command").toBeDefined()
-      startScript = start as string
+      startScript = inEtc(start as string)
       servers.push(...(await Promise.all([0, 1, 2].map((index) => startInstance(index)))))
       admin = (await login(at(servers, 0), 'admin')).access_token
     }, 120_000)

@@ -13,16 +13,27 @@ const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
  * `<!-- readme-test: file <scenario>/<path> -->` marker is written to that file, and every block
  * after `<!-- readme-test: run <scenario>... -->` is run, in order, by one bash per scenario, in a
  * directory that holds the files, `./cairn` and `data/` (the server's data directory) as a
- * checkout would. The one change made to the text: the server listens on a free port, not 8080.
+ * checkout would. The worked examples of OUTSIDE_THE_CHECKOUT run in a directory that holds their
+ * files and nothing of a checkout: only their blocks marked `<scenario>@checkout` run in one. The
+ * one change made to the text: the server listens on a free port, not 8080.
  */
 interface Readme {
   files: Map<string, Map<string, string>>
-  scripts: Map<string, string[]>
+  scripts: Map<string, Block[]>
 }
+
+/** A block to run, and whether the reader runs it in the checkout. */
+interface Block {
+  code: string
+  inCheckout: boolean
+}
+
+/** The worked examples the README says to run in a directory of their own, anywhere. */
+const OUTSIDE_THE_CHECKOUT = new Set(['dependencies', 'resources'])
 
 function parseReadme(text: string, port: number): Readme {
   const files = new Map<string, Map<string, string>>()
-  const scripts = new Map<string, string[]>()
+  const scripts = new Map<string, Block[]>()
   const marker = /<!-- readme-test: (file|run) ([^>]+?) -->\s*\n\s*```[a-z]*\n([\s\S]*?)```/g
   for (const [, kind, args, body] of text.matchAll(marker)) {
     const code = (body ?? '').replaceAll('localhost:8080', `127.0.0.1:${port}`)
@@ -33,7 +44,11 @@ function parseReadme(text: string, port: number): Readme {
       scenarioFiles.set(path.join('/'), code)
       files.set(scenario ?? '', scenarioFiles)
     } else {
-      for (const scenario of names) scripts.set(scenario, [...(scripts.get(scenario) ?? []), code])
+      for (const name of names) {
+        const [scenario = '', where] = name.split('@')
+        const block = { code, inCheckout: where === 'checkout' }
+        scripts.set(scenario, [...(scripts.get(scenario) ?? []), block])
+      }
     }
   }
   return { files, scripts }
@@ -84,19 +99,27 @@ function readerShell(server: ReturnType<typeof useServer>) {
     await rm(home, { recursive: true, force: true })
   })
 
-  /** Lays out a scenario's directory like a checkout and runs its blocks in one bash. */
+  /**
+   * Lays out a scenario's directory (like a checkout, unless OUTSIDE_THE_CHECKOUT has it, which
+   * then gets a checkout beside it) and runs its blocks in one bash, each in its place.
+   */
   return async function play(scenario: string): Promise<Run> {
     const dir = join(home, scenario)
+    const checkout = OUTSIDE_THE_CHECKOUT.has(scenario) ? join(home, `${scenario}-checkout`) : dir
     await mkdir(dir, { recursive: true })
-    await symlink(join(ROOT, 'cairn'), join(dir, 'cairn'))
-    await symlink(server.dataDir, join(dir, 'data'))
+    await mkdir(checkout, { recursive: true })
+    await symlink(join(ROOT, 'cairn'), join(checkout, 'cairn'))
+    await symlink(server.dataDir, join(checkout, 'data'))
     for (const [path, content] of readme.files.get(scenario) ?? []) {
       await mkdir(dirname(join(dir, path)), { recursive: true })
       await writeFile(join(dir, path), content)
     }
     const blocks = readme.scripts.get(scenario) ?? []
     expect(blocks.length, `README blocks marked for ${scenario}`).toBeGreaterThan(0)
-    const script = ['set -euo pipefail', 'shopt -s expand_aliases', ...blocks].join('\n')
+    const steps = blocks.map(({ code, inCheckout }) =>
+      [`cd '${inCheckout ? checkout : dir}'`, code].join('\n'),
+    )
+    const script = ['set -euo pipefail', 'shopt -s expand_aliases', ...steps].join('\n')
     return bash(script, dir, env)
   }
 }

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, waitFor } from './support/http-client'
-import { isRunning, SERVER_MAIN, startServer, useServer } from '@cairn/testkit'
+import { freePort, isRunning, SERVER_MAIN, startServer, useServer } from '@cairn/testkit'
 
 // The server process itself: how it refuses bad flags, its help, health endpoints, logs and
 // shutdown (DESIGN sections 1 and 13).
@@ -120,6 +120,96 @@ describe('starting the server process', () => {
     expect(exit.stderr).toMatch(/s3/i)
     expect(exit.stdout).not.toContain('"msg":"listening"')
   })
+
+  it('refuses -storage s3 without AWS credentials in one line naming the bucket, the endpoint and the variables to set', async () => {
+    // Nothing of the AWS credential chain: no variables, no files under HOME, no instance role.
+    const home = await mkdtemp(join(tmpdir(), 'cairn-no-aws-'))
+    const noAws = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((name) => name.startsWith('AWS_'))
+        .map((name) => [name, '']),
+    )
+    try {
+      const exit = await runToExit(
+        [
+          ...['-auth-disable', ...base(), '-storage', 's3', '-s3-bucket', 'cairn-state'],
+          ...['-s3-endpoint', 'http://127.0.0.1:9'],
+        ],
+        { ...noAws, HOME: home, AWS_EC2_METADATA_DISABLED: 'true' },
+      )
+      expect(exit.code).toBe(2)
+      // One line: no stack trace, and none of the SDK's warnings about Node 22.
+      expect(linesOf(exit.stderr), exit.stderr).toHaveLength(1)
+      expect(exit.stderr).toContain('cairn-state')
+      expect(exit.stderr).toContain('http://127.0.0.1:9')
+      expect(exit.stderr).toContain('AWS_ACCESS_KEY_ID')
+      expect(exit.stderr).not.toContain('node >=22')
+      expect(exit.stdout).not.toContain('"msg":"listening"')
+    } finally {
+      await rm(home, { recursive: true, force: true })
+    }
+  })
+
+  it.each([['-version'], ['--version']])(
+    'prints its version for %s and exits 0 without touching the data directory',
+    async (flag) => {
+      const { version } = JSON.parse(
+        await readFile(new URL('../package.json', import.meta.url), 'utf8'),
+      ) as { version: string }
+      const never = join(dataDir, 'never-made')
+      const exit = await runToExit([flag, '-data-dir', never])
+      expect(exit).toEqual({ code: 0, stdout: `cairn-server ${version}\n`, stderr: '' })
+      expect(existsSync(never)).toBe(false)
+    },
+  )
+
+  it('logs nothing about a layout upgrade on a new data directory', async () => {
+    const server = await startServer()
+    try {
+      expect(server.output()).not.toContain('store layout upgraded')
+      expect(existsSync(join(server.dataDir, 'layout.json'))).toBe(true)
+    } finally {
+      await server.dispose()
+    }
+  })
+
+  it.each([
+    ['its port', (first: { port: number }) => ['-port', String(first.port)], '-port'],
+    [
+      'its metrics port',
+      (first: { metricsUrl: string | undefined }) => [
+        '-metrics-port',
+        new URL(first.metricsUrl ?? '').port,
+      ],
+      '-metrics-port',
+    ],
+  ])(
+    'refuses to start beside a server that holds %s, in one line, leaving a new data directory empty',
+    async (_label, clash, named) => {
+      const metricsPort = await freePort()
+      const first = await startServer({ args: ['-metrics-port', String(metricsPort)] })
+      const dir = await mkdtemp(join(tmpdir(), 'cairn-second-'))
+      try {
+        // Local mode: a start that got further would make, print and keep an admin token.
+        const exit = await runToExit(
+          [
+            ...['-host', '127.0.0.1', '-port', '0', '-data-dir', dir],
+            ...clash({ port: first.port, metricsUrl: first.metricsUrl }),
+          ],
+          { SVC_AUTH_DISABLE: '' },
+        )
+        expect(exit.code).toBe(2)
+        expect(linesOf(exit.stderr), exit.stderr).toHaveLength(1)
+        expect(exit.stderr).toContain(named)
+        expect(exit.stderr).not.toContain('svc_tfe_')
+        expect(await readdir(dir)).toEqual([])
+        expect((await new Api(first.url).get('/healthz')).status).toBe(200)
+      } finally {
+        await first.dispose()
+        await rm(dir, { recursive: true, force: true })
+      }
+    },
+  )
 
   it.each([['-help'], ['--help'], ['-help=true']])(
     'prints every flag for %s and exits 0',
@@ -318,6 +408,7 @@ describe('a running server', () => {
   it.each([
     ['/healthz', { status: 'ok' }],
     ['/readyz', { status: 'ready' }],
+    ['/version', { version: expect.stringMatching(/^\d+\.\d+\.\d+/) as unknown }],
   ])('answers %s with 200 without credentials', async (path, body) => {
     const reply = await api.get(path)
     expect(reply.status).toBe(200)

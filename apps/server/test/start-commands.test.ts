@@ -31,7 +31,9 @@ describe('the ways of starting the server', () => {
   })
 
   it('benchmarks start it as these do', async () => {
-    const processes = (await import(join(ROOT, 'bench', 'processes.mjs'))) as {
+    const processes = (await import(
+      join(ROOT, 'bench', 'src', 'harness', 'server-process.ts')
+    )) as {
       serverNodeFlags: string[]
     }
     expect(processes.serverNodeFlags).toEqual([FLAG])

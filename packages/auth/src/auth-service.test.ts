@@ -153,6 +153,68 @@ describe('the auth service', () => {
     })
   })
 
+  describe('what a presented token is', () => {
+    it("says a login's access token is a session's, with its own expiry", async () => {
+      const { auth, clock } = await setup()
+      const pair = await auth.issueFor(alice)
+      expect((await auth.authenticate(pair.access_token)).origin?.presented).toEqual({
+        kind: 'session',
+        expires: clock.now() + 3_600_000,
+      })
+    })
+
+    it('says an access token without a login stands alone, with its expiry', async () => {
+      const { auth, clock } = await setup()
+      const token = await auth.accessToken(alice, 600_000)
+      expect((await auth.authenticate(token)).origin?.presented).toEqual({
+        kind: 'access_token',
+        expires: clock.now() + 600_000,
+      })
+    })
+
+    it('says an API token is one, with its expiry, or none for a token that never expires', async () => {
+      const { auth, clock } = await setup()
+      const lasting = await auth.createApiToken(alice, 'ci')
+      const short = await auth.createApiToken(alice, 'short', { expiresInSeconds: 60 })
+      expect((await auth.authenticate(lasting.token)).origin?.presented).toEqual({
+        kind: 'api_token',
+      })
+      expect((await auth.authenticate(short.token)).origin?.presented).toEqual({
+        kind: 'api_token',
+        expires: clock.now() + 60_000,
+      })
+    })
+  })
+
+  describe('an API token named by its ID', () => {
+    it('speaks for its owner, with its limit and origin, as the token itself does', async () => {
+      const { auth } = await setup()
+      const created = await auth.createApiToken(alice, 'ci', {
+        limit: { scope: 'team/*', role: 'reader' },
+      })
+      expect(await auth.authenticateApiTokenId(created.id)).toEqual(
+        await auth.authenticate(created.token),
+      )
+    })
+
+    it('is refused once revoked or expired, or when it names no token', async () => {
+      const { auth, clock } = await setup()
+      const revoked = await auth.createApiToken(alice, 'gone')
+      await auth.revokeApiToken(alice, revoked.id)
+      await expect(auth.authenticateApiTokenId(revoked.id)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+      const short = await auth.createApiToken(alice, 'short', { expiresInSeconds: 60 })
+      clock.advance(61_000)
+      await expect(auth.authenticateApiTokenId(short.id)).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+      await expect(auth.authenticateApiTokenId('svc_tfe_not-an-id')).rejects.toBeInstanceOf(
+        TokenVerificationError,
+      )
+    })
+  })
+
   describe('removing a user', () => {
     const root: Identity = { subject: 'root', issuer: PROVIDER, groups: [], roles: [] }
     const bob: Identity = { subject: 'bob', issuer: PROVIDER, groups: ['platform'], roles: [] }

@@ -214,6 +214,21 @@ export class AuthService {
     const identity = isApiToken(bearer)
       ? await this.#current(await this.apiTokens.verify(bearer))
       : await this.#verifyAccess(bearer)
+    return this.#acceptable(identity)
+  }
+
+  /**
+   * Who the API token with this ID speaks for, as `authenticate` would say of the token itself:
+   * for a step that verified the token and kept only its ID in something it signed (local mode's
+   * `terraform login` code). A token revoked or expired since is refused.
+   *
+   * @throws TokenVerificationError
+   */
+  async authenticateApiTokenId(id: string): Promise<Identity> {
+    return this.#acceptable(await this.#current(await this.apiTokens.verifyId(id)))
+  }
+
+  #acceptable(identity: Identity): Identity {
     if (identity.issuer === LOCAL_ISSUER && !this.#acceptLocal) {
       throw new TokenVerificationError(
         'a local-mode token, refused while an OpenID provider is configured (SVC_LOCAL_ADMIN=true accepts it)',
@@ -228,14 +243,15 @@ export class AuthService {
     if (typeof family === 'string' && (await this.#families.isRevoked(family))) {
       throw new TokenVerificationError('access token of a revoked login')
     }
+    const expires = (claims.exp as number) * 1000
     return {
       ...identityOfClaims(claims, this.#legacyIssuer),
       // A login's token is renewed by its refresh token: what it mints lives with the login. A
       // token without one (terraform login's) bounds what it mints by its own expiry.
       origin:
         typeof family === 'string'
-          ? { family, tokens: [] }
-          : { expires: (claims.exp as number) * 1000, tokens: [] },
+          ? { family, tokens: [], presented: { kind: 'session', expires } }
+          : { expires, tokens: [], presented: { kind: 'access_token', expires } },
     }
   }
 

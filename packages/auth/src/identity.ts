@@ -40,7 +40,17 @@ export interface TokenOrigin {
   tokens: string[]
   /** The API token presented, when it is one: its ID and name (for the audit trail). */
   apiToken?: { id: string; name: string }
+  /**
+   * What was presented, as `GET /v1/auth/me` says: an API token, an access token standing alone
+   * (`terraform login`'s), or the access token of a login that refreshes (`session`); and when it
+   * stops working (epoch ms), absent when it never does. A session's own expiry is here and not in
+   * `expires`: what it mints lives with its login.
+   */
+  presented?: { kind: PresentedKind; expires?: number }
 }
+
+/** How a presented token was obtained. */
+export type PresentedKind = 'api_token' | 'access_token' | 'session'
 
 /** Whether two identities are the same principal: same subject from the same issuer. */
 export function sameIdentity(

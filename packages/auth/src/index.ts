@@ -7,7 +7,7 @@ export {
   TOKEN_VERIFICATION_FAILED,
   TokenVerificationError,
 } from './errors'
-export type { Identity, TokenOrigin } from './identity'
+export type { Identity, PresentedKind, TokenOrigin } from './identity'
 export { LOCAL_ISSUER, sameIdentity } from './identity'
 export type { KeySet, KeySetOptions, SigningKey, VerificationKey } from './keys/key-set'
 export { KeyError, loadKeySet, toJwks } from './keys/key-set'

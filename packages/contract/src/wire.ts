@@ -209,14 +209,40 @@ export const S3CredentialSetSchema = v.object({
 })
 export type S3CredentialSet = v.InferOutput<typeof S3CredentialSetSchema>
 
-/** `GET /v1/auth/me` */
+/**
+ * The token a `GET /v1/auth/me` was made with: what kind, which API token, until when, and the
+ * role and scope it is limited to (null when it has all of its owner's rights, and for the
+ * other kinds).
+ */
+export const MeTokenSchema = v.object({
+  kind: v.picklist(['api_token', 'access_token', 'session']),
+  id: v.optional(v.string()),
+  name: v.optional(v.string()),
+  /** RFC 3339; null for a token that never expires. */
+  expires: v.nullable(v.string()),
+  // Lazy: the limit's schema is declared with the API tokens, further down.
+  limit: v.nullable(v.lazy(() => TokenLimitSchema)),
+})
+export type MeToken = v.InferOutput<typeof MeTokenSchema>
+
+/**
+ * `GET /v1/auth/me`. `roles` are what the token presented may do: a narrower token's limit's role.
+ * `issuer` and `token` (how the token was obtained, its expiry and limit) are absent from servers
+ * before them, and `token` with authentication disabled.
+ */
 export const MeSchema = v.object({
   subject: v.string(),
   email: v.nullable(v.string()),
   groups: v.array(v.string()),
   roles: v.array(v.string()),
+  issuer: v.optional(v.string()),
+  token: v.optional(MeTokenSchema),
 })
 export type Me = v.InferOutput<typeof MeSchema>
+
+/** `GET /version` (no token needed): the server's release. */
+export const ServerVersionSchema = v.object({ version: v.string() })
+export type ServerVersion = v.InferOutput<typeof ServerVersionSchema>
 
 /** `GET /v1/auth/config` */
 export const AuthConfigSchema = v.object({
@@ -427,6 +453,8 @@ export const WebhookRequestSchema = v.object({
     v.minLength(1, 'events must name at least one event'),
     v.check((events) => new Set(events).size === events.length, 'events must not repeat'),
   ),
+  // A scope (`*`, `<prefix>/*` or a unit ID): the server checks it with core's `parsePrefix`, which
+  // the CLI also asks before sending.
   prefix: v.optional(v.string('prefix must be a string')),
   secret: v.optional(
     v.pipe(

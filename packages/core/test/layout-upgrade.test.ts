@@ -163,10 +163,18 @@ describe('a data directory made by layout 1', () => {
 })
 
 describe('the layout marker', () => {
-  it('is written on a new store, which then needs nothing', async () => {
+  it('is written on a new store, which is in the current layout from the start', async () => {
     const store = createMemoryStore()
-    expect(await upgradeLayout(store)).toEqual({ from: 1, to: 2, records: 0, edges: 0 })
     expect(await upgradeLayout(store)).toEqual({ from: 2, to: 2, records: 0, edges: 0 })
+    expect(await store.head('layout.json')).toBeDefined()
+    expect(await upgradeLayout(store)).toEqual({ from: 2, to: 2, records: 0, edges: 0 })
+  })
+
+  it('upgrades a store without a marker that holds only the graph of layout 1', async () => {
+    const store = createMemoryStore()
+    await writeRecord(store, 'graph/graph.json', { units: {} })
+    expect(await upgradeLayout(store)).toEqual({ from: 1, to: 2, records: 0, edges: 0 })
+    expect(await store.head('graph/graph.json')).toBeUndefined()
   })
 
   it('refuses a store in a layout newer than this version knows', async () => {

@@ -4,10 +4,11 @@ import { LocksApi } from './locks'
 import { FreezesApi } from './freezes'
 import { RbacApi } from './rbac'
 import { SearchApi } from './search'
+import { ServerApi } from './server'
 import { StatusApi } from './status'
 import { staticToken, type TokenProvider } from './token-provider'
 import { fetchOf, type CaCertificates } from './trusting-fetch'
-import { Transport } from './transport'
+import { Transport, type RequestOptions } from './transport'
 import { UnitsApi } from './units'
 import { WebhooksApi } from './webhooks'
 
@@ -39,6 +40,14 @@ export interface CairnClient {
   readonly audit: AuditApi
   readonly webhooks: WebhooksApi
   readonly search: SearchApi
+  readonly server: ServerApi
+  /**
+   * Any request to the server, with the client's token (refreshed after a 401 when the body can
+   * be sent again), answered as the server gave it, whatever its status: for routes this client
+   * has no method for, and tools that show answers as they are. `path` starts with `/`.
+   * @throws CertificateError, CairnError when the server cannot be reached
+   */
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>
 }
 
 /**
@@ -71,5 +80,7 @@ export function createClient(options: ClientOptions): CairnClient {
     audit: new AuditApi(transport),
     webhooks: new WebhooksApi(transport),
     search: new SearchApi(transport),
+    server: new ServerApi(transport),
+    request: (method, path, options) => transport.request(method, path, options),
   }
 }

@@ -18,7 +18,9 @@ export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
 export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
 export type { SearchFilter, SearchQuery } from './search'
 export { SearchApi } from './search'
+export { ServerApi } from './server'
 export { StatusApi } from './status'
+export type { RequestBody, RequestOptions } from './transport'
 export type { CaCertificates } from './trusting-fetch'
 export { fetchTrusting } from './trusting-fetch'
 export type { RefreshingTokensOptions, TokenProvider } from './token-provider'
@@ -56,6 +58,7 @@ export type {
   LockList,
   LockRequest,
   Me,
+  MeToken,
   OutputChange,
   Outputs,
   RbacUser,
@@ -67,6 +70,7 @@ export type {
   S3CredentialSet,
   SearchHit,
   SearchPage,
+  ServerVersion,
   Source,
   StatusList,
   TokenLimit,
@@ -104,6 +108,8 @@ export {
   LockInfoSchema,
   LockListSchema,
   MAX_AUDIT_PAGE,
+  MeSchema,
+  MeTokenSchema,
   OutputChangeSchema,
   OutputsSchema,
   PermissionSchema,
@@ -116,6 +122,7 @@ export {
   S3CredentialSetSchema,
   SearchHitSchema,
   SearchPageSchema,
+  ServerVersionSchema,
   TokenPairSchema,
   UnitDiffSchema,
   UnitSchema,

@@ -46,6 +46,17 @@ export class Transport {
    * @throws CairnApiError, CertificateError, CairnError
    */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    const response = await this.request(method, path, options)
+    if (!response.ok) throw await this.#failure(response)
+    return response
+  }
+
+  /**
+   * Sends a request as `send` does (the token, one retry with a fresh token after a 401) and
+   * answers the response whatever its status: for a caller that shows the answer as it is.
+   * @throws CertificateError, CairnError when the server cannot be reached
+   */
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
     const token = options.anonymous === true ? undefined : await this.#tokens?.token()
     let response = await this.#attempt(method, path, options, token)
     const replayable = options.body === undefined || !('stream' in options.body)
@@ -61,7 +72,6 @@ export class Transport {
         response = await this.#attempt(method, path, options, fresh)
       }
     }
-    if (!response.ok) throw await this.#failure(response)
     return response
   }
 
@@ -98,14 +108,13 @@ export class Transport {
     const init: RequestInit & { duplex?: 'half' } = { method, headers }
     const body = options.body
     if (body !== undefined) {
+      // JSON unless the caller named another type.
+      if (!headers.has('Content-Type')) headers.set('Content-Type', 'application/json')
       if ('json' in body) {
-        headers.set('Content-Type', 'application/json')
         init.body = JSON.stringify(body.json)
       } else if ('bytes' in body) {
-        headers.set('Content-Type', 'application/json')
         init.body = body.bytes
       } else {
-        headers.set('Content-Type', 'application/json')
         init.body = toStream(body.stream)
         init.duplex = 'half'
       }

@@ -1,7 +1,12 @@
 import { StorageUnavailableError } from '@cairn/core'
 
 /** Every failure this package reports on purpose, by stable code. */
-export type S3StoreErrorCode = 'bucket_not_found' | 'access_denied' | 'endpoint_unreachable'
+export type S3StoreErrorCode =
+  | 'bucket_not_found'
+  | 'access_denied'
+  | 'endpoint_unreachable'
+  | 'credentials_missing'
+  | 'check_failed'
 
 /** The base of the errors `openS3Store` throws when the bucket cannot be used. */
 export class S3StoreError extends Error {

@@ -48,8 +48,9 @@ export interface S3Store extends ObjectStore {
 
 /**
  * Opens core's object store over an S3 bucket, after checking that the bucket answers to these
- * credentials (`S3StoreError` with `bucket_not_found`, `access_denied` or `endpoint_unreachable`
- * otherwise). Keys are those of the fs store, under `prefix`.
+ * credentials (`S3StoreError` with `bucket_not_found`, `access_denied`, `endpoint_unreachable`,
+ * `credentials_missing` or `check_failed` otherwise). Keys are those of the fs store, under
+ * `prefix`.
  */
 export async function openS3Store(options: S3StoreOptions): Promise<S3Store> {
   const partSize = options.partSize ?? DEFAULT_PART_SIZE

@@ -34,7 +34,10 @@ export interface TfeDeps {
   urlKey: Uint8Array
   /** The public base URL of a request (`SVC_PUBLIC_BASE_URL`, or what the proxy says). */
   baseUrl: (request: Request) => string
-  /** Whether `terraform login` is offered (`login.v1`): only with an OpenID provider. */
+  /**
+   * Whether `terraform login` is offered (`login.v1`): whenever the server has tokens to give (an
+   * OpenID provider's sign-in, or local mode's page), not with authentication disabled.
+   */
   login: { client: string } | undefined
   clock: Clock
   maxStateBytes: number

@@ -5,7 +5,7 @@ export const common = {
   server: {
     type: 'string',
     description:
-      'the Cairn server (default: SVC_SERVER_URL, the only saved login, or http://localhost:8080)',
+      'the Cairn server (default: SVC_SERVER_URL, else the default login (cairn auth switch), else the only one)',
   },
   'ca-file': {
     type: 'string',
@@ -32,5 +32,14 @@ export const lockIdArg = {
   'lock-id': {
     type: 'string',
     description: 'the lock to write under (default: the one cairn unit lock took)',
+  },
+} as const satisfies Record<string, ArgDef>
+
+/** `--yes` for commands that delete: it confirms without a question (see `confirm`). */
+export const yesArg = {
+  yes: {
+    type: 'boolean',
+    alias: 'y',
+    description: 'do it without asking; needed where nobody can be asked (no terminal)',
   },
 } as const satisfies Record<string, ArgDef>

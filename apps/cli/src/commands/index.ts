@@ -6,10 +6,17 @@ export const root = defineCommand({
     name: 'cairn',
     description: 'Work with a Cairn server: log in, manage units and their state',
   },
+  args: {
+    version: {
+      type: 'boolean',
+      description: 'print the version of cairn, and of the server when one is configured',
+    },
+  },
   subCommands: {
     login: () => import('./login').then((module) => module.default),
     logout: () => import('./logout').then((module) => module.default),
     whoami: () => import('./whoami').then((module) => module.default),
+    auth: () => import('./auth/index').then((module) => module.default),
     creds: () => import('./creds').then((module) => module.default),
     unit: () => import('./unit/index').then((module) => module.default),
     locks: () => import('./locks/index').then((module) => module.default),
@@ -24,5 +31,8 @@ export const root = defineCommand({
     webhooks: () => import('./webhooks/index').then((module) => module.default),
     search: () => import('./search').then((module) => module.default),
     reindex: () => import('./reindex').then((module) => module.default),
+    api: () => import('./api').then((module) => module.default),
+    completion: () => import('./completion').then((module) => module.default),
+    version: () => import('./version').then((module) => module.default),
   },
 })

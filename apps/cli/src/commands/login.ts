@@ -1,8 +1,12 @@
+import { resolve } from 'node:path'
 import { CairnApiError, type Me, type TokenPair } from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { CLIError, UsageError } from '../cli-error'
-import { openContext } from '../context'
+import { Credentials, type Profile } from '../config/credentials'
+import { LOCAL_SERVER, lookUpServer } from '../config/server-url'
+import { openContext, type Context } from '../context'
 import { loginWithProvider } from '../login/oidc-login'
+import { identityLines } from '../output/identity'
 import { shown } from '../output/shown'
 import { common } from './_shared'
 
@@ -30,21 +34,27 @@ export default defineCommand({
     timeout: { type: 'string', description: 'seconds to wait for the browser login (default 300)' },
   },
   async run({ args }) {
-    const context = await openContext(args)
     if (args['token-stdin'] === true && args.token !== undefined) {
       throw new UsageError('give --token or --token-stdin, not both')
     }
     const given = args['token-stdin'] === true ? await readStdin() : args.token?.trim()
+    if (given === '') throw new UsageError('the token is empty')
+    if (given !== undefined && /\s/.test(given)) {
+      throw new UsageError('the token holds white space: give it alone')
+    }
+    const named = await lookUpServer(args.server, process.env, new Credentials())
+    const context = await openContext(args, process.env, { orLocal: true })
+    if (named.kind === 'none') {
+      context.out.note(
+        `No server named and none logged in to: logging in to ${LOCAL_SERVER}, the one npm start runs (give --server <URL> for another).`,
+      )
+    }
+    // Remembered for this server, so later commands trust its CA without --ca-file.
+    const caFile = args['ca-file'] === undefined ? {} : { ca_file: resolve(args['ca-file']) }
     if (given !== undefined) {
-      if (given === '') throw new UsageError('the token is empty')
-      if (/\s/.test(given)) throw new UsageError('the token holds white space: give it alone')
       // Saved only once the server has accepted it (GET /v1/auth/me).
       const me = await verify(context.connect(given).auth.me(), context.server)
-      await context.credentials.set(context.server, { access_token: given })
-      context.out.result(
-        { server: context.server, subject: me.subject },
-        () => shown`Logged in to ${context.server} as ${me.subject}.`,
-      )
+      await save(context, { access_token: given, ...caFile }, me)
       return
     }
     const anonymous = context.connect()
@@ -71,17 +81,38 @@ export default defineCommand({
     })
     const pair: TokenPair = await anonymous.auth.exchange(idToken)
     const me = await verify(context.connect(pair.access_token).auth.me(), context.server)
-    await context.credentials.set(context.server, {
-      access_token: pair.access_token,
-      refresh_token: pair.refresh_token,
-    })
-    context.out.result(
-      { server: context.server, subject: me.subject, email: me.email },
-      () =>
-        shown`Logged in to ${context.server} as ${me.subject}${me.email === null ? '' : ` (${me.email})`}.`,
+    await save(
+      context,
+      { access_token: pair.access_token, refresh_token: pair.refresh_token, ...caFile },
+      me,
     )
   },
 })
+
+/**
+ * Keeps the login and makes its server the default (as `gh auth login` makes the new account the
+ * active one), saying so when another server was used before; then says who the token is, its
+ * roles, limit and expiry.
+ */
+async function save(context: Context, profile: Profile, me: Me): Promise<void> {
+  const { credentials, server } = context
+  const before = await credentials.defaultServer()
+  const others = Object.keys(await credentials.all()).filter((url) => url !== server)
+  await credentials.set(server, profile)
+  await credentials.setDefault(server)
+  context.out.result({ server, default: true, ...me }, () =>
+    [
+      shown`Logged in to ${server} as ${me.subject}${me.email === null ? '' : ` (${me.email})`}.`,
+      ...identityLines(me, new Date(), '  '),
+    ].join('\n'),
+  )
+  const previous = before ?? (others.length === 1 ? others[0] : undefined)
+  if (previous !== undefined && previous !== server) {
+    context.out.note(
+      shown`Commands now use ${server} when none is named (cairn auth switch ${previous} goes back).`,
+    )
+  }
+}
 
 /** Who the server says the token is; a token it refuses is a failure of its own, not "log in". */
 async function verify(asking: Promise<Me>, server: string): Promise<Me> {

@@ -15,11 +15,16 @@ export async function terraformToken(
   server: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string | undefined> {
-  const path = join(env['HOME'] ?? homedir(), '.terraform.d', 'credentials.tfrc.json')
+  const path = terraformCredentialsPath(env)
   const parsed = v.safeParse(
     TerraformCredentialsSchema,
     await readJsonFile(path).catch(() => undefined),
   )
   if (!parsed.success) return undefined
   return parsed.output.credentials[new URL(server).host]?.token
+}
+
+/** Where `terraform login` keeps the tokens it saved. */
+export function terraformCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env['HOME'] ?? homedir(), '.terraform.d', 'credentials.tfrc.json')
 }

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, vi } from 'vitest'
 import { root } from '../commands/index'
 import { routeRequestsThrough } from '../context'
 import { runCli } from '../run'
+import { askThrough } from '../terminal/confirm'
 
 /** What one `cairn` run wrote, and what it failed with. */
 export interface Run {
@@ -13,9 +14,14 @@ export interface Run {
   error: Error | undefined
 }
 
+/** The server the commands of a test talk to unless it names another: `SVC_SERVER_URL`. */
+export const TEST_SERVER = 'http://localhost:8080'
+
 /**
- * Gives each test a HOME of its own (profiles, remembered locks) and no server or CA from the
- * environment, and forgets the app the commands were routed to afterwards.
+ * Gives each test a HOME of its own (profiles, remembered locks), `SVC_SERVER_URL` naming
+ * `TEST_SERVER` (as a user names the server; a test of how the server is chosen sets it empty),
+ * no CA or token from the environment, and no terminal to ask; it forgets the app the commands
+ * were routed to, and the answers given, afterwards.
  *
  * @returns the test's HOME, read inside a test
  */
@@ -25,12 +31,14 @@ export function useCliHome(prefix: string): () => string {
     home = await mkdtemp(join(tmpdir(), prefix))
     vi.stubEnv('HOME', home)
     vi.stubEnv('XDG_CONFIG_HOME', join(home, '.config'))
-    vi.stubEnv('SVC_SERVER_URL', '')
+    vi.stubEnv('SVC_SERVER_URL', TEST_SERVER)
     vi.stubEnv('CAIRN_CA_FILE', '')
+    vi.stubEnv('CAIRN_TOKEN', '')
     vi.stubEnv('NO_COLOR', '1')
   })
   afterEach(async () => {
     routeRequestsThrough(undefined)
+    askThrough(undefined)
     vi.unstubAllEnvs()
     if (home !== undefined) await rm(home, { recursive: true, force: true })
     home = undefined

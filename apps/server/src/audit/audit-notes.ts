@@ -66,6 +66,7 @@ function oauthNote(c: Context<AppEnv>, method: string): AuditNote | undefined {
  */
 const WEB_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> = {
   '/app/login': { POST: 'login' },
+  '/app/login/terraform': { POST: 'login' },
   '/app/unit/unlock': { POST: 'force_unlock' },
   '/app/unit/restore': { POST: 'state.restore' },
   '/app/unit/diff': { GET: 'state.read' },
@@ -82,6 +83,10 @@ function webNote(c: Context<AppEnv>, method: string): AuditNote | undefined {
   const action = WEB_ACTIONS[path]?.[method]
   if (action === undefined) return undefined
   if (path === '/app/login') return { action, detail: { via: 'dashboard token' } }
+  // Local mode's `terraform login` is recorded when Terraform spends its code; a refusal here.
+  if (path === '/app/login/terraform') {
+    return { action, detail: { via: 'terraform login page' }, skip: true }
+  }
   if (path === '/app/unit/diff' || path === '/app/unit') {
     // A page's unit travels in its query, known before the handler; not a unit ID: on no unit.
     return {

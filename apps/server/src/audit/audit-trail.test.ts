@@ -28,4 +28,33 @@ describe('the audit trail', () => {
       reason: 'runner died [2J]8;;https://evil.examplesee logs',
     })
   })
+
+  it.each([
+    ['/v1 with ?force=true', 'DELETE', '/v1/units/team/idle/unlock?force=true', {}],
+    ['the http backend with no body', 'UNLOCK', '/v1/backend/team/idle', undefined],
+  ])(
+    'records a forced unlock through %s of a unit that was not locked as an unlock that released nothing',
+    async (_label, method, path, body) => {
+      expect((await send('POST', '/v1/units', { id: 'team/idle' })).status).toBe(201)
+      const answer = await fixture.request(path, {
+        method,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      })
+      expect(answer.status, await answer.text()).toBe(200)
+      expect((await fixture.core.audit.query({ action: 'force_unlock' })).records).toEqual([])
+      const { records } = await fixture.core.audit.query({ action: 'unlock' })
+      expect(records).toHaveLength(1)
+      expect(records[0]).toMatchObject({ unit: 'team/idle', detail: { released: 'none' } })
+    },
+  )
+
+  it('still records a forced unlock that broke a lock as force_unlock', async () => {
+    expect((await send('POST', '/v1/units', { id: 'team/held' })).status).toBe(201)
+    expect((await send('POST', '/v1/units/team/held/lock', { Who: 'ci' })).status).toBe(200)
+    const forced = await fixture.request('/v1/backend/team/held', { method: 'UNLOCK' })
+    expect(forced.status, await forced.text()).toBe(200)
+    const { records } = await fixture.core.audit.query({ action: 'force_unlock' })
+    expect(records).toHaveLength(1)
+    expect(records[0]?.detail?.['released']).toBeUndefined()
+  })
 })

@@ -63,6 +63,18 @@ export function noteAudit(c: Context<AppEnv>, fields: Partial<AuditNote>): void 
   if (note !== undefined) Object.assign(note, fields)
 }
 
+/**
+ * Records an unlock as what it did, not as what it asked: one that found the unit unlocked
+ * released nothing, and is an `unlock` that says so (`detail.released` `none`) even when it asked
+ * to force, so that the trail's `force_unlock` records are the locks that were broken.
+ */
+export function noteUnlock(c: Context<AppEnv>, released: unknown): void {
+  const note = c.var.audit
+  if (note === undefined || released !== null) return
+  note.action = 'unlock'
+  note.detail = { ...note.detail, released: 'none' }
+}
+
 function principalOf(c: Context<AppEnv>): AuditEntry['principal'] {
   // Unset when the request was refused before its caller was known.
   const principal = c.var.principal as AppEnv['Variables']['principal'] | undefined

@@ -74,7 +74,7 @@ describe('loadConfig', () => {
       },
       rbac: { enabled: false, admins: [] },
       s3: undefined,
-      metrics: { token: undefined, port: 9464 },
+      metrics: { token: undefined, port: 9464, host: '127.0.0.1' },
       webhookAllowedHosts: [],
     })
   })
@@ -86,7 +86,7 @@ describe('loadConfig', () => {
       [[], { SVC_METRICS_PORT: 'off' }, undefined],
       [[], { SVC_METRICS_PORT: '9100' }, 9100],
     ])('serves the loopback listener on %j %j at port %s', (argv, env, port) => {
-      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port })
+      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port, host: '127.0.0.1' })
     })
 
     it('serves metrics on the main listener alone when a token is set', () => {
@@ -94,7 +94,22 @@ describe('loadConfig', () => {
       expect(configOf(['-metrics-port', '9100'], { SVC_METRICS_TOKEN: token }).metrics).toEqual({
         token,
         port: undefined,
+        host: '127.0.0.1',
       })
+    })
+
+    it.each([
+      [['-metrics-host', '0.0.0.0'], {}, '0.0.0.0'],
+      [[], { SVC_METRICS_HOST: '0.0.0.0' }, '0.0.0.0'],
+      [[], { SVC_METRICS_HOST: '::' }, '::'],
+    ])('binds the metrics listener where %j %j say: %s', (argv, env, host) => {
+      expect(configOf(argv, env).metrics).toEqual({ token: undefined, port: 9464, host })
+    })
+
+    it.each(['', 'localhost', '0.0.0.0:9464', 'every'])('refuses -metrics-host %j', (host) => {
+      expect(errorOf(['-metrics-host', host])).toBe(
+        '-metrics-host (SVC_METRICS_HOST) must be an IP address such as 127.0.0.1 or 0.0.0.0',
+      )
     })
 
     it('refuses a metrics token shorter than 32 characters', () => {
@@ -330,6 +345,13 @@ describe('loadConfig', () => {
   it('does not take the word after a boolean flag as its value', () => {
     expect(errorOf(['-auth-disable', 'false'])).toContain('"false"')
   })
+
+  it.each([['-version'], ['--version'], ['-version=true']])(
+    'answers %s with the version alone, whatever else is set',
+    (flag) => {
+      expect(loadConfig([flag, '-storage', 's3'], { PORT: 'eighty' })).toEqual({ version: true })
+    },
+  )
 
   it.each([['-help'], ['--help'], ['-help=true']])(
     'answers %s with help text that lists every flag',

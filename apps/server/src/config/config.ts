@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import * as v from 'valibot'
 import { InvalidRequestError } from '@cairn/core'
 import { parseAllowedHosts } from '@cairn/webhooks'
@@ -51,8 +52,10 @@ export interface MetricsSettings {
    * listener is then off.
    */
   readonly token: string | undefined
-  /** The loopback listener's port on 127.0.0.1 (0 picks a free one); undefined when off. */
+  /** The metrics listener's port (0 picks a free one); undefined when off. */
   readonly port: number | undefined
+  /** The address the metrics listener binds: 127.0.0.1 unless `-metrics-host` says otherwise. */
+  readonly host: string
 }
 
 /** The shortest `SVC_METRICS_TOKEN` accepted: 32 characters, so it cannot be guessed. */
@@ -243,13 +246,18 @@ export const FLAGS = {
   },
   'metrics-port': {
     env: 'SVC_METRICS_PORT',
-    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN)',
+    help: 'serve GET /metrics on 127.0.0.1 at this port; 0 picks a free one, -1 or off disables it (default 9464; unused with SVC_METRICS_TOKEN); each instance on one host needs its own',
+  },
+  'metrics-host': {
+    env: 'SVC_METRICS_HOST',
+    help: 'the address of the -metrics-port listener, open to whoever reaches it (default 127.0.0.1; the container image sets 0.0.0.0)',
   },
   'webhook-allowed-hosts': {
     env: 'SVC_WEBHOOK_ALLOWED_HOSTS',
     help: 'comma-separated host names, IP addresses and CIDR ranges that webhooks may reach although loopback, private, link-local or cloud metadata (default none)',
   },
   help: { boolean: true, help: 'print this help' },
+  version: { boolean: true, help: 'print the version (cairn-server <version>) and exit' },
 } as const satisfies Record<string, FlagSpec>
 
 const wholeNumber = (name: string, min: number, max: number) =>
@@ -404,11 +412,21 @@ const ConfigSchema = v.object({
     ),
     '9464',
   ),
+  'metrics-host': v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (text) => isIP(text) !== 0,
+        '-metrics-host (SVC_METRICS_HOST) must be an IP address such as 127.0.0.1 or 0.0.0.0',
+      ),
+    ),
+    '127.0.0.1',
+  ),
   'webhook-allowed-hosts': v.optional(v.string(), ''),
 })
 
-/** What the command line asked for: a config to run with, or the help text. */
-export type Invocation = { help: string } | { config: Config }
+/** What the command line asked for: a config to run with, the help text, or the version. */
+export type Invocation = { help: string } | { version: true } | { config: Config }
 
 /**
  * Reads the server's settings from its arguments and environment, once, at start.
@@ -418,6 +436,7 @@ export type Invocation = { help: string } | { config: Config }
 export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Invocation {
   const flags = parseFlags(argv, FLAGS)
   if (flags['help'] === 'true') return { help: helpText() }
+  if (flags['version'] === 'true') return { version: true }
   const raw: Record<string, string> = {}
   for (const [name, spec] of Object.entries(FLAGS)) {
     const fromEnv = 'env' in spec ? env[spec.env] : undefined
@@ -474,7 +493,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       auth: loadAuthSettings(env),
       rbac: Object.freeze({ enabled: out.rbac, admins: parseAdmins(out['rbac-admins']) }),
       s3: s3Settings(out, env),
-      metrics: metricsSettings(out['metrics-port'], env),
+      metrics: metricsSettings(out['metrics-port'], out['metrics-host'], env),
       webhookAllowedHosts: parseWebhookHosts(out['webhook-allowed-hosts']),
     }),
   }
@@ -514,7 +533,11 @@ function s3Settings(
 }
 
 /** The metrics settings. @throws ConfigError for a `SVC_METRICS_TOKEN` that is too short */
-function metricsSettings(port: number | 'off' | '-1', env: NodeJS.ProcessEnv): MetricsSettings {
+function metricsSettings(
+  port: number | 'off' | '-1',
+  host: string,
+  env: NodeJS.ProcessEnv,
+): MetricsSettings {
   const given = env['SVC_METRICS_TOKEN']
   const token = given === undefined || given === '' ? undefined : given
   if (token !== undefined && token.length < MIN_METRICS_TOKEN) {
@@ -522,8 +545,8 @@ function metricsSettings(port: number | 'off' | '-1', env: NodeJS.ProcessEnv): M
       `SVC_METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN} characters (for example: openssl rand -hex 32)`,
     )
   }
-  if (token !== undefined) return Object.freeze({ token, port: undefined })
-  return Object.freeze({ token, port: typeof port === 'number' ? port : undefined })
+  if (token !== undefined) return Object.freeze({ token, port: undefined, host })
+  return Object.freeze({ token, port: typeof port === 'number' ? port : undefined, host })
 }
 
 /**

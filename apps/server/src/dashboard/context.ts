@@ -3,6 +3,7 @@ import type { Clock, Core, Permission, UnitId } from '@cairn/core'
 import type { ResourceService } from '@cairn/state-index'
 import type { Context, MiddlewareHandler } from 'hono'
 import type { AuthMode } from '../auth/identity-setup'
+import type { TerraformLogins } from '../auth/terraform-login'
 import type { AppEnv } from '../http/app-env'
 import type { DashboardLogin } from './oidc-login'
 import type { Sessions } from './session'
@@ -19,6 +20,8 @@ export interface DashboardDeps {
   sessions: Sessions
   /** The OpenID login, when a provider is configured. */
   login: DashboardLogin | undefined
+  /** The codes of `terraform login`, and the requests local mode's page answers. */
+  terraformLogins: TerraformLogins
   /** The server's public base URL for a request. */
   baseUrl: (request: Request) => string
   /** Runs a heavy read (a diff, a search) in a slot of the server's pool, as the API does. */

@@ -14,6 +14,7 @@ import { graphRoutes } from './pages/graph'
 import { locksRoutes } from './pages/locks'
 import { searchRoutes } from './pages/search'
 import { statusRoutes } from './pages/status'
+import { terraformLoginRoutes } from './pages/terraform-login'
 import { tokensRoutes } from './pages/tokens'
 import { unitRoutes } from './pages/unit'
 import { unitsRoutes } from './pages/units'
@@ -109,6 +110,9 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
     return deps.login.start(c, safeNext(c.req.query('next')))
   })
 
+  // Local mode's `terraform login`: for people signed in or not, so before `signedIn`.
+  app.route('/', terraformLoginRoutes(deps))
+
   app.post('/app/logout', async (c) => {
     const form = await readForm(c, SMALL_BODY_BYTES)
     const session = deps.sessions.read(c)
@@ -149,7 +153,10 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
 
 const securityHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next()
-  c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+  // A page may widen it for itself (`terraform login`'s forms go back to Terraform's loopback).
+  if (!c.res.headers.has('Content-Security-Policy')) {
+    c.header('Content-Security-Policy', CONTENT_SECURITY_POLICY)
+  }
   c.header('X-Content-Type-Options', 'nosniff')
   c.header('X-Frame-Options', 'DENY')
   c.header('Referrer-Policy', 'same-origin')

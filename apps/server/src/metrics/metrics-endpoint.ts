@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { isIPv6, type AddressInfo } from 'node:net'
 import { Hono } from 'hono'
 import type { Registry } from 'prom-client'
 
@@ -29,14 +29,15 @@ function digest(text: string): Buffer {
 }
 
 /**
- * The loopback listener of `-metrics-port`: `GET /metrics`, open to whoever can reach
- * 127.0.0.1, and nothing else.
+ * The listener of `-metrics-port` on `-metrics-host` (127.0.0.1 by default): `GET /metrics`, open
+ * to whoever can reach that address, and nothing else.
  *
  * @throws the listen error (a port in use)
  */
 export async function listenForMetrics(
   registry: Registry,
   port: number,
+  host: string,
 ): Promise<{ server: Server; url: string }> {
   const server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0]
@@ -61,11 +62,12 @@ export async function listenForMetrics(
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, '127.0.0.1', () => {
+    server.listen(port, host, () => {
       server.off('error', reject)
       resolve()
     })
   })
   const address = server.address() as AddressInfo
-  return { server, url: `http://127.0.0.1:${address.port}/metrics` }
+  const shown = isIPv6(host) ? `[${host}]` : host
+  return { server, url: `http://${shown}:${address.port}/metrics` }
 }

@@ -11,7 +11,9 @@ export function surfaceOf(path: string): Surface {
   if (path === '/s3' || path.startsWith('/s3/')) return 's3'
   if (path.startsWith('/oauth/') || path.startsWith('/oidc/')) return 'oauth'
   if (path === '/app' || path.startsWith('/app/')) return 'web'
-  if (path === '/healthz' || path === '/readyz' || path === '/metrics') return 'health'
+  if (path === '/healthz' || path === '/readyz' || path === '/metrics' || path === '/version') {
+    return 'health'
+  }
   return 'other'
 }
 

@@ -64,12 +64,16 @@ describe('/v1/auth in local mode', () => {
     })
   })
 
-  it('names the admin token in /v1/auth/me', async () => {
+  it('names the admin token in /v1/auth/me: who, from which issuer, and the token itself', async () => {
+    const listed = await expectAnswer<{ tokens: ApiToken[] }>(call('/v1/auth/tokens', admin), 200)
+    const own = listed.tokens.find((token) => token.name === 'local admin')
     expect(await expectAnswer(call('/v1/auth/me', admin), 200)).toEqual({
       subject: 'local-admin',
       email: null,
       groups: [],
       roles: ['admin'],
+      issuer: 'urn:cairn:local',
+      token: { kind: 'api_token', id: own?.id, name: 'local admin', expires: null, limit: null },
     })
   })
 
@@ -233,6 +237,32 @@ describe('/v1/auth in local mode', () => {
 
   describe('narrower API tokens', () => {
     const CI = { scope: 'team/app/*', role: 'writer' }
+
+    it("says in /v1/auth/me what a limited token may do: its limit's role, its limit and its expiry", async () => {
+      const created = await expectAnswer<CreatedApiToken>(
+        createToken({
+          name: 'team-a-reader',
+          scope: 'team-a/*',
+          role: 'reader',
+          expires_in: 86_400,
+        }),
+        201,
+      )
+      expect(await expectAnswer(call('/v1/auth/me', created.token), 200)).toEqual({
+        subject: 'local-admin',
+        email: null,
+        groups: [],
+        roles: ['reader'],
+        issuer: 'urn:cairn:local',
+        token: {
+          kind: 'api_token',
+          id: created.id,
+          name: 'team-a-reader',
+          expires: created.expires,
+          limit: { role: 'reader', scope: 'team-a/*' },
+        },
+      })
+    })
 
     it('creates a token limited to a role on a scope, and the list shows both', async () => {
       const created = await expectAnswer<CreatedApiToken>(

@@ -1,6 +1,6 @@
 import { AuthError, type AuthService, type Identity } from '@cairn/auth'
 import { Hono, type Context } from 'hono'
-import { ExchangeRequestSchema, RefreshRequestSchema } from '@cairn/contract'
+import { ExchangeRequestSchema, RefreshRequestSchema, type Me } from '@cairn/contract'
 import type { AuthMode } from '../auth/identity-setup'
 import { CreateApiTokenRequestSchema } from '../auth/token-request'
 import type { AuthSettings } from '../config/auth-settings'
@@ -66,15 +66,7 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
     return c.json(await auth.refresh(body.refresh_token))
   })
 
-  app.get('/v1/auth/me', (c) => {
-    const me = caller(c)
-    return c.json({
-      subject: me.subject,
-      email: me.email ?? null,
-      groups: me.groups,
-      roles: me.roles,
-    })
-  })
+  app.get('/v1/auth/me', (c) => c.json(meOf(caller(c))))
 
   // S3 session credentials for `credential_process` (DESIGN section 11): the session token is an
   // access JWT for `s3` alone, bounded by the caller's token; the secret is derived, not stored.
@@ -162,4 +154,33 @@ export function authRoutes(deps: AuthRoutesDeps): Hono<AppEnv> {
   })
 
   return app
+}
+
+/**
+ * Who the caller is and what the token presented is: how it was obtained, when it expires, its
+ * limit. `roles` say what this token may do: a narrower token's are its limit's role, never the
+ * owner's wider ones (an admin's token limited to `reader` is a reader's).
+ */
+function meOf(me: Identity): Me {
+  const presented = me.origin?.presented
+  const apiToken = me.origin?.apiToken
+  return {
+    subject: me.subject,
+    email: me.email ?? null,
+    groups: me.groups,
+    roles: me.limit === undefined ? me.roles : [me.limit.role],
+    issuer: me.issuer,
+    // No token was presented with authentication disabled: nothing to say about one.
+    ...(presented === undefined
+      ? {}
+      : {
+          token: {
+            kind: presented.kind,
+            ...(apiToken === undefined ? {} : { id: apiToken.id, name: apiToken.name }),
+            expires:
+              presented.expires === undefined ? null : new Date(presented.expires).toISOString(),
+            limit: me.limit === undefined ? null : { role: me.limit.role, scope: me.limit.scope },
+          },
+        }),
+  }
 }

@@ -11,7 +11,7 @@ import {
 } from '@cairn/core'
 import type { LockInfo } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
-import { noteAudit } from '../audit/audit-trail'
+import { noteAudit, noteUnlock } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import { checkStateLength, readJsonBody, SMALL_BODY_BYTES, stateStream } from '../http/body'
 import { onError } from '../http/errors'
@@ -96,6 +96,7 @@ export function backendRoutes(deps: BackendRoutesDeps): Hono<AppEnv> {
       force,
       ...(lockId === undefined ? {} : { lockId }),
     })
+    noteUnlock(c, released)
     return c.json(released ?? {})
   })
 

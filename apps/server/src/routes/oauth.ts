@@ -13,6 +13,8 @@ import {
 import type { Clock, ObjectStore } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
+import type { AuthMode } from '../auth/identity-setup'
+import { backToTerraform, type TerraformLogins } from '../auth/terraform-login'
 import type { AuthSettings } from '../config/auth-settings'
 import type { DashboardLogin } from '../dashboard/oidc-login'
 import { noteAudit } from '../audit/audit-trail'
@@ -23,6 +25,9 @@ import { onOAuthError } from '../http/errors'
 
 export interface OAuthRoutesDeps {
   auth: AuthService
+  mode: AuthMode
+  /** The codes of `terraform login`, and local mode's sealed requests. */
+  logins: TerraformLogins
   store: ObjectStore
   clock: Clock
   config: AuthSettings
@@ -36,7 +41,8 @@ export interface OAuthRoutesDeps {
 const INVALID_CODE = 'Invalid or expired authorization code'
 const INVALID_REDIRECT = 'Invalid redirect_uri'
 const INVALID_CLIENT = 'Invalid client_id'
-const CODE_TTL_MS = 5 * 60 * 1000
+/** Where local mode's `terraform login` sends the browser: a person proves a token there. */
+export const TERRAFORM_LOGIN_PAGE = '/app/login/terraform'
 
 // The session `terraform login` started, sealed into the state the provider sends back.
 const SessionSchema = v.object({
@@ -58,13 +64,16 @@ const CodeClaimsSchema = v.object({
   code_challenge: v.string(),
   email: v.optional(v.string()),
   groups: v.optional(v.array(v.string())),
+  /** Local mode: the API token a person proved on the sign-in page, checked again here. */
+  tok: v.optional(v.string()),
 })
 
 /**
  * `terraform login` (service spec, Remote-backend login flow; terraform-wire.md A4): an OAuth 2.0
- * authorization server with PKCE in front of the configured OpenID provider. Nothing is kept
- * between the steps but sealed state and signed codes, so any instance can serve any step; a
- * code works once (RFC 6749 section 4.1.2), on every instance.
+ * authorization server with PKCE in front of the configured OpenID provider, or in local mode in
+ * front of a page of the dashboard where a person proves an API token (`TERRAFORM_LOGIN_PAGE`).
+ * Nothing is kept between the steps but sealed state and signed codes, so any instance can serve
+ * any step; a code works once (RFC 6749 section 4.1.2), on every instance.
  */
 export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
@@ -77,11 +86,11 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
   app.get('/oauth/authorization', async (c) => {
     const oidc = deps.auth.oidc
     const query = c.req.query()
-    if (oidc === undefined) {
+    if (oidc === undefined && deps.mode !== 'local') {
       return oauthError(
         c,
         'invalid_request',
-        'terraform login needs an OpenID provider (SVC_AUTH_ISSUER); paste an API token instead',
+        'authentication is disabled on this server: terraform login has no token to get',
       )
     }
     if ((query['client_id'] ?? '') === '') return oauthError(c, 'invalid_client', INVALID_CLIENT)
@@ -95,6 +104,20 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
         c,
         'invalid_request',
         'PKCE is required: code_challenge with code_challenge_method S256',
+      )
+    }
+    if (oidc === undefined) {
+      // Local mode: a person proves an API token on the dashboard's page, which sends the browser
+      // back to Terraform with a code.
+      const request = deps.logins.seal({
+        client: query['client_id'] ?? '',
+        redirect,
+        state: query['state'] ?? '',
+        challenge,
+      })
+      return c.redirect(
+        `${TERRAFORM_LOGIN_PAGE}?${new URLSearchParams({ request }).toString()}`,
+        302,
       )
     }
     const verifier = newVerifier()
@@ -138,11 +161,9 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
       throw error
     }
     // The redirect was checked when the session began and is sealed: it cannot be swapped here.
-    const back = new URL(session.redirect)
     const providerError = c.req.query('error')
     if (providerError !== undefined) {
-      back.search = new URLSearchParams({ error: 'access_denied', state: session.state }).toString()
-      return c.redirect(back.toString(), 302)
+      return c.redirect(backToTerraform(session, { error: 'access_denied' }), 302)
     }
     let identity: Identity
     try {
@@ -150,24 +171,10 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
     } catch (error) {
       if (!(error instanceof TokenVerificationError)) throw error
       c.var.log.info('terraform login refused by the provider', { reason: error.reason })
-      back.search = new URLSearchParams({ error: 'access_denied', state: session.state }).toString()
-      return c.redirect(back.toString(), 302)
+      return c.redirect(backToTerraform(session, { error: 'access_denied' }), 302)
     }
-    const code = await deps.auth.jwt.sign(
-      'code',
-      identity.subject,
-      {
-        client_id: session.client,
-        redirect_uri: session.redirect,
-        code_challenge: session.challenge,
-        idp: identity.issuer,
-        ...(identity.email === undefined ? {} : { email: identity.email }),
-        groups: identity.groups,
-      },
-      CODE_TTL_MS,
-    )
-    back.search = new URLSearchParams({ code, state: session.state }).toString()
-    return c.redirect(back.toString(), 302)
+    const code = await deps.logins.code(identity, session)
+    return c.redirect(backToTerraform(session, { code }), 302)
   })
 
   app.post('/oauth/token', async (c) => {
@@ -195,6 +202,7 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
     }
     if (!(await usedCodes.spend(claims.jti, claims.exp * 1000)))
       return oauthError(c, 'invalid_grant', INVALID_CODE)
+    if (claims.tok !== undefined) return localToken(c, claims.sub, claims.tok)
     const identity: Identity = {
       subject: claims.sub,
       issuer: claims.idp,
@@ -222,6 +230,46 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
       scope: 'api s3',
     })
   })
+
+  /**
+   * Local mode: Terraform's token is an API token minted with the one the person proved, checked
+   * again now (revoked or expired since, it gives nothing). Minted with it, the new one keeps its
+   * limit, expires no later (and after `SVC_IAC_TOKEN_TTL` at most) and dies with it. An API
+   * token, not an access JWT, because only an API token carries a limit.
+   */
+  async function localToken(c: Context<AppEnv>, subject: string, proved: string) {
+    let identity: Identity
+    try {
+      identity = await deps.auth.authenticateApiTokenId(proved)
+    } catch (error) {
+      if (!(error instanceof TokenVerificationError)) throw error
+      c.var.log.info('terraform login refused: the token proved no longer works', {
+        reason: error.reason,
+      })
+      return oauthError(c, 'invalid_grant', INVALID_CODE)
+    }
+    if (identity.subject !== subject) return oauthError(c, 'invalid_grant', INVALID_CODE)
+    const created = await deps.auth.createApiToken(
+      identity,
+      `terraform login ${new Date(deps.clock.now()).toISOString().slice(0, 10)}`,
+      { expiresInSeconds: Math.floor(deps.config.iacTokenTtlMs / 1000) },
+    )
+    c.set('principal', identity)
+    noteAudit(c, { detail: { via: 'terraform login', token_id: created.id } })
+    c.var.log.info('terraform login', { subject: identity.subject, token_id: created.id })
+    c.header('Cache-Control', 'no-store')
+    const expiresIn =
+      created.expires === null
+        ? Math.floor(deps.config.iacTokenTtlMs / 1000)
+        : Math.max(0, Math.floor((Date.parse(created.expires) - deps.clock.now()) / 1000))
+    return c.json({
+      access_token: created.token,
+      token: created.token,
+      token_type: 'Bearer',
+      expires_in: expiresIn,
+      scope: 'api s3',
+    })
+  }
 
   return app
 }

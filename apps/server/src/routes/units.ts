@@ -15,7 +15,7 @@ import {
   type Outputs,
 } from '@cairn/contract'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
-import { noteAudit } from '../audit/audit-trail'
+import { noteAudit, noteUnlock } from '../audit/audit-trail'
 import type { AppEnv } from '../http/app-env'
 import {
   checkStateLength,
@@ -156,6 +156,7 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
           ...(lockId === undefined ? {} : { lockId }),
           ...(body.reason === undefined ? {} : { reason: body.reason }),
         })
+        noteUnlock(c, released)
         return c.json({ unlocked: released !== null, lock: released })
       },
     },

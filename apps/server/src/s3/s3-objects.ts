@@ -12,7 +12,7 @@ import {
 import type { LockInfo } from '@cairn/contract'
 import type { Context } from 'hono'
 import type { Identity } from '@cairn/auth'
-import { noteAudit } from '../audit/audit-trail'
+import { noteAudit, noteUnlock } from '../audit/audit-trail'
 import { SMALL_BODY_BYTES, requestStream } from '../http/body'
 import { S3Error } from './s3-errors'
 import type { S3Env } from './s3-env'
@@ -126,7 +126,11 @@ export async function deleteLockObject(c: Context<S3Env>, core: Core, unit: Unit
     if (!(error instanceof LockConflictError)) throw error
     noteAudit(c, { action: 'force_unlock' })
     try {
-      await core.locks.unlock(principal, unit, { ...request, asHolder: false, force: true })
+      // The lock may have gone meanwhile: then nothing was forced, and the record says so.
+      noteUnlock(
+        c,
+        await core.locks.unlock(principal, unit, { ...request, asHolder: false, force: true }),
+      )
     } catch (forcing) {
       // The lock of that ETag went before the release could name it.
       if (lockId !== undefined && forcing instanceof LockConflictError) {

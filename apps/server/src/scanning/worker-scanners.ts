@@ -16,7 +16,7 @@ const WORKER_THRESHOLD = 1024 * 1024
  * Each worker's ring: the most of a body that is copied and not yet scanned. When the scan was
  * slower than the upload (with the index, before the byte loop ran as WebAssembly), a ring of
  * 2 MiB made that upload 9 % faster than one of 4 MiB (copying into it costs less), and one that
- * kept pace 5 % slower (bench/README.md). The scan now keeps pace with or without the index.
+ * kept pace 5 % slower (`npm run bench:index` then). The scan now keeps pace with or without the index.
  */
 const RING_SIZE = 2 * 1024 * 1024
 

@@ -195,6 +195,26 @@ export class ApiTokens {
     if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) {
       throw new TokenVerificationError('unknown or revoked API token')
     }
+    return this.#identityOfRecord(record)
+  }
+
+  /**
+   * The identity the token with this ID speaks for, checked as `verify` checks the token itself
+   * (not revoked, not expired, nor anything it hangs from), but for its secret: for a step that
+   * verified the token a moment ago and kept only its ID, signed (`terraform login`'s code in
+   * local mode). Never a way in by itself: IDs are not secret.
+   *
+   * @throws TokenVerificationError
+   */
+  async verifyId(id: string): Promise<Identity> {
+    if (!TOKEN_ID_SHAPE.test(id)) throw new TokenVerificationError('not an API token ID')
+    const stored = await readRecord(this.#store, keyOf(id), ApiTokenRecordSchema)
+    if (stored === undefined) throw new TokenVerificationError('unknown or revoked API token')
+    return this.#identityOfRecord(stored.value)
+  }
+
+  /** The identity of a token's record, once its expiry and what it hangs from are checked. */
+  async #identityOfRecord(record: ApiTokenRecord): Promise<Identity> {
     if (record.expires !== null && Date.parse(record.expires) <= this.#clock.now()) {
       throw new TokenVerificationError('expired API token')
     }
@@ -217,6 +237,7 @@ export class ApiTokens {
         ...(record.family === undefined ? {} : { family: record.family }),
         tokens: [...parents, record.id],
         apiToken: { id: record.id, name: record.name },
+        presented: { kind: 'api_token', ...(expires === undefined ? {} : { expires }) },
       },
     }
   }

@@ -37,7 +37,10 @@ const LegacyGraphSchema = v.object({
 
 /** What an upgrade did. */
 export interface LayoutUpgrade {
-  /** The layout found; equal to `to` when there was nothing to do. */
+  /**
+   * The layout found; equal to `to` when there was nothing to do, a new store included (one that
+   * holds nothing an older layout wrote is marked with the current layout, not upgraded).
+   */
   from: number
   to: number
   /** Unit records moved to `unit-records/`. */
@@ -47,6 +50,8 @@ export interface LayoutUpgrade {
 }
 
 const CONCURRENCY = 16
+/** Where layout 1 kept the dependency graph (`LEGACY_KEYS`). */
+const LEGACY_GRAPH_PREFIX = 'graph/'
 const LISTING_PAGE = 1000
 
 /**
@@ -54,7 +59,8 @@ const LISTING_PAGE = 1000
  * start. It is safe to run again at any point (a start cut short, several instances starting at
  * once over one bucket): each step checks what is there first, and `layout.json` is written last.
  * Every instance over one store must run the same version of Cairn: one of layout 1 would not see
- * what this one writes.
+ * what this one writes. A new store (nothing under `units/` or `graph/`, and no marker) is only
+ * marked: it is written in the current layout from its first object on.
  *
  * @throws StorageUnavailableError when the store is in a newer layout than this core knows
  */
@@ -67,10 +73,23 @@ export async function upgradeLayout(store: ObjectStore): Promise<LayoutUpgrade> 
     )
   }
   if (from === STORE_LAYOUT) return { from, to: STORE_LAYOUT, records: 0, edges: 0 }
+  if (marker === undefined && !(await holdsLayoutOne(store))) {
+    await writeRecord(store, STORE_KEYS.layout, { layout: STORE_LAYOUT })
+    return { from: STORE_LAYOUT, to: STORE_LAYOUT, records: 0, edges: 0 }
+  }
   const records = await moveRecords(store)
   const edges = await moveEdges(store)
   await writeRecord(store, STORE_KEYS.layout, { layout: STORE_LAYOUT })
   return { from, to: STORE_LAYOUT, records, edges }
+}
+
+/** Whether the store holds anything layout 1 wrote that an upgrade moves: units, or the graph. */
+async function holdsLayoutOne(store: ObjectStore): Promise<boolean> {
+  const [units, graph] = await Promise.all([
+    store.list({ prefix: UNITS_PREFIX, limit: 1 }),
+    store.list({ prefix: LEGACY_GRAPH_PREFIX, limit: 1 }),
+  ])
+  return units.objects.length > 0 || graph.objects.length > 0
 }
 
 /** Moves every `units/<id>!/unit.json` to `unit-records/<id>!.json`, bytes unchanged. */

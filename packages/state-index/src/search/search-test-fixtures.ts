@@ -1,7 +1,8 @@
 import type { IndexedInstance, ResourceIndex } from '../stored-index/resource-index'
 
 /**
- * Resource indexes for the search tests; bench/resource-index.mjs stores states of this shape.
+ * Resource indexes for the search tests; the index bench stores states of this shape
+ * (bench/src/benches/resource-index/search.ts).
  *
  * @internal
  */

@@ -252,7 +252,11 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       source: 'cloud',
       force: true,
     })
-    if (released === null) throw new TfeError(409, 'conflict', 'workspace already unlocked')
+    if (released === null) {
+      // Nothing was forced: the trail records an unlock that released nothing.
+      noteAudit(c, { action: 'unlock', detail: { released: 'none' } })
+      throw new TfeError(409, 'conflict', 'workspace already unlocked')
+    }
     return read(c, unit)
   })
 

@@ -1,7 +1,8 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../context'
+import { confirm } from '../../terminal/confirm'
 import { shown } from '../../output/shown'
-import { common } from '../_shared'
+import { common, yesArg } from '../_shared'
 
 export default defineCommand({
   meta: { name: 'revoke', description: 'Revoke an API token by its ID' },
@@ -12,8 +13,10 @@ export default defineCommand({
       required: true,
     },
     ...common,
+    ...yesArg,
   },
   async run({ args }) {
+    await confirm(args.yes, shown`Revoke API token ${args.id}? Whatever uses it stops working.`)
     const context = await openContext(args)
     await context.client.tokens.revoke(args.id)
     context.out.result({ id: args.id, revoked: true }, () => shown`Revoked ${args.id}.`)

@@ -19,18 +19,25 @@ export function parseDependency(text: string): Dependency {
   return { from, output }
 }
 
-/** Every value of a flag that may be given more than once: `--add a --add=b`. */
-export function repeated(rawArgs: readonly string[], flag: string): string[] {
+/** Every value of a flag that may be given more than once: `--add a --add=b`, `-H a` for an alias. */
+export function repeated(
+  rawArgs: readonly string[],
+  flag: string,
+  aliases: readonly string[] = [],
+): string[] {
+  const names = [`--${flag}`, ...aliases.map((alias) => `-${alias}`)]
   const values: string[] = []
   for (let index = 0; index < rawArgs.length; index += 1) {
     const arg = rawArgs[index] as string
     if (arg === '--') break
-    if (arg === `--${flag}`) {
+    const name = names.find((candidate) => arg === candidate || arg.startsWith(`${candidate}=`))
+    if (name === undefined) continue
+    if (arg === name) {
       const value = rawArgs[index + 1]
       if (value !== undefined) values.push(value)
       index += 1
-    } else if (arg.startsWith(`--${flag}=`)) {
-      values.push(arg.slice(flag.length + 3))
+    } else {
+      values.push(arg.slice(name.length + 1))
     }
   }
   return values

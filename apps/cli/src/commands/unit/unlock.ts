@@ -24,14 +24,14 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const context = await openContext(args)
     const force = args.force === true
-    // --force releases whatever lock is held, unless --lock-id names the one to force: a lock
-    // remembered here may be an older one than the lock held now.
-    const lockId = force ? args['lock-id'] : await context.lockFor(args.id, args['lock-id'])
     if (args.reason !== undefined && !force) {
       throw new UsageError('--reason goes with --force: only a forced unlock is recorded')
     }
+    const context = await openContext(args)
+    // --force releases whatever lock is held, unless --lock-id names the one to force: a lock
+    // remembered here may be an older one than the lock held now.
+    const lockId = force ? args['lock-id'] : await context.lockFor(args.id, args['lock-id'])
     if (lockId === undefined && !force) {
       throw new UsageError(
         `no lock of ${args.id} is remembered here: give --lock-id <id>, or --force`,

@@ -15,9 +15,10 @@ export default defineCommand({
     all: { type: 'boolean', description: 'show every version' },
   },
   async run({ args }) {
-    const context = await openContext(args)
+    // The command line is checked before anything else, the server included.
     if (args.limit !== undefined && !/^[1-9]\d*$/.test(args.limit))
       throw new UsageError('--limit must be a whole number')
+    const context = await openContext(args)
     const wanted = args.all === true ? Number.POSITIVE_INFINITY : Number(args.limit ?? 20)
     const { items: versions } = await firstItems<Version>(wanted, 1000, async (query) => {
       const page = await context.client.units.versions(args.id, query)

@@ -1,3 +1,4 @@
+import { InvalidRequestError, parsePrefix } from '@cairn/core'
 import { readFile } from 'node:fs/promises'
 import { visibleText, WebhookRequestSchema, type WebhookRequest } from '@cairn/sdk'
 import { defineCommand } from 'citty'
@@ -11,7 +12,8 @@ import { repeated } from '../unit/dependency-arg'
 export default defineCommand({
   meta: {
     name: 'add',
-    description: 'Send state events on units to a URL, signed; prints the signing secret once',
+    description:
+      'Send state events on units to a URL, signed; prints the signing secret once (the ID with --secret-file)',
   },
   args: {
     url: {
@@ -48,6 +50,17 @@ export default defineCommand({
     })
     const context = await openContext(args)
     const created = await context.client.webhooks.create(request)
+    if (request.secret !== undefined) {
+      // The secret is the user's own, kept in their file: never echoed. The ID is the result.
+      const { secret: _secret, ...withoutSecret } = created
+      context.out.result(withoutSecret, () => visibleText(created.id))
+      if (!context.out.json) {
+        context.out.note(
+          shown`Created webhook ${created.id} for ${created.url} (${created.events.join(', ')}), signed with the secret in ${args['secret-file'] ?? ''}.`,
+        )
+      }
+      return
+    }
     context.out.result(created, () => visibleText(created.secret))
     if (!context.out.json) {
       context.out.note(
@@ -61,6 +74,15 @@ export default defineCommand({
 function checked(request: { url: string; events: string[] } & Omit<WebhookRequest, 'events'>) {
   const result = v.safeParse(WebhookRequestSchema, request)
   if (!result.success) throw new UsageError(result.issues[0].message)
+  // The server's own rule for a prefix, so `prod/` is refused here, before anything is sent.
+  if (result.output.prefix !== undefined) {
+    try {
+      parsePrefix(result.output.prefix)
+    } catch (error) {
+      if (error instanceof InvalidRequestError) throw new UsageError(error.message)
+      throw error
+    }
+  }
   return result.output
 }
 

@@ -3,62 +3,9 @@ import { parseUnitId } from '@cairn/core'
 import type { AuditRecord } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../../testing/in-process'
+import { Browser, ORIGIN } from './page-browser'
 
-const ORIGIN = 'http://localhost'
 const TOKENS = '/app/settings/tokens'
-
-/** An answer as a browser sees it: its status, its headers and its page. */
-interface Seen {
-  status: number
-  headers: Headers
-  html: string
-}
-
-/** A browser of the in-process app: it keeps the session cookie and the last page's CSRF token. */
-class Browser {
-  cookie = ''
-  csrf = ''
-
-  constructor(private readonly fixture: InProcessApp) {}
-
-  async get(path: string): Promise<Seen> {
-    return this.#keep(await this.fixture.request(path, { headers: { Cookie: this.cookie } }))
-  }
-
-  async post(
-    path: string,
-    fields: Record<string, string>,
-    headers: Record<string, string> = { Origin: ORIGIN },
-  ): Promise<Seen> {
-    const answer = await this.fixture.request(path, {
-      method: 'POST',
-      headers: {
-        Cookie: this.cookie,
-        'Content-Type': 'application/x-www-form-urlencoded',
-        ...headers,
-      },
-      body: new URLSearchParams({ csrf: this.csrf, ...fields }).toString(),
-    })
-    return this.#keep(answer)
-  }
-
-  /** Signs in with a pasted token, then reads a page for the signed-in session's CSRF token. */
-  async signIn(token: string): Promise<void> {
-    await this.get('/app/login')
-    expect((await this.post('/app/login', { token, next: TOKENS })).status).toBe(303)
-    await this.get(TOKENS)
-  }
-
-  async #keep(answer: Response): Promise<Seen> {
-    const set = answer.headers.get('set-cookie')
-    const session = set === null ? undefined : /cairn_session=([^;]*)/.exec(set)?.[1]
-    if (session !== undefined) this.cookie = `cairn_session=${session}`
-    const html = await answer.text()
-    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1]
-    if (csrf !== undefined) this.csrf = csrf
-    return { status: answer.status, headers: answer.headers, html }
-  }
-}
 
 describe('the tokens page in local mode', () => {
   let fixture: InProcessApp

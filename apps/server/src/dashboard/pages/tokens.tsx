@@ -316,8 +316,8 @@ function Usage({ base }: { base: string }) {
     <section aria-labelledby="usage">
       <h2 id="usage">Using a token</h2>
       <p>
-        <strong>Terraform</strong>: paste it at the prompt of <code>terraform login {host}</code>,
-        or give it in the environment (CI):
+        <strong>Terraform</strong>: <code>terraform login {host}</code> opens a page that gives it a
+        token of its own; in CI, give one in the environment:
       </p>
       <pre class="panel scroll">
         <code>{terraformEnv}</code>

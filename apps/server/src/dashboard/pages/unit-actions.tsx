@@ -5,8 +5,8 @@ import {
   parseUnitId,
   UnitFrozenError,
 } from '@cairn/core'
-import { Hono } from 'hono'
-import { noteAudit } from '../../audit/audit-trail'
+import { Hono, type Context } from 'hono'
+import { noteAudit, noteUnlock } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../posted-form'
 import { queryOf, viewerOf, type DashboardDeps } from '../context'
@@ -90,6 +90,7 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
       deps.sessions.flash(c, error, { error: true })
       return c.redirect(unitHref(id), 303)
     }
+    noteUnlock(c, released)
     const done =
       released === null
         ? `${id} was not locked`

@@ -1,6 +1,8 @@
 import { defineCommand } from 'citty'
 import { openContext } from '../../../context'
-import { common } from '../../_shared'
+import { shown } from '../../../output/shown'
+import { confirm } from '../../../terminal/confirm'
+import { common, yesArg } from '../../_shared'
 import { grants } from '../assignments/ls'
 
 export default defineCommand({
@@ -20,8 +22,13 @@ export default defineCommand({
       description: 'the provider that named them, when users of several share the subject',
     },
     ...common,
+    ...yesArg,
   },
   async run({ args }) {
+    await confirm(
+      args.yes,
+      shown`Remove user ${args.subject}, revoking their API tokens, logins and assignments?`,
+    )
     const context = await openContext(args)
     const removed = await context.client.rbac.users.remove(
       args.subject,

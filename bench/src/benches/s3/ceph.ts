@@ -1,0 +1,48 @@
+import { existsSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { RunningRgw, StartRgwOptions } from '@cairn/testkit'
+import { BenchError } from '../../harness/bench-error'
+import { track } from '../../harness/cleanup'
+import { root } from '../../harness/paths'
+
+export type { RunningRgw }
+
+/** The build of the test kit's `startRgw` (the test kit itself exports TypeScript sources). */
+const testkitRgw = join(root, 'packages', 'testkit', 'dist', 'rgw.js')
+
+/**
+ * Starts the test kit's throwaway Ceph RGW (one gateway, the OSD in RAM) and registers it with the
+ * bench's cleanup, so that its daemons are killed by PID on every way out. Loaded at run time
+ * from the test kit's own build, which `npm run build` makes.
+ */
+export async function startCeph(options: StartRgwOptions): Promise<RunningRgw> {
+  if (!existsSync(testkitRgw)) {
+    throw new BenchError(`${relative(root, testkitRgw)} is missing: build first (npm run build)`)
+  }
+  const { startRgw } = (await import(pathToFileURL(testkitRgw).href)) as {
+    startRgw: (options: StartRgwOptions) => Promise<RunningRgw>
+  }
+  let rgw: RunningRgw
+  try {
+    rgw = await startRgw(options)
+  } catch (error) {
+    throw new BenchError(error instanceof Error ? error.message : String(error))
+  }
+  const forget = track({
+    stop: async () => {
+      forget()
+      await rgw.stop()
+    },
+    kill: () => {
+      for (const pid of rgw.pids) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // already gone
+        }
+      }
+    },
+  })
+  return rgw
+}

@@ -1,0 +1,115 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3'
+import type { _Object } from '@aws-sdk/client-s3'
+import { pool } from '../../harness/http'
+import type { RunningRgw } from './ceph'
+
+/** The same operations as Cairn's, made directly on the S3 server with the AWS SDK: the baseline. */
+
+export const BUCKET = 'cairn-bench'
+
+export function s3Client(rgw: RunningRgw): S3Client {
+  return new S3Client({
+    endpoint: rgw.endpoint,
+    region: rgw.region,
+    credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
+    forcePathStyle: true,
+    // Otherwise a body goes aws-chunked, which this RGW answers with 411 (as the store sets it).
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+  })
+}
+
+/** A lock as Terraform sends one, about the size of Cairn's. */
+const lockBody = (name: string) =>
+  JSON.stringify({
+    ID: '3f1b2c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+    Operation: 'OperationTypeApply',
+    Info: '',
+    Who: 'bench@s3',
+    Version: '1.11.4',
+    Created: new Date().toISOString(),
+    Path: name,
+  })
+
+/** Create-if-absent of a lock object, then its deletion. */
+export async function directLock(s3: S3Client, name: string): Promise<void> {
+  const Key = `direct/locks/${name}.json`
+  await s3.send(
+    new PutObjectCommand({ Bucket: BUCKET, Key, Body: lockBody(name), IfNoneMatch: '*' }),
+  )
+  await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key }))
+}
+
+/** Direct writes: serials per name, and each record's ETag unquoted (this RGW compares that form). */
+export class DirectWriter {
+  readonly #serials = new Map<string, number>()
+  readonly #etags = new Map<string, string>()
+
+  constructor(
+    private readonly s3: S3Client,
+    private readonly state: (serial: number) => string,
+  ) {}
+
+  /**
+   * A state's bytes under a new key; with `record`, then the replace-if-unchanged of a small
+   * record naming it, which is what makes a write visible atomically (and where a lock is checked).
+   */
+  async write(name: string, record: boolean): Promise<void> {
+    const serial = (this.#serials.get(name) ?? 0) + 1
+    this.#serials.set(name, serial)
+    const stateKey = `direct/states/${name}/${String(serial).padStart(10, '0')}.tfstate`
+    await this.s3.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: stateKey, Body: this.state(serial) }),
+    )
+    if (!record) return
+    const Key = `direct/records/${name}.json`
+    const previous = this.#etags.get(Key)
+    const written = await this.s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key,
+        Body: JSON.stringify({ lock: null, current: { object: stateKey, serial } }),
+        ...(previous === undefined ? { IfNoneMatch: '*' } : { IfMatch: previous }),
+      }),
+    )
+    this.#etags.set(Key, (written.ETag ?? '').replaceAll('"', ''))
+  }
+}
+
+/** Every page of ListObjectsV2 under `prefix`, 1,000 a page: the keys (and sizes). */
+export async function directList(s3: S3Client, prefix: string): Promise<_Object[]> {
+  const objects: _Object[] = []
+  let token: string | undefined
+  do {
+    const page = await s3.send(
+      new ListObjectsV2Command({
+        Bucket: BUCKET,
+        Prefix: prefix,
+        MaxKeys: 1000,
+        ...(token === undefined ? {} : { ContinuationToken: token }),
+      }),
+    )
+    for (const object of page.Contents ?? []) objects.push(object)
+    token = page.IsTruncated === true ? page.NextContinuationToken : undefined
+  } while (token !== undefined)
+  return objects
+}
+
+/** The listing, then a GET of every object it names, `clients` at once. */
+export async function directListAndGet(
+  s3: S3Client,
+  prefix: string,
+  clients: number,
+): Promise<_Object[]> {
+  const objects = await directList(s3, prefix)
+  await pool(objects.length, clients, async (index) => {
+    const answer = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: objects[index]?.Key }))
+    await answer.Body?.transformToByteArray()
+  })
+  return objects
+}
