@@ -7,6 +7,17 @@ import { colourOn, withoutColour } from './output/colour'
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyCommand = CommandDef<any>
 
+let running: AnyCommand | undefined
+
+/**
+ * The tree of the command line being run, for a command that describes the whole tree (`cairn
+ * completion`) without importing it, which would import that command again.
+ */
+export function runningTree(): AnyCommand {
+  if (running === undefined) throw new Error('no command line is running')
+  return running
+}
+
 /**
  * Runs a command line through citty's `runCommand` (so each command's `setup` and `cleanup` run),
  * strictly, as nuxi does: an unknown subcommand, an unknown flag or a stray argument is a usage
@@ -15,6 +26,7 @@ export type AnyCommand = CommandDef<any>
  * command, as `gh --version` runs `gh version`.
  */
 export async function runCli(root: AnyCommand, rawArgs: string[]): Promise<void> {
+  running = root
   const { command, parent, rest } = await leafOf(root, rawArgs)
   const subCommands = await resolve(command.subCommands)
   if (

@@ -139,7 +139,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     refreshTtlMs: deps.authSettings.refreshTtlMs,
     publicBaseUrl: deps.authSettings.publicBaseUrl,
   })
-  const terraformLogins = new TerraformLogins(auth, new OAuthStateSealer(stateKey, deps.clock))
+  const terraformLogins = new TerraformLogins(auth, new Sealer(stateKey, deps.clock))
   const dashboardLogin =
     auth.oidc === undefined
       ? undefined

@@ -1,4 +1,4 @@
-import { ServerVersionSchema, type ServerVersion } from '@cairn/core/wire'
+import { ServerVersionSchema, type ServerVersion } from '@cairn/contract'
 import type { Transport } from './transport'
 
 /** What the server says about itself, with no token needed. */

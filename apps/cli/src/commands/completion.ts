@@ -4,6 +4,7 @@ import { bashScript } from '../completion/bash'
 import { commandTree } from '../completion/command-tree'
 import { fishScript } from '../completion/fish'
 import { zshScript } from '../completion/zsh'
+import { runningTree } from '../run'
 
 const SCRIPTS = { bash: bashScript, zsh: zshScript, fish: fishScript } as const
 
@@ -25,9 +26,7 @@ export default defineCommand({
     if (!Object.hasOwn(SCRIPTS, args.shell)) {
       throw new UsageError(`cairn completion knows bash, zsh and fish, not ${args.shell}`)
     }
-    // Imported here: the tree holds this command too.
-    const { root } = await import('./index')
     const script = SCRIPTS[args.shell as keyof typeof SCRIPTS]
-    process.stdout.write(script(await commandTree(root)))
+    process.stdout.write(script(await commandTree(runningTree())))
   },
 })

@@ -41,8 +41,8 @@ describe('the audit trail', () => {
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       })
       expect(answer.status, await answer.text()).toBe(200)
-      expect((await fixture.core.audit.query({ action: 'force_unlock' })).records).toEqual([])
-      const { records } = await fixture.core.audit.query({ action: 'unlock' })
+      expect((await fixture.audit.query({ action: 'force_unlock' })).records).toEqual([])
+      const { records } = await fixture.audit.query({ action: 'unlock' })
       expect(records).toHaveLength(1)
       expect(records[0]).toMatchObject({ unit: 'team/idle', detail: { released: 'none' } })
     },
@@ -53,7 +53,7 @@ describe('the audit trail', () => {
     expect((await send('POST', '/v1/units/team/held/lock', { Who: 'ci' })).status).toBe(200)
     const forced = await fixture.request('/v1/backend/team/held', { method: 'UNLOCK' })
     expect(forced.status, await forced.text()).toBe(200)
-    const { records } = await fixture.core.audit.query({ action: 'force_unlock' })
+    const { records } = await fixture.audit.query({ action: 'force_unlock' })
     expect(records).toHaveLength(1)
     expect(records[0]?.detail?.['released']).toBeUndefined()
   })

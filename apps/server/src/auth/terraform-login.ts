@@ -1,4 +1,4 @@
-import { AuthError, type AuthService, type Identity, type OAuthStateSealer } from '@cairn/auth'
+import { AuthError, type AuthService, type Identity, type Sealer } from '@cairn/auth'
 import * as v from 'valibot'
 
 /** An authorization code lives five minutes (DESIGN section 8), and works once. */
@@ -36,9 +36,9 @@ export interface TerraformLoginRequest {
  */
 export class TerraformLogins {
   readonly #auth: AuthService
-  readonly #sealer: OAuthStateSealer
+  readonly #sealer: Sealer
 
-  constructor(auth: AuthService, sealer: OAuthStateSealer) {
+  constructor(auth: AuthService, sealer: Sealer) {
     this.#auth = auth
     this.#sealer = sealer
   }

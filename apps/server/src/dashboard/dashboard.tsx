@@ -24,21 +24,7 @@ import { keepPostedForm } from './posted-form'
 import { Sessions } from './session'
 import { ASSETS } from './view/assets'
 import { Page } from './view/layout'
-
-/**
- * The Content Security Policy of every dashboard page: nothing but this server's own style sheet
- * and script (no inline code, no other origin), forms that post only here, no framing.
- */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ')
+import { CONTENT_SECURITY_POLICY } from './content-security-policy'
 
 /**
  * The web dashboard at `/app` (and `/`, which leads there): pages rendered on the server from the

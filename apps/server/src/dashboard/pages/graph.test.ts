@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
 import { usePageFixture } from './page-fixture'
-import { CONTENT_SECURITY_POLICY } from '../dashboard'
+import { CONTENT_SECURITY_POLICY } from '../content-security-policy'
 
 /**
  * `/app/unit/graph` in process, with RBAC on and authentication off: every page is seen by

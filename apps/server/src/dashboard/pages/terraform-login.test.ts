@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import type { AuditRecord, CreatedApiToken, Me } from '@cairn/core/wire'
+import type { AuditRecord, CreatedApiToken, Me } from '@cairn/contract'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { inProcessApp, type InProcessApp } from '../../testing/in-process'
 import { Browser, ORIGIN } from './page-browser'

@@ -11,9 +11,10 @@ import { backToTerraform, type TerraformLoginRequest } from '../../auth/terrafor
 import type { AppEnv } from '../../http/app-env'
 import { readForm, SMALL_BODY_BYTES } from '../../http/body'
 import type { DashboardDeps } from '../context'
-import { CONTENT_SECURITY_POLICY } from '../dashboard'
+import { CONTENT_SECURITY_POLICY } from '../content-security-policy'
 import { sameText } from '../oidc-login'
-import { Sessions, type Session } from '../session'
+import { Sessions } from '../session'
+import type { Session } from '../session-record'
 import { CsrfField, Notice, Page } from '../view/layout'
 
 export const TERRAFORM_LOGIN = '/app/login/terraform'

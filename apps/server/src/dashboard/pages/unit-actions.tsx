@@ -5,7 +5,7 @@ import {
   parseUnitId,
   UnitFrozenError,
 } from '@cairn/core'
-import { Hono, type Context } from 'hono'
+import { Hono } from 'hono'
 import { noteAudit, noteUnlock } from '../../audit/audit-trail'
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../posted-form'
