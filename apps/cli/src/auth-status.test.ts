@@ -70,9 +70,10 @@ describe('cairn auth status', () => {
       },
     ])
     const text = await cairn('auth', 'status')
-    expect(text.split('\n').slice(0, 3)).toEqual([
+    expect(text.split('\n').slice(0, 4)).toEqual([
       A,
       '  logged in as local-admin, with a token given to cairn login',
+      expect.stringMatching(/^ {2}issuer +urn:cairn:local$/) as string,
       expect.stringMatching(/^ {2}roles +admin$/) as string,
     ])
     expect(text).toContain(`\n\n${B} (default)\n`)

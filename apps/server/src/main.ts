@@ -62,8 +62,11 @@ async function openStore(
       if (s3 === undefined) refuse('-storage s3 needs -s3-bucket (SVC_S3_BUCKET)')
       // The SDK warns at every start on Node 20, over eight lines, that its releases from 2027
       // need Node 22: this server pins a release that runs on Node 20 (DESIGN section 1). Its own
-      // switch silences that one warning and nothing else, unless the environment says otherwise.
-      process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'
+      // switch silences that one warning and nothing else, unless the environment says otherwise
+      // (an empty value says nothing).
+      if ((process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ?? '') === '') {
+        process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true'
+      }
       // Loaded only here, so a server on the fs store never loads the AWS SDK.
       const { openS3Store, S3StoreError } = await import('@cairn/storage-s3')
       try {

@@ -91,6 +91,12 @@ describe('login through a real OpenID provider', () => {
       email: 'alice@example.test',
       groups: ['platform', 'sre'],
       roles: [],
+      issuer: idp.issuer,
+      token: {
+        kind: 'session',
+        expires: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as string,
+        limit: null,
+      },
     })
     const units = await fetch(`${server.url}/v1/units`, {
       headers: { Authorization: `Bearer ${pair.access_token}` },

@@ -285,6 +285,14 @@ describe('the SDK against a real server', () => {
         email: null,
         groups: [],
         roles: ['admin'],
+        issuer: 'urn:cairn:local',
+        token: {
+          kind: 'api_token',
+          id: expect.stringMatching(/^tok_/) as string,
+          name: 'local admin',
+          expires: null,
+          limit: null,
+        },
       })
     })
 
