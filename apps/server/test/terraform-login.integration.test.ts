@@ -454,45 +454,54 @@ resource "terraform_data" "x" {
       await browser?.close()
     })
 
-    it('completes: the page takes the token and the browser lands on Terraform', async () => {
-      if (browser === undefined) throw new Error('Chromium did not start')
-      const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
-      const hostname = `localhost:${server.port}`
-      const login = tf.start(['login', hostname], { input: 'yes\n' })
-      try {
-        const url = await waitFor(
-          'terraform login to print the authorization URL',
-          () => /https:\/\/\S+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
-          20_000,
-        )
-        // The test CA is trusted by Terraform through SSL_CERT_FILE; Chromium is told to accept it.
-        const context = await browser.newContext({ ignoreHTTPSErrors: true })
-        const page = await context.newPage()
-        await page.goto(url)
-        expect(page.url()).toContain('/app/login/terraform?')
-        await page.getByLabel('API token', { exact: true }).fill(server.token)
-        // The form's answer redirects to Terraform's loopback address, which the page's Content
-        // Security Policy (form-action) must let through, or Chromium never asks for it; Terraform
-        // may close its callback server before its page is written, so the navigation may fail.
-        await Promise.all([
-          page.waitForRequest(
-            (request) => /^http:\/\/localhost:100\d\d\/login\?code=/.test(request.url()),
-            { timeout: 15_000 },
-          ),
-          page
-            .getByRole('button', { name: 'Give Terraform a token' })
-            .click()
-            .catch(() => undefined),
-        ])
-        const result = await login.done
-        expect(result.code, result.stdout + result.stderr).toBe(0)
-        expect(result.stdout).toContain('Success!')
-        await context.close()
-      } finally {
-        // Still waiting for a code when the test failed before giving one.
-        login.kill()
-        await tf.dispose()
-      }
-    }, 120_000)
+    // Terraform closes its callback server as soon as it has a code, before it writes its page, so
+    // under load the browser's navigation and Terraform's wait can miss each other: one more try.
+    it(
+      'completes: the page takes the token and the browser lands on Terraform',
+      {
+        retry: 1,
+        timeout: 60_000,
+      },
+      async () => {
+        if (browser === undefined) throw new Error('Chromium did not start')
+        const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
+        const hostname = `localhost:${server.port}`
+        const login = tf.start(['login', hostname], { input: 'yes\n' })
+        try {
+          const url = await waitFor(
+            'terraform login to print the authorization URL',
+            () => /https:\/\/\S+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
+            20_000,
+          )
+          // The test CA is trusted by Terraform through SSL_CERT_FILE; Chromium is told to accept it.
+          const context = await browser.newContext({ ignoreHTTPSErrors: true })
+          const page = await context.newPage()
+          await page.goto(url)
+          expect(page.url()).toContain('/app/login/terraform?')
+          await page.getByLabel('API token', { exact: true }).fill(server.token)
+          // The form's answer redirects to Terraform's loopback address, which the page's Content
+          // Security Policy (form-action) must let through, or Chromium never asks for it; Terraform
+          // may close its callback server before its page is written, so the navigation may fail.
+          await Promise.all([
+            page.waitForRequest(
+              (request) => /^http:\/\/localhost:100\d\d\/login\?code=/.test(request.url()),
+              { timeout: 15_000 },
+            ),
+            page
+              .getByRole('button', { name: 'Give Terraform a token' })
+              .click()
+              .catch(() => undefined),
+          ])
+          const result = await login.done
+          expect(result.code, result.stdout + result.stderr).toBe(0)
+          expect(result.stdout).toContain('Success!')
+          await context.close()
+        } finally {
+          // Still waiting for a code when the test failed before giving one.
+          login.kill()
+          await tf.dispose()
+        }
+      },
+    )
   })
 })
