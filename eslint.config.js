@@ -20,8 +20,10 @@ export default tseslint.config(
   ...tseslint.configs.stylisticTypeChecked,
   {
     languageOptions: {
+      // The root tsconfig.json is the whole workspace as one program: typed once for every file
+      // (a project service would build one program per package, each retyping its imports).
       parserOptions: {
-        projectService: true,
+        project: './tsconfig.json',
         tsconfigRootDir: import.meta.dirname,
       },
     },
