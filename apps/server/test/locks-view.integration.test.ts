@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { HistoryList, LockList } from '@cairn/contract'
-import { TerraformWorkspace, useServer } from '@cairn/testkit'
+import { TerraformWorkspace, useServer, waitFor } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Api, lockInfo, md5Base64, RFC3339_MS, type Reply } from './support/http-client'
 
@@ -59,13 +59,15 @@ describe('GET /v1/locks against the real server', () => {
     expect(fresh.locks[1]?.acquired).toMatch(RFC3339_MS)
 
     // Past SVC_LOCK_STALE_AFTER (1 s): poll with a deadline rather than sleep.
-    const deadline = Date.now() + 10_000
-    let aged = await locks()
-    while (!aged.locks.every((view) => view.stale)) {
-      if (Date.now() > deadline) throw new Error('the locks never turned stale')
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      aged = await locks()
-    }
+    const aged = await waitFor(
+      'the locks turning stale',
+      async () => {
+        const now = await locks()
+        return now.locks.every((view) => view.stale) && now
+      },
+      10_000,
+      100,
+    )
     expect(aged.locks.map((view) => [view.unit, view.stale])).toEqual([
       ['locks-view/api', true],
       ['locks-view/http', true],
@@ -140,14 +142,17 @@ resource "terraform_data" "held" {
     const apply = workspace.start(['apply', '-auto-approve', '-input=false', '-no-color'])
     try {
       // Past SVC_LOCK_STALE_AFTER (1 s) while the provisioner waits: poll with a deadline.
-      const deadline = Date.now() + 15_000
-      let held = await get<LockList>('/v1/locks?prefix=locks-view/')
-      while (held.locks[0]?.stale !== true) {
-        if (Date.now() > deadline)
-          throw new Error(`the lock Terraform holds never showed stale:\n${apply.output()}`)
-        await new Promise((resolve) => setTimeout(resolve, 100))
-        held = await get<LockList>('/v1/locks?prefix=locks-view/')
-      }
+      const held = await waitFor(
+        'the lock Terraform holds showing stale',
+        async () => {
+          const now = await get<LockList>('/v1/locks?prefix=locks-view/')
+          return now.locks[0]?.stale === true && now
+        },
+        15_000,
+        100,
+      ).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}; terraform said:\n${apply.output()}`)
+      })
       const view = held.locks[0]
       expect(held.locks).toHaveLength(1)
       expect(view).toMatchObject({

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3'
-import { awsCliBinary, useServer } from '@cairn/testkit'
+import { awsCliBinary, useServer, waitFor } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CLI_MAIN, CliSession } from './support/cairn-cli'
 import { sha256Hex, type UnitBody, type VersionBody } from './support/http-client'
@@ -304,12 +304,15 @@ describe('S3 session credentials past their lifetime', () => {
     await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }))
     const before = snapshotOf(await api.unit('short/app'))
     // The token lives 1 s, and the server allows 5 s of clock difference: poll until refused.
-    const deadline = Date.now() + 20_000
-    let answer = 'succeeded'
-    while (answer === 'succeeded' && Date.now() < deadline) {
-      answer = await s3ErrorOf(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key })))
-      if (answer === 'succeeded') await new Promise((resolve) => setTimeout(resolve, 250))
-    }
+    const answer = await waitFor(
+      'the session token refused',
+      async () => {
+        const now = await s3ErrorOf(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key })))
+        return now !== 'succeeded' && now
+      },
+      20_000,
+      250,
+    )
     expect(answer).toBe('400 ExpiredToken')
     const again = tfState(2, 'short')
     expect(

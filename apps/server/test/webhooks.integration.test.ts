@@ -102,16 +102,9 @@ class Receiver {
   }
 }
 
-/** Polls an async condition until it holds, or fails naming it. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000) {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+/** The test kit's wait, with this suite's deadline: deliveries retry on a backoff. */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000) =>
+  waitFor(what, probe, ms, 50)
 
 const state = (serial: number, outputs: Record<string, string> = {}) =>
   terraformState({ serial, outputs })

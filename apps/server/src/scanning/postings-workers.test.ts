@@ -1,6 +1,7 @@
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { postingsOf } from '@cairn/state-index'
+import { waitFor } from '@cairn/testkit'
 import { PostingsWorkers } from './postings-workers'
 
 // The worker script as the server runs it: built beside main.js (the tests build first).
@@ -61,8 +62,7 @@ describe('PostingsWorkers', () => {
     pool = new PostingsWorkers({ size: 1, minBytes: 0, url: WORKER, idleMs: 50 })
     expect((await pool.build(indexBytes(1, 3)))?.size).toBe(3)
     expect(pool.threads).toBe(1)
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    expect(pool.threads).toBe(0)
+    await waitFor('the idle thread to stop', () => pool?.threads === 0, 5000, 10)
     expect((await pool.build(indexBytes(2, 4)))?.size).toBe(4)
     expect(pool.threads).toBe(1)
   })
