@@ -6,9 +6,9 @@ export default defineConfig({
   entry: ['src/index.ts'],
   platform: 'neutral',
   // The wire schemas come from the workspace's contract package, which is not published: bundle
-  // them, and their types (found through the contract's `types` field, which the declaration
-  // bundler reads), so the package needs nothing but valibot from the registry.
+  // them, and their types (tsconfig.build.json maps the contract to its sources for the
+  // declarations), so the package needs nothing but valibot from the registry.
   noExternal: [/^@cairn\//],
-  dts: { resolve: [/^@cairn\//] },
+  dts: true,
   tsconfig: 'tsconfig.build.json',
 })
