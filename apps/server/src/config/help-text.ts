@@ -1,7 +1,7 @@
 import { AUTH_VARIABLES } from './auth-settings'
-import { METRICS_TOKEN_HELP } from './metrics-settings'
-import { listed } from './setting-schemas'
-import { REQUESTS, SETTINGS, type Setting } from './settings'
+import { METRICS_VARIABLES } from './metrics-settings'
+import { boolean, listed } from './setting-schemas'
+import { REQUESTS, SETTINGS, type Setting, type Variable } from './settings'
 
 /** The text of `-help`: every flag with its variable and default, then the variables alone. */
 export function helpText(): string {
@@ -17,20 +17,24 @@ export function helpText(): string {
   for (const [name, request] of Object.entries(REQUESTS)) {
     lines.push(`  -${name}`, `      ${request.help}`)
   }
-  lines.push('', 'Metrics (environment only):')
-  lines.push('  SVC_METRICS_TOKEN', `      ${METRICS_TOKEN_HELP}`)
-  lines.push('', 'Identity (environment only):')
-  for (const [name, help] of Object.entries(AUTH_VARIABLES)) {
-    lines.push(`  ${name}`, `      ${help}`)
-  }
+  lines.push('', 'Metrics (environment only):', ...variableLines(METRICS_VARIABLES))
+  lines.push('', 'Identity (environment only):', ...variableLines(AUTH_VARIABLES))
   return `${lines.join('\n')}\n`
+}
+
+function variableLines(table: Readonly<Record<string, Variable>>): string[] {
+  return Object.entries(table).flatMap(([name, variable]) => [
+    `  ${name}`,
+    `      ${describe(variable)}`,
+  ])
 }
 
 /**
  * A setting's help line with its default: `… (default 30s)`. A choice lists its values, the
- * default marked. A switch that is off unless given says no default; an empty one is "none".
+ * default marked. A yes-or-no setting that is off unless given says no default; an empty one is
+ * "none"; one with spaces is quoted.
  */
-function describe(setting: Setting): string {
+function describe(setting: Variable): string {
   const { help } = setting
   if (typeof help !== 'string') {
     return listed(
@@ -41,7 +45,12 @@ function describe(setting: Setting): string {
     )
   }
   if (setting.default === undefined) return help
-  if (setting.boolean === true && setting.default === 'false') return help
-  const shown = setting.default === '' ? 'none' : setting.default
+  if (setting.schema === boolean && setting.default === 'false') return help
+  const shown =
+    setting.default === ''
+      ? 'none'
+      : setting.default.includes(' ')
+        ? JSON.stringify(setting.default)
+        : setting.default
   return `${help} (default ${shown}${setting.defaultNote ?? ''})`
 }

@@ -1,4 +1,6 @@
-import { ConfigError } from './config-error'
+import * as v from 'valibot'
+import { readVariables } from './read-settings'
+import type { Variable } from './settings'
 
 /** Where `GET /metrics` is served (DESIGN section 13). */
 export interface MetricsSettings {
@@ -16,8 +18,20 @@ export interface MetricsSettings {
 /** The shortest `SVC_METRICS_TOKEN` accepted: 32 characters, so it cannot be guessed. */
 const MIN_METRICS_TOKEN = 32
 
-/** The help of `SVC_METRICS_TOKEN`, a variable with no flag. */
-export const METRICS_TOKEN_HELP = `serve GET /metrics on the main listener to this Bearer token (at least ${MIN_METRICS_TOKEN} characters) instead of on 127.0.0.1`
+/** The variable of the metrics with no flag. */
+export const METRICS_VARIABLES = {
+  SVC_METRICS_TOKEN: {
+    schema: ({ label }) =>
+      v.pipe(
+        v.string(),
+        v.minLength(
+          MIN_METRICS_TOKEN,
+          `${label} must be at least ${MIN_METRICS_TOKEN} characters (for example: openssl rand -hex 32)`,
+        ),
+      ),
+    help: `serve GET /metrics on the main listener to this Bearer token (at least ${MIN_METRICS_TOKEN} characters) instead of on 127.0.0.1`,
+  },
+} as const satisfies Record<string, Variable>
 
 /**
  * The metrics settings, from `-metrics-port`, `-metrics-host` and `SVC_METRICS_TOKEN`, which
@@ -30,13 +44,7 @@ export function metricsSettings(
   host: string,
   env: NodeJS.ProcessEnv,
 ): MetricsSettings {
-  const given = env['SVC_METRICS_TOKEN']
-  const token = given === undefined || given === '' ? undefined : given
-  if (token !== undefined && token.length < MIN_METRICS_TOKEN) {
-    throw new ConfigError(
-      `SVC_METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN} characters (for example: openssl rand -hex 32)`,
-    )
-  }
+  const token = readVariables(METRICS_VARIABLES, env).SVC_METRICS_TOKEN
   if (token !== undefined) return Object.freeze({ token, port: undefined, host })
   return Object.freeze({ token, port: typeof port === 'number' ? port : undefined, host })
 }

@@ -34,19 +34,29 @@ export const wholeNumber =
 export const duration =
   (min = 0): SettingSchema<number> =>
   ({ label }) =>
-    v.pipe(
-      v.string(),
-      v.rawTransform(({ dataset, addIssue, NEVER }) => {
-        try {
-          const ms = parseDuration(dataset.value)
-          if (ms >= min) return ms
-          addIssue({ message: `${label} must be at least ${min} ms` })
-        } catch (error) {
-          addIssue({ message: `${label}: ${(error as Error).message}` })
-        }
-        return NEVER
-      }),
-    )
+    goDuration(label, (ms) => (ms >= min ? undefined : `${label} must be at least ${min} ms`))
+
+/** A Go duration in milliseconds, longer than 0. */
+export const positiveDuration: SettingSchema<number> = ({ label }) =>
+  goDuration(label, (ms) => (ms > 0 ? undefined : `${label} must be longer than 0`))
+
+/** A Go duration in milliseconds, which `refusal` may refuse with a message. */
+function goDuration(label: string, refusal: (ms: number) => string | undefined) {
+  return v.pipe(
+    v.string(),
+    v.rawTransform<string, number>(({ dataset, addIssue, NEVER }) => {
+      try {
+        const ms = parseDuration(dataset.value)
+        const message = refusal(ms)
+        if (message === undefined) return ms
+        addIssue({ message })
+      } catch (error) {
+        addIssue({ message: `${label}: ${(error as Error).message}` })
+      }
+      return NEVER
+    }),
+  )
+}
 
 /** `true` or `1`, `false` or `0`. */
 export const boolean: SettingSchema<boolean> = ({ label }) =>
@@ -61,6 +71,14 @@ export const oneOf =
   <const T extends string>(values: readonly T[]): SettingSchema<T> =>
   ({ label }) =>
     v.picklist(values, `${label} must be ${listed(values)}`)
+
+/** An http or https URL. */
+export const httpUrl: SettingSchema<string> = ({ label }) =>
+  v.pipe(
+    v.string(),
+    v.url(`${label} must be an http or https URL`),
+    v.regex(/^https?:\/\//i, `${label} must be an http or https URL`),
+  )
 
 /** Text that `pattern` matches whole; else `<label> <refusal>`. */
 export const matching =

@@ -13,18 +13,13 @@ import {
 } from './setting-schemas'
 
 /**
- * One setting of the server: its flag (the key of its row), its environment variable, its
- * default, how its text is read and its help. The flag parser, the environment reader, the
- * validation and `-help` are all derived from these rows.
+ * A setting read from the environment alone (the key of its row is its variable), and the part
+ * of every setting that says how its text is read and what the help says of it.
  */
-export interface Setting {
-  /** Read when the flag is not given; an empty variable counts as unset. */
-  readonly env: string
-  /** A switch: `-flag` alone means true. Other flags take a value. */
-  readonly boolean?: true
+export interface Variable {
   /**
-   * The text read when neither the flag nor its variable gives one. A setting whose default
-   * follows from other settings (the S3 region, path style) has none here: its help says the rule.
+   * The text read when nothing gives one. A setting whose default follows from other settings
+   * (the S3 region, path style) has none here: its help says the rule.
    */
   readonly default?: string
   /** What the help says of the default after it: `: 400 days`, `; … turns it off`. */
@@ -35,6 +30,17 @@ export interface Setting {
    * ('' for nothing to add), in the order the help lists them.
    */
   readonly help: string | Readonly<Record<string, string>>
+}
+
+/**
+ * One setting of the server with a flag (the key of its row) and an environment variable. The
+ * flag parser, the environment reader, the validation and `-help` are all derived from these rows.
+ */
+export interface Setting extends Variable {
+  /** Read when the flag is not given; an empty variable counts as unset. */
+  readonly env: string
+  /** A switch: `-flag` alone means true. Other flags take a value. */
+  readonly boolean?: true
 }
 
 const HOUR_MS = 3_600_000
