@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { FLAGS } from '../src/config/config'
+import { SETTINGS } from '../src/config/settings'
 import { dockerfileStages, envOf, execForm, type Stage } from './support/dockerfile'
 import { ROOT } from './support/instances'
 
@@ -46,7 +46,7 @@ describe('the Dockerfile', () => {
   it('serves metrics on the container network through a setting the server has, and publishes only the API', async () => {
     const final = (await dockerfileStages()).at(-1) as Stage
     const env = envOf(final)
-    expect(env[FLAGS['metrics-host'].env]).toBe('0.0.0.0')
+    expect(env[SETTINGS['metrics-host'].env]).toBe('0.0.0.0')
     // EXPOSE is what `docker run -P` publishes on every address of the host: never the metrics.
     const exposed = final.instructions
       .filter(({ keyword }) => keyword === 'EXPOSE')

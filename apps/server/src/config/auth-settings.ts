@@ -1,7 +1,9 @@
 import { isPrintableAscii } from '@cairn/contract'
 import * as v from 'valibot'
 import { ConfigError } from './config-error'
-import { parseDuration } from './duration'
+import { readVariables } from './read-settings'
+import { boolean, httpUrl, positiveDuration, text } from './setting-schemas'
+import type { Variable } from './settings'
 
 /** Identity settings, from the environment only (service spec, Configuration). */
 export interface AuthSettings {
@@ -28,102 +30,93 @@ export interface AuthSettings {
   readonly publicBaseUrl: string | undefined
 }
 
-/** Each variable with its help line, for `-help`. */
+/** Each identity variable, in the order `-help` lists them and the first bad one is reported. */
 export const AUTH_VARIABLES = {
-  SVC_AUTH_ISSUER: 'OpenID provider issuer URL; unset: local mode with an admin API token',
-  SVC_AUTH_CLIENT_ID: 'OpenID client ID (required with SVC_AUTH_ISSUER)',
-  SVC_AUTH_CLIENT_SECRET: 'OpenID client secret, for confidential clients',
-  SVC_AUTH_AUTH_URL: 'the provider authorization endpoint, instead of the discovered one',
-  SVC_AUTH_TOKEN_URL: 'the provider token endpoint, instead of the discovered one',
-  SVC_AUTH_DEV_SKIP_VERIFY: 'true: skip the ID token issuer and audience checks (development only)',
-  SVC_LOCAL_ADMIN:
-    'true: with SVC_AUTH_ISSUER, still accept the admin token of local mode (warns at start)',
-  SVC_AUTH_REDIRECT_URIS: 'comma-separated redirect URIs clients use (default loopback /callback)',
-  SVC_AUTH_SCOPES: 'scopes clients ask for (default "openid profile email offline_access")',
-  SVC_TOKENS_PRIVATE_KEY_PEM_PATH: 'Ed25519 private key (PEM) signing tokens; unset: ephemeral',
-  SVC_TOKENS_KID: 'key ID of the signing key (default its thumbprint); change on rotation',
-  SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS:
-    'comma-separated keys of earlier rotations, still accepted',
-  SVC_TOKENS_PREVIOUS_KIDS: 'their key IDs, in the same order (default each file name)',
-  SVC_TOKENS_ACCESS_TTL: 'access token lifetime (default 1h)',
-  SVC_TOKENS_REFRESH_TTL: 'refresh token lifetime (default 720h)',
-  SVC_IAC_TOKEN_TTL: 'lifetime of the token terraform login receives (default 1h)',
-  SVC_OAUTH_STATE_KEY:
-    'key for OAuth state, 32 or more characters; unset: derived from the signing key',
-  SVC_PUBLIC_BASE_URL: "the server's public URL, for redirects and the tokens' issuer",
-} as const
+  SVC_AUTH_ISSUER: {
+    schema: httpUrl,
+    help: 'OpenID provider issuer URL; unset: local mode with an admin API token',
+  },
+  SVC_AUTH_CLIENT_ID: { schema: text, help: 'OpenID client ID (required with SVC_AUTH_ISSUER)' },
+  SVC_AUTH_CLIENT_SECRET: { schema: text, help: 'OpenID client secret, for confidential clients' },
+  SVC_AUTH_AUTH_URL: {
+    schema: httpUrl,
+    help: 'the provider authorization endpoint, instead of the discovered one',
+  },
+  SVC_AUTH_TOKEN_URL: {
+    schema: httpUrl,
+    help: 'the provider token endpoint, instead of the discovered one',
+  },
+  SVC_AUTH_DEV_SKIP_VERIFY: {
+    default: 'false',
+    schema: boolean,
+    help: 'true: skip the ID token issuer and audience checks (development only)',
+  },
+  SVC_LOCAL_ADMIN: {
+    default: 'false',
+    schema: boolean,
+    help: 'true: with SVC_AUTH_ISSUER, still accept the admin token of local mode (warns at start)',
+  },
+  SVC_AUTH_REDIRECT_URIS: {
+    schema: text,
+    help: 'comma-separated redirect URIs clients use (default loopback /callback)',
+  },
+  SVC_AUTH_SCOPES: {
+    default: 'openid profile email offline_access',
+    schema: text,
+    help: 'scopes clients ask for',
+  },
+  SVC_TOKENS_PRIVATE_KEY_PEM_PATH: {
+    schema: text,
+    help: 'Ed25519 private key (PEM) signing tokens; unset: ephemeral',
+  },
+  SVC_TOKENS_KID: {
+    schema: ({ label }) =>
+      v.pipe(
+        v.string(),
+        v.check(
+          (kid) => kid.length >= 1 && kid.length <= 128 && isPrintableAscii(kid, { spaces: false }),
+          `${label} must be 1 to 128 printable characters`,
+        ),
+      ),
+    help: 'key ID of the signing key (default its thumbprint); change on rotation',
+  },
+  SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS: {
+    schema: text,
+    help: 'comma-separated keys of earlier rotations, still accepted',
+  },
+  SVC_TOKENS_PREVIOUS_KIDS: {
+    schema: text,
+    help: 'their key IDs, in the same order (default each file name)',
+  },
+  SVC_TOKENS_ACCESS_TTL: { default: '1h', schema: positiveDuration, help: 'access token lifetime' },
+  SVC_TOKENS_REFRESH_TTL: {
+    default: '720h',
+    schema: positiveDuration,
+    help: 'refresh token lifetime',
+  },
+  SVC_IAC_TOKEN_TTL: {
+    default: '1h',
+    schema: positiveDuration,
+    help: 'lifetime of the token terraform login receives',
+  },
+  SVC_OAUTH_STATE_KEY: {
+    schema: ({ label }) =>
+      v.pipe(v.string(), v.minLength(32, `${label} must be 32 or more characters`)),
+    help: 'key for OAuth state, 32 or more characters; unset: derived from the signing key',
+  },
+  SVC_PUBLIC_BASE_URL: {
+    schema: httpUrl,
+    help: "the server's public URL, for redirects and the tokens' issuer",
+  },
+} as const satisfies Record<string, Variable>
 
-type Variable = keyof typeof AUTH_VARIABLES
-
-const url = (name: Variable) =>
-  v.pipe(
-    v.string(),
-    v.url(`${name} must be an http or https URL`),
-    v.regex(/^https?:\/\//i, `${name} must be an http or https URL`),
-  )
-
-const duration = (name: Variable, fallback: string) =>
-  v.optional(
-    v.pipe(
-      v.string(),
-      v.rawTransform(({ dataset, addIssue, NEVER }) => {
-        try {
-          const ms = parseDuration(dataset.value)
-          if (ms > 0) return ms
-          addIssue({ message: `${name} must be longer than 0` })
-        } catch (error) {
-          addIssue({ message: `${name}: ${(error as Error).message}` })
-        }
-        return NEVER
-      }),
-    ),
-    fallback,
-  )
-
-const list = (text: string | undefined): string[] =>
-  text === undefined
+const list = (given: string | undefined): string[] =>
+  given === undefined
     ? []
-    : text
+    : given
         .split(',')
         .map((item) => item.trim())
         .filter((item) => item !== '')
-
-const AuthSchema = v.object({
-  SVC_AUTH_ISSUER: v.optional(url('SVC_AUTH_ISSUER')),
-  SVC_AUTH_CLIENT_ID: v.optional(v.string()),
-  SVC_AUTH_CLIENT_SECRET: v.optional(v.string()),
-  SVC_AUTH_AUTH_URL: v.optional(url('SVC_AUTH_AUTH_URL')),
-  SVC_AUTH_TOKEN_URL: v.optional(url('SVC_AUTH_TOKEN_URL')),
-  SVC_AUTH_DEV_SKIP_VERIFY: v.optional(
-    v.picklist(['true', 'false', '1', '0'], 'SVC_AUTH_DEV_SKIP_VERIFY must be true or false'),
-    'false',
-  ),
-  SVC_LOCAL_ADMIN: v.optional(
-    v.picklist(['true', 'false', '1', '0'], 'SVC_LOCAL_ADMIN must be true or false'),
-    'false',
-  ),
-  SVC_AUTH_REDIRECT_URIS: v.optional(v.string()),
-  SVC_AUTH_SCOPES: v.optional(v.string(), 'openid profile email offline_access'),
-  SVC_TOKENS_PRIVATE_KEY_PEM_PATH: v.optional(v.string()),
-  SVC_TOKENS_KID: v.optional(
-    v.pipe(
-      v.string(),
-      v.check(
-        (kid) => kid.length >= 1 && kid.length <= 128 && isPrintableAscii(kid, { spaces: false }),
-        'SVC_TOKENS_KID must be 1 to 128 printable characters',
-      ),
-    ),
-  ),
-  SVC_TOKENS_PREVIOUS_PUBLIC_KEYS_PEM_PATHS: v.optional(v.string()),
-  SVC_TOKENS_PREVIOUS_KIDS: v.optional(v.string()),
-  SVC_TOKENS_ACCESS_TTL: duration('SVC_TOKENS_ACCESS_TTL', '1h'),
-  SVC_TOKENS_REFRESH_TTL: duration('SVC_TOKENS_REFRESH_TTL', '720h'),
-  SVC_IAC_TOKEN_TTL: duration('SVC_IAC_TOKEN_TTL', '1h'),
-  SVC_OAUTH_STATE_KEY: v.optional(
-    v.pipe(v.string(), v.minLength(32, 'SVC_OAUTH_STATE_KEY must be 32 or more characters')),
-  ),
-  SVC_PUBLIC_BASE_URL: v.optional(url('SVC_PUBLIC_BASE_URL')),
-})
 
 /**
  * Reads the identity settings. An empty variable counts as unset.
@@ -131,14 +124,7 @@ const AuthSchema = v.object({
  * @throws ConfigError naming the variable at fault.
  */
 export function loadAuthSettings(env: NodeJS.ProcessEnv): AuthSettings {
-  const raw: Record<string, string> = {}
-  for (const name of Object.keys(AUTH_VARIABLES)) {
-    const value = env[name]
-    if (value !== undefined && value !== '') raw[name] = value
-  }
-  const result = v.safeParse(AuthSchema, raw)
-  if (!result.success) throw new ConfigError(result.issues[0].message)
-  const out = result.output
+  const out = readVariables(AUTH_VARIABLES, env)
   if (out.SVC_AUTH_ISSUER !== undefined && out.SVC_AUTH_CLIENT_ID === undefined) {
     throw new ConfigError('SVC_AUTH_CLIENT_ID is required with SVC_AUTH_ISSUER')
   }
@@ -150,8 +136,9 @@ export function loadAuthSettings(env: NodeJS.ProcessEnv): AuthSettings {
     )
   }
   const redirectUris = list(out.SVC_AUTH_REDIRECT_URIS)
+  const redirectUri = httpUrl({ flag: 'SVC_AUTH_REDIRECT_URIS', label: 'SVC_AUTH_REDIRECT_URIS' })
   for (const uri of redirectUris) {
-    if (!v.is(url('SVC_AUTH_REDIRECT_URIS'), uri)) {
+    if (!v.is(redirectUri, uri)) {
       throw new ConfigError(
         `SVC_AUTH_REDIRECT_URIS: ${JSON.stringify(uri)} is not an http or https URL`,
       )
@@ -163,8 +150,8 @@ export function loadAuthSettings(env: NodeJS.ProcessEnv): AuthSettings {
     clientSecret: out.SVC_AUTH_CLIENT_SECRET,
     authUrl: out.SVC_AUTH_AUTH_URL,
     tokenUrl: out.SVC_AUTH_TOKEN_URL,
-    devSkipVerify: out.SVC_AUTH_DEV_SKIP_VERIFY === 'true' || out.SVC_AUTH_DEV_SKIP_VERIFY === '1',
-    localAdmin: out.SVC_LOCAL_ADMIN === 'true' || out.SVC_LOCAL_ADMIN === '1',
+    devSkipVerify: out.SVC_AUTH_DEV_SKIP_VERIFY,
+    localAdmin: out.SVC_LOCAL_ADMIN,
     redirectUris:
       redirectUris.length > 0
         ? redirectUris

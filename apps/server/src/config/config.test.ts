@@ -366,6 +366,28 @@ describe('loadConfig', () => {
   )
 
   it.each([
+    ['-max-state-bytes value [SVC_MAX_STATE_BYTES]', 'largest state accepted (default 536870912)'],
+    [
+      '-storage value [SVC_STORAGE]',
+      'fs (default), s3 (one bucket shared by many instances) or memory (lost on exit)',
+    ],
+    ['-log-level value [SVC_LOG_LEVEL]', 'debug, info (default), warn or error'],
+    ['-auth-disable [SVC_AUTH_DISABLE]', 'serve without authentication (development only)'],
+    [
+      '-audit-retention value [SVC_AUDIT_RETENTION]',
+      'how long audit records are kept, as a Go duration, at least 24h (default 9600h: 400 days)',
+    ],
+    [
+      '-webhook-allowed-hosts value [SVC_WEBHOOK_ALLOWED_HOSTS]',
+      'comma-separated host names, IP addresses and CIDR ranges that webhooks may reach although loopback, private, link-local or cloud metadata (default none)',
+    ],
+  ])('shows %s in the help with its default: %s', (flag, line) => {
+    const invocation = loadConfig(['-help'], {})
+    if (!('help' in invocation)) throw new Error('expected the help text')
+    expect(invocation.help).toContain(`  ${flag}\n      ${line}\n`)
+  })
+
+  it.each([
     ['an unknown flag', ['-nope'], {}, '-nope'],
     ['a flag with no value', ['-port'], {}, '-port'],
     ['a port that is not a number', ['-port', 'abc'], {}, '-port'],

@@ -1,10 +1,7 @@
 import { ConfigError } from './config-error'
 
-export interface FlagSpec {
-  env?: string
-  boolean?: boolean
-  help: string
-}
+/** A known flag; all the parser needs of it is whether it is a switch, which takes no value. */
+export type FlagSpec = Readonly<Record<string, unknown> & { boolean?: boolean }>
 
 /**
  * Parses Go-style flags: `-name value`, `-name=value`, `--name value` and `--name=value`; a
