@@ -150,9 +150,9 @@ describe('cairn against a server whose certificate a private CA issued', () => {
     expect(sha256(pulled.stdout)).toBe(sha256(fromStdin))
   })
 
-  it('trusts a self-signed certificate, made as the README makes it, given as --ca-file', async () => {
+  it('trusts a self-signed certificate, made as the docs make it, given as --ca-file', async () => {
     const own = await mkdtemp(join(dir, 'self-'))
-    // The README's command for a throwaway certificate on a laptop.
+    // docs/terraform-cloud.md's command for a throwaway certificate on a laptop.
     await promisify(execFile)('openssl', [
       ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
       ...['-days', '365', '-keyout', join(own, 'tls.key'), '-out', join(own, 'tls.pem')],

@@ -24,12 +24,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
  * The dashboard in a real browser: Debian's Chromium driven by playwright-core, against the built
  * server, with units written by real Terraform and a real OpenID provider. Screenshots of the
  * main pages are taken on the way; with `CAIRN_SCREENSHOTS_DIR` set they are kept there (the
- * README's come from `CAIRN_SCREENSHOTS_DIR=docs/screenshots`).
+ * docs' come from `CAIRN_SCREENSHOTS_DIR=docs/screenshots`).
  */
 
 const NETWORK = 'team/network'
 const APP = 'team/app'
-/** Relative to the repository, as the README's command gives it, whatever the test's directory. */
+/** Relative to the repository, as docs/dashboard.md's command gives it, whatever the test's directory. */
 const SCREENSHOTS = ((dir) =>
   dir === undefined || dir === ''
     ? undefined

@@ -1,20 +1,22 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
+/** The README of each folder of `packages/` and `apps/` that has one. */
+const packageReadmes = (folder: string) =>
+  readdirSync(join(ROOT, folder))
+    .map((name) => join(folder, name, 'README.md'))
+    .filter((path) => existsSync(join(ROOT, path)))
+/** The README, every page of `docs/` (the walk-throughs moved there), and every package's README. */
 const DOCUMENTS = [
   'README.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => join('docs', name)),
-  'packages/core/README.md',
-  'packages/auth/README.md',
-  'packages/sigv4/README.md',
-  'packages/sdk/README.md',
-  'apps/cli/README.md',
-  'apps/server/README.md',
+  ...packageReadmes('packages'),
+  ...packageReadmes('apps'),
 ]
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */

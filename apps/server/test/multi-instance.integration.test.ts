@@ -31,17 +31,17 @@ import {
   call,
   onInstance,
   parseEnvFile,
-  readmeBlocks,
   ROOT,
   runShell,
   stateOf,
   until,
   type Answer,
 } from './support/instances'
+import { docsBlocks } from './support/docs-blocks'
 
 /**
- * Several server instances over one bucket of a real Ceph RGW, as the README's "Running several
- * instances" section runs them: every request may reach any instance, so nothing an instance
+ * Several server instances over one bucket of a real Ceph RGW, as docs/deployment.md's "Running
+ * several instances" runs them: every request may reach any instance, so nothing an instance
  * decides may rest on its own memory.
  */
 
@@ -151,7 +151,7 @@ describe('three instances over one S3 bucket', () => {
     expect(unlock.status, unlock.text).toBe(200)
   }
 
-  describe("in OIDC mode with RBAC on, started with the README's commands", () => {
+  describe('in OIDC mode with RBAC on, started with the documented commands', () => {
     let dir: string
     let idp: RunningProvider
     /** Undoes what `beforeAll` made, the latest first, even when it stopped halfway. */
@@ -184,13 +184,13 @@ describe('three instances over one S3 bucket', () => {
       cleanups.push(() => rm(dir, { recursive: true, force: true }))
       // Laid out like a checkout, whose `apps/` the start command runs.
       await symlink(join(ROOT, 'apps'), join(dir, 'apps'))
-      // A directory of its own stands for /etc/cairn, where the README keeps the shared settings:
+      // A directory of its own stands for /etc/cairn, where the docs keep the shared settings:
       // the one change made to its text.
       const etc = await mkdtemp(join(tmpdir(), 'cairn-etc-'))
       cleanups.push(() => rm(etc, { recursive: true, force: true }))
       const inEtc = (block: string) => block.replaceAll('/etc/cairn', etc)
-      const [setup, ...more] = await readmeBlocks('run', 'instances')
-      expect(setup, 'the README block that makes the shared settings').toBeDefined()
+      const [setup, ...more] = await docsBlocks('run', 'instances')
+      expect(setup, 'the block that makes the shared settings').toBeDefined()
       expect(more).toHaveLength(0)
       const made = await runShell(inEtc(setup as string), dir)
       expect(made.code, made.output).toBe(0)
@@ -207,8 +207,8 @@ describe('three instances over one S3 bucket', () => {
         },
       })
       cleanups.push(() => idp.close())
-      const [start] = await readmeBlocks('start', 'instances')
-      expect(start, "the README's start command").toBeDefined()
+      const [start] = await docsBlocks('start', 'instances')
+      expect(start, 'the documented start command').toBeDefined()
       startScript = inEtc(start as string)
       servers.push(...(await Promise.all([0, 1, 2].map((index) => startInstance(index)))))
       admin = (await login(at(servers, 0), 'admin')).access_token
@@ -245,8 +245,8 @@ describe('three instances over one S3 bucket', () => {
       return answer.body['versions'] as { serial: number; md5: string }[]
     }
 
-    it("starts each instance with the README's commands, and each answers the README's health checks", async () => {
-      const [health] = await readmeBlocks('run', 'instances-health')
+    it('starts each instance with the documented commands, and each answers the documented health checks', async () => {
+      const [health] = await docsBlocks('run', 'instances-health')
       expect(health).toBeDefined()
       for (const server of servers) {
         expect(server.output()).toContain('"storage":"s3"')

@@ -1,23 +1,27 @@
 import { spawn } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fetchAs, terraformBinary, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { markedBlocks, scenarioOf, type MarkedBlock } from './support/docs-blocks'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 
 /**
- * The README's own commands, run as a reader would: every fenced block that follows a
+ * The documentation's own commands, run as a reader would, from the README first and then every
+ * `docs/*.md` in file-name order (`examplePages`): every fenced block that follows a
  * `<!-- readme-test: file <scenario>/<path> -->` marker is written to that file, and every block
- * after `<!-- readme-test: run <scenario>... -->` is run, in order, by one bash per scenario, in a
- * directory that holds the files, `./cairn` and `data/` (the server's data directory) as a
- * checkout would. The worked examples of OUTSIDE_THE_CHECKOUT run in a directory that holds their
- * files and nothing of a checkout: only their blocks marked `<scenario>@checkout` run in one. The
- * one change made to the text: the server listens on a free port, not 8080.
+ * after `<!-- readme-test: run <scenario>... -->` is run, in that order, by one bash per
+ * scenario, in a directory that holds the files, `./cairn` and `data/` (the server's data
+ * directory) as a checkout would. So a scenario may go on from one page to a later one: the
+ * quickstart's blocks run in the README, then on the CLI page, then on the operations page. The
+ * worked examples of OUTSIDE_THE_CHECKOUT run in a directory that holds their files and nothing
+ * of a checkout: only their blocks marked `<scenario>@checkout` run in one. The one change made
+ * to the text: the server listens on a free port, not 8080.
  */
-interface Readme {
+interface Examples {
   files: Map<string, Map<string, string>>
   scripts: Map<string, Block[]>
 }
@@ -28,22 +32,20 @@ interface Block {
   inCheckout: boolean
 }
 
-/** The worked examples the README says to run in a directory of their own, anywhere. */
+/** The worked examples the docs say to run in a directory of their own, anywhere. */
 const OUTSIDE_THE_CHECKOUT = new Set(['dependencies', 'resources'])
 
-function parseReadme(text: string, port: number): Readme {
+function parseExamples(blocks: MarkedBlock[], port: number): Examples {
   const files = new Map<string, Map<string, string>>()
   const scripts = new Map<string, Block[]>()
-  const marker = /<!-- readme-test: (file|run) ([^>]+?) -->\s*\n\s*```[a-z]*\n([\s\S]*?)```/g
-  for (const [, kind, args, body] of text.matchAll(marker)) {
-    const code = (body ?? '').replaceAll('localhost:8080', `127.0.0.1:${port}`)
-    const names = (args ?? '').trim().split(/\s+/)
+  for (const { kind, names, body } of blocks) {
+    const code = body.replaceAll('localhost:8080', `127.0.0.1:${port}`)
     if (kind === 'file') {
       const [scenario, ...path] = (names[0] ?? '').split('/')
       const scenarioFiles = files.get(scenario ?? '') ?? new Map<string, string>()
       scenarioFiles.set(path.join('/'), code)
       files.set(scenario ?? '', scenarioFiles)
-    } else {
+    } else if (kind === 'run') {
       for (const name of names) {
         const [scenario = '', where] = name.split('@')
         const block = { code, inCheckout: where === 'checkout' }
@@ -74,15 +76,15 @@ function bash(script: string, cwd: string, env: Record<string, string>): Promise
   })
 }
 
-/** A README reader's shell: a HOME, Terraform on PATH, and the README's scenarios to play. */
+/** A reader's shell: a HOME, Terraform on PATH, and the documentation's scenarios to play. */
 function readerShell(server: ReturnType<typeof useServer>) {
   let home: string
-  let readme: Readme
+  let examples: Examples
   let env: Record<string, string>
 
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), 'cairn-readme-home-'))
-    readme = parseReadme(await readFile(join(ROOT, 'README.md'), 'utf8'), server.port)
+    examples = parseExamples(await markedBlocks(), server.port)
     const cliConfig = join(home, 'terraform.rc')
     await writeFile(cliConfig, '')
     const terraform = dirname(terraformBinary())
@@ -110,12 +112,12 @@ function readerShell(server: ReturnType<typeof useServer>) {
     await mkdir(checkout, { recursive: true })
     await symlink(join(ROOT, 'cairn'), join(checkout, 'cairn'))
     await symlink(server.dataDir, join(checkout, 'data'))
-    for (const [path, content] of readme.files.get(scenario) ?? []) {
+    for (const [path, content] of examples.files.get(scenario) ?? []) {
       await mkdir(dirname(join(dir, path)), { recursive: true })
       await writeFile(join(dir, path), content)
     }
-    const blocks = readme.scripts.get(scenario) ?? []
-    expect(blocks.length, `README blocks marked for ${scenario}`).toBeGreaterThan(0)
+    const blocks = examples.scripts.get(scenario) ?? []
+    expect(blocks.length, `blocks marked for ${scenario}`).toBeGreaterThan(0)
     const steps = blocks.map(({ code, inCheckout }) =>
       [`cd '${inCheckout ? checkout : dir}'`, code].join('\n'),
     )
@@ -124,7 +126,7 @@ function readerShell(server: ReturnType<typeof useServer>) {
   }
 }
 
-describe("the README's own commands", () => {
+describe('the commands of the README and docs/', () => {
   const server = useServer({ auth: true })
   const play = readerShell(server)
 
@@ -139,10 +141,10 @@ describe("the README's own commands", () => {
     expect(run.code, run.output).toBe(0)
     expect(run.output).toContain('terraform_data.example')
     expect(run.output).toContain('refused: the unit is locked by me')
-    // The CLI section's `./cairn unit ls --json | jq -r '.units[].id'`: stdout is the CLI's alone.
+    // The CLI page's `./cairn unit ls --json | jq -r '.units[].id'`: stdout is the CLI's alone.
     expect(run.output.split('\n')).toContain('team/app/prod')
-    // The audit section: the table names Terraform's writes through the http backend, and the
-    // JSON piped into jq names who made them.
+    // The operations page's audit trail: the table names Terraform's writes through the http
+    // backend, and the JSON piped into jq names who made them.
     expect(run.output).toMatch(/state\.write\s+200\s+local-admin \(token local admin\)\s+http\s/)
     expect(run.output).toMatch(/^lock local-admin$/m)
     const unit = await api('/v1/units/team/app/prod')
@@ -215,7 +217,7 @@ describe("the README's own commands", () => {
   })
 })
 
-describe("the README's access-control example, on a server with RBAC on", () => {
+describe('the access-control example of docs/, on a server with RBAC on', () => {
   const server = useServer({ auth: true, env: { SVC_RBAC_ENABLED: 'true' } })
   const play = readerShell(server)
 
@@ -238,5 +240,38 @@ describe("the README's access-control example, on a server with RBAC on", () => 
     ])
     expect((await as('/v1/units/team-a/app/prod')).status).toBe(200)
     expect((await as('/v1/units/team-b/web')).status).toBe(404)
+  })
+})
+
+/**
+ * What the suites of this folder play: this file's `play('<scenario>')` (its files and its runs)
+ * and every `docsBlocks('<kind>', '<scenario>')` of another suite, as `<kind> <scenario>`.
+ */
+async function playedExamples(): Promise<Set<string>> {
+  const dir = join(ROOT, 'apps', 'server', 'test')
+  const played = new Set<string>()
+  for (const name of (await readdir(dir)).filter((file) => file.endsWith('.test.ts'))) {
+    const text = await readFile(join(dir, name), 'utf8')
+    for (const [, scenario] of text.matchAll(/\bplay\('([\w-]+)'\)/g)) {
+      played.add(`file ${scenario}`).add(`run ${scenario}`)
+    }
+    for (const [, kind, scenario] of text.matchAll(/\bdocsBlocks\('(\w+)', '([\w-]+)'\)/g)) {
+      played.add(`${kind} ${scenario}`)
+    }
+  }
+  return played
+}
+
+describe('the marked examples of the README and docs/', () => {
+  it('each belong to a scenario that a suite plays, so none stops running unseen', async () => {
+    const played = await playedExamples()
+    const blocks = await markedBlocks()
+    expect(blocks.length).toBeGreaterThan(0)
+    const unplayed = blocks.flatMap(({ page, kind, names }) =>
+      names
+        .filter((name) => !played.has(`${kind} ${scenarioOf(name)}`))
+        .map((name) => `${page}: ${kind} ${name}`),
+    )
+    expect(unplayed).toEqual([])
   })
 })

@@ -4,14 +4,14 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
-/** The `node` flag every way of running the server passes (README, "Running as a service"). */
+/** The `node` flag every way of running the server passes (docs/deployment.md, "The built server"). */
 const FLAG = '--initial-heap-size=64'
 /** Where the server is started from, and how each names it. */
 const PLACES = [
   'package.json',
   'Dockerfile',
   'deploy/cairn.service',
-  'README.md',
+  'docs/deployment.md',
   'apps/server/README.md',
 ] as const
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, useRgw, type RunningServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { call, docBlocks, parseEnvFile, readmeBlocks, ROOT } from './support/instances'
+import { docsBlocks } from './support/docs-blocks'
+import { call, parseEnvFile, ROOT } from './support/instances'
 
 /**
  * `deploy/cairn.service` as docs/deployment.md installs it, on this machine: its commands run as
@@ -92,12 +93,12 @@ describe('the systemd unit, installed as docs/deployment.md says', () => {
     expect(verified.status).toBe(0)
   })
 
-  it("serves as the unit's user with the README's shared signing key and settings", async () => {
-    // The page's commands (the user, /etc/cairn), then the README's for several instances (the
-    // key and the settings, made in /etc/cairn), each as written.
+  it("serves as the unit's user with the documented shared signing key and settings", async () => {
+    // The page's commands (the user, /etc/cairn), then those for several instances (the key and
+    // the settings, made in /etc/cairn), each as written.
     const blocks = [
-      ...(await docBlocks('docs/deployment.md', 'run', 'systemd')),
-      ...(await readmeBlocks('run', 'instances')),
+      ...(await docsBlocks('run', 'systemd')),
+      ...(await docsBlocks('run', 'instances')),
     ]
     expect(blocks.length).toBeGreaterThanOrEqual(2)
     const installed = spawnSync(
@@ -128,7 +129,7 @@ describe('the systemd unit, installed as docs/deployment.md says', () => {
       environment[name as string] = value.join('=')
     }
     Object.assign(environment, settings, {
-      // Where this suite's S3 server is (the README adds SVC_S3_ENDPOINT off AWS), and AWS
+      // Where this suite's S3 server is (the docs add SVC_S3_ENDPOINT off AWS), and AWS
       // credentials from the standard chain.
       SVC_S3_ENDPOINT: rgw.endpoint,
       AWS_ACCESS_KEY_ID: rgw.accessKeyId,

@@ -213,7 +213,7 @@ describe("Terraform's cloud block over real TLS", () => {
       expect((await tf.run(['workspace', 'list'])).stdout).not.toContain('green')
     })
 
-    it('lets CI init without input on a workspace made beforehand as a unit with the tags (README)', async () => {
+    it('lets CI init without input on a workspace made beforehand as a unit with the tags (docs/terraform-cloud.md)', async () => {
       const made = await api('/units', {
         method: 'POST',
         body: JSON.stringify({ id: 'app-prod', tags: ['app', 'ci'] }),

@@ -20,7 +20,7 @@ const KEY = `${UNIT}/terraform.tfstate`
 const PART_BYTES = 5 * 1024 * 1024
 
 /**
- * The backend block as the README shows it. The profile's `region` does not do: Terraform's s3
+ * The backend block as docs/terraform-s3.md shows it. The profile's `region` does not do: Terraform's s3
  * backend checks for a region (the block, AWS_REGION or AWS_DEFAULT_REGION) before it reads any
  * profile, and fails init with "Missing region value".
  */

@@ -1,29 +1,9 @@
 import { spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import type { RunningServer } from '@cairn/testkit'
 
 /** The checkout's root, where the README and `apps/` are. */
 export const ROOT = fileURLToPath(new URL('../../../..', import.meta.url))
-
-/**
- * The fenced blocks of the README that follow `<!-- readme-test: <kind> <scenario> -->`, in order
- * (the markers `readme.integration.test.ts` reads, and `start` for a server's start command).
- */
-export function readmeBlocks(kind: string, scenario: string): Promise<string[]> {
-  return docBlocks('README.md', kind, scenario)
-}
-
-/** The same blocks of another page of the checkout (`docs/deployment.md`). */
-export async function docBlocks(page: string, kind: string, scenario: string): Promise<string[]> {
-  const text = await readFile(`${ROOT}/${page}`, 'utf8')
-  const marker = /<!-- readme-test: (\w+) ([^>]+?) -->\s*\n\s*```[a-z]*\n([\s\S]*?)```/g
-  return [...text.matchAll(marker)]
-    .filter(
-      ([, found, names]) => found === kind && (names ?? '').trim().split(/\s+/).includes(scenario),
-    )
-    .map(([, , , body]) => body ?? '')
-}
 
 /** What a shell run printed, and how it ended. */
 export interface ShellRun {
