@@ -1,10 +1,67 @@
 import { defineConfig } from 'vitest/config'
 
+/** Every package's tests: `src/` beside the code, `test/` for suites across files. */
+const ALL = ['{packages,apps}/*/{src,test}/**/*.test.ts', 'bench/src/**/*.test.ts']
+const INTEGRATION = '**/*.integration.test.ts'
+/**
+ * Integration suites that time the server's answers against a fixed bound (a huge body must not
+ * stall `/healthz` past 250 ms): they run last, alone, so another suite's Terraform or Ceph cannot
+ * take the machine from under their measurement.
+ */
+const ALONE = ['apps/server/test/hardening-limits.integration.test.ts']
+const NEVER = ['**/node_modules/**', '**/dist/**']
+/**
+ * The suites' own AWS SDK clients (the test kit's RGW, the S3 suites) would each print the SDK's
+ * eight-line notice that it will need Node.js 22; the server silences it the same way.
+ */
+const ENV = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }
+
+/** What both groups of the integration tier share. */
+const integration = {
+  include: [INTEGRATION],
+  exclude: NEVER,
+  env: ENV,
+  globalSetup: ['scripts/build-before-tests.mjs'],
+  sequence: { groupOrder: 1 },
+  isolate: false,
+  // A suite starts servers, Terraform and clusters: minutes on a loaded machine.
+  testTimeout: 120_000,
+  hookTimeout: 120_000,
+}
+
+/**
+ * Two tiers, one run. `unit`: in process, no build, no server or peer process, no network but
+ * loopback (`npm run test:unit`, the everyday loop). `integration` (`*.integration.test.ts`): the
+ * built server and CLI over sockets, real Terraform, the AWS SDK and CLI against Ceph RGW, an
+ * OpenID provider, Chromium; its global setup builds the workspace first, so the suites test
+ * today's code. The unit tier runs first (`groupOrder`), so a broken rule fails in seconds.
+ */
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'bench'],
-    // Declared here, on the root, it runs once per vitest run; in a project it would run once for
-    // each project.
-    globalSetup: ['scripts/build-before-tests.mjs'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ALL,
+          exclude: [...NEVER, INTEGRATION],
+          env: ENV,
+          sequence: { groupOrder: 0 },
+          maxWorkers: 2,
+          isolate: false,
+        },
+      },
+      {
+        test: { ...integration, name: 'integration', exclude: [...NEVER, ...ALONE], maxWorkers: 2 },
+      },
+      {
+        test: {
+          ...integration,
+          name: 'integration-alone',
+          include: ALONE,
+          sequence: { groupOrder: 2 },
+          maxWorkers: 1,
+        },
+      },
+    ],
   },
 })

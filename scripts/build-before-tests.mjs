@@ -1,4 +1,4 @@
-// Vitest's global setup: builds the workspace through turbo before any suite runs, so that the
+// The integration tier's global setup: builds the workspace through turbo before its suites run, so that the
 // suites that spawn a built program (`apps/server/dist/main.js`, `apps/cli/dist/main.js`) test
 // today's code whether vitest runs under `npm test` or on its own. turbo replays what has not
 // changed, so a run with nothing to build costs about a second. In watch mode it builds again
@@ -38,10 +38,6 @@ function build() {
 
 /** @param {import('vitest/node').TestProject} project */
 export default function setup(project) {
-  // The suites' own AWS SDK clients (the test kit's RGW, the S3 suites) would each print the
-  // SDK's eight-line notice that it will need Node.js 22; the server silences it the same way.
-  // Set here, before vitest starts its workers, which inherit it.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
   build()
   // A rerun in watch mode: a failure is reported, and the suites that need the build then fail
   // saying what is missing; throwing here would end the watcher.
