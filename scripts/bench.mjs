@@ -10,7 +10,13 @@ const args = process.argv.slice(2)
 // Asking for help, or only checking the flags, needs no fresh build when one is there.
 const quiet = args.some((arg) => ['--no-build', '--help', '-h', '--dry-run'].includes(arg))
 const main = join(root, 'bench', 'dist', 'main.js')
-if (!quiet || !existsSync(main)) bootstrap({ stdoutClean: true })
+// Like `npm start`, turbo is asked only when a source changed since the last whole build: a bench
+// run beside others (the suites run the bench README's commands) never rewrites their build.
+if (!quiet || !existsSync(main))
+  bootstrap({
+    stdoutClean: true,
+    unlessCurrent: ['bench/dist/main.js', 'apps/server/dist/main.js'],
+  })
 if (!existsSync(main)) {
   process.stderr.write('bench: bench/dist/main.js is missing: build first (npm run build)\n')
   process.exit(1)

@@ -22,8 +22,15 @@ import { tmpdir } from 'node:os'
 import process from 'node:process'
 import { join } from 'node:path'
 import { bootstrap, root, run } from './bootstrap.mjs'
+import { buildIsCurrent } from './build-stamp.mjs'
 
 const PACKAGES = ['packages/sdk', 'apps/cli']
+/** What the two packages' manifests ship, which the last whole build must have made. */
+const BUILT = [
+  'packages/sdk/dist/index.js',
+  'packages/sdk/dist/index.d.ts',
+  'apps/cli/dist/main.js',
+]
 const OUT = join(root, 'dist-packages')
 
 // Fields pnpm lets publishConfig override (https://pnpm.io/package_json#publishconfig); npm's
@@ -100,12 +107,16 @@ function npmPack(staged) {
 }
 
 bootstrap({ build: false, stdoutClean: true })
-// Only the two packages and what they bundle are built; stdout is kept for the tarballs' paths.
-run(
-  join(root, 'node_modules', '.bin', 'turbo'),
-  ['run', 'build', ...PACKAGES.map((dir) => `--filter=./${dir}`), '--output-logs=errors-only'],
-  { stdio: ['inherit', process.stderr, process.stderr] },
-)
+// Only the two packages and what they bundle are built, and only when a source changed since the
+// last whole build (a pack beside running suites then never rewrites their build); stdout is kept
+// for the tarballs' paths.
+if (!buildIsCurrent(root, BUILT)) {
+  run(
+    join(root, 'node_modules', '.bin', 'turbo'),
+    ['run', 'build', ...PACKAGES.map((dir) => `--filter=./${dir}`), '--output-logs=errors-only'],
+    { stdio: ['inherit', process.stderr, process.stderr] },
+  )
+}
 
 rmSync(OUT, { recursive: true, force: true })
 mkdirSync(OUT, { recursive: true })
