@@ -460,13 +460,22 @@ resource "terraform_data" "x" {
       'completes: the page takes the token and the browser lands on Terraform',
       {
         retry: 1,
-        timeout: 60_000,
+        timeout: 30_000,
       },
-      async () => {
+      async ({ onTestFailed }) => {
         if (browser === undefined) throw new Error('Chromium did not start')
         const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
         const hostname = `localhost:${server.port}`
         const login = tf.start(['login', hostname], { input: 'yes\n' })
+        // It passes in seconds, and once in a few whole runs it waits until its deadline: say where.
+        let step = 'waiting for the authorization URL'
+        let pageRef: Awaited<ReturnType<Browser['newPage']>> | undefined
+        onTestFailed(() => {
+          const at = pageRef?.url() ?? 'no page yet'
+          console.error(
+            `failed while ${step}, the page at ${at}; terraform said:\n${login.output()}`,
+          )
+        })
         try {
           const url = await waitFor(
             'terraform login to print the authorization URL',
@@ -476,7 +485,10 @@ resource "terraform_data" "x" {
           // The test CA is trusted by Terraform through SSL_CERT_FILE; Chromium is told to accept it.
           const context = await browser.newContext({ ignoreHTTPSErrors: true })
           const page = await context.newPage()
+          pageRef = page
+          step = 'opening the authorization URL'
           await page.goto(url)
+          step = 'giving the token'
           expect(page.url()).toContain('/app/login/terraform?')
           await page.getByLabel('API token', { exact: true }).fill(server.token)
           // The form's answer redirects to Terraform's loopback address, which the page's Content
@@ -492,6 +504,7 @@ resource "terraform_data" "x" {
               .click()
               .catch(() => undefined),
           ])
+          step = 'waiting for terraform login to end'
           const result = await login.done
           expect(result.code, result.stdout + result.stderr).toBe(0)
           expect(result.stdout).toContain('Success!')

@@ -17,6 +17,7 @@ import {
   httpBackendConfig,
   startServer,
   TerraformWorkspace,
+  waitFor,
   type RunningServer,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
