@@ -9,9 +9,10 @@ const packageReadmes = (folder: string) =>
   readdirSync(join(ROOT, folder))
     .map((name) => join(folder, name, 'README.md'))
     .filter((path) => existsSync(join(ROOT, path)))
-/** The README, every page of `docs/` (the walk-throughs moved there), and every package's README. */
+/** The README, CONTRIBUTING.md, every page of `docs/` (the walk-throughs moved there), and every package's README. */
 const DOCUMENTS = [
   'README.md',
+  'CONTRIBUTING.md',
   ...readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .map((name) => join('docs', name)),
