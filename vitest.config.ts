@@ -23,7 +23,10 @@ const integration = {
   env: ENV,
   globalSetup: ['scripts/build-before-tests.mjs'],
   sequence: { groupOrder: 1 },
-  isolate: false,
+  // Each suite in a fresh worker: vitest then hands the next suite to whichever worker is free
+  // (sharing modules, it splits the files between the workers up front, and one sat idle for
+  // minutes while the other ran the long suites).
+  isolate: true,
   // A suite starts servers, Terraform and clusters: minutes on a loaded machine.
   testTimeout: 120_000,
   hookTimeout: 120_000,
@@ -51,7 +54,14 @@ export default defineConfig({
         },
       },
       {
-        test: { ...integration, name: 'integration', exclude: [...NEVER, ...ALONE], maxWorkers: 2 },
+        test: {
+          ...integration,
+          name: 'integration',
+          exclude: [...NEVER, ...ALONE],
+          // One Ceph cluster for the suites that ask for it (`useRgw({ shared: true })`).
+          globalSetup: [...integration.globalSetup, 'packages/testkit/src/shared-rgw-setup.ts'],
+          maxWorkers: 2,
+        },
       },
       {
         test: {

@@ -389,7 +389,7 @@ describe('expired multipart uploads', () => {
 })
 
 describe('expired multipart uploads in one bucket shared by two instances', () => {
-  const rgw = useRgw()
+  const rgw = useRgw({ shared: true })
 
   it('are swept by one instance at a time, each key deleted once', async () => {
     const bucket = await rgw.createBucket()

@@ -49,7 +49,7 @@ function one(settings: Map<string, string[]>, key: string): string {
 const quoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`
 
 describe('the systemd unit, installed as docs/deployment.md says', () => {
-  const rgw = useRgw()
+  const rgw = useRgw({ shared: true })
   let root: string
   let server: RunningServer | undefined
 

@@ -62,7 +62,7 @@ interface Version {
  * here with the SDK, so the suite checks the README, not the code that writes the layout.
  */
 describe('the README layout section, run with the AWS CLI', () => {
-  const rgw = useRgw()
+  const rgw = useRgw({ shared: true })
   const prefix = 'cairn/'
   const epoch = 'emx2k9q4p7r'
   const oldEpoch = 'emw0a1b2c3d'

@@ -129,9 +129,6 @@ export async function startRgw(options: StartRgwOptions = {}): Promise<RunningRg
   const cluster = { daemons: [] as Daemon[], dir }
   const gatewayDaemons: Daemon[] = []
   running.add(cluster)
-  const signalGateways = (signal: NodeJS.Signals) => {
-    for (const gateway of gatewayDaemons) process.kill(gateway.pid, signal)
-  }
   const stop = async () => {
     running.delete(cluster)
     await Promise.all(cluster.daemons.map((daemon) => killDaemon(daemon)))
@@ -237,6 +234,34 @@ export async function startRgw(options: StartRgwOptions = {}): Promise<RunningRg
     throw error
   }
 
+  return rgwHandle(
+    {
+      endpoints,
+      dir,
+      pids: cluster.daemons.map((daemon) => daemon.pid),
+      gatewayPids: gatewayDaemons.map((gateway) => gateway.pid),
+    },
+    stop,
+  )
+}
+
+/** What another process of the run needs to know of a running cluster to use it. */
+export interface RgwCluster {
+  readonly endpoints: string[]
+  readonly dir: string
+  readonly pids: number[]
+  readonly gatewayPids: number[]
+}
+
+/**
+ * A handle on a running cluster, started by this process or by another of the same run (the
+ * integration tier's shared cluster); `stop` is what stopping it means for the caller.
+ */
+export function rgwHandle(cluster: RgwCluster, stop: () => Promise<void>): RunningRgw {
+  const { endpoints, dir, gatewayPids } = cluster
+  const signalGateways = (signal: NodeJS.Signals) => {
+    for (const pid of gatewayPids) process.kill(pid, signal)
+  }
   let bucketCount = 0
   return {
     endpoints,
@@ -245,8 +270,8 @@ export async function startRgw(options: StartRgwOptions = {}): Promise<RunningRg
     accessKeyId: ACCESS_KEY_ID,
     secretAccessKey: SECRET_ACCESS_KEY,
     dir,
-    pids: cluster.daemons.map((daemon) => daemon.pid),
-    gatewayPids: gatewayDaemons.map((gateway) => gateway.pid),
+    pids: cluster.pids,
+    gatewayPids,
     pause: () => {
       signalGateways('SIGSTOP')
     },
@@ -260,8 +285,8 @@ export async function startRgw(options: StartRgwOptions = {}): Promise<RunningRg
       return name
     },
     perf: async (gatewayIndex = 0) => {
-      if (!Number.isInteger(gatewayIndex) || gatewayIndex < 0 || gatewayIndex >= gateways) {
-        throw new Error(`startRgw: no gateway ${gatewayIndex}; there are ${gateways}`)
+      if (!Number.isInteger(gatewayIndex) || gatewayIndex < 0 || gatewayIndex >= endpoints.length) {
+        throw new Error(`startRgw: no gateway ${gatewayIndex}; there are ${endpoints.length}`)
       }
       const socket = join(dir, 'run', `client.rgw.${gatewayIndex}.asok`)
       const { stdout } = await run('ceph', ['--admin-daemon', socket, 'perf', 'dump'])

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll } from 'vitest'
 
 import { startRgw, type RunningRgw, type StartRgwOptions } from './rgw'
+import { sharedRgw } from './shared-rgw'
+
+export interface UseRgwOptions extends StartRgwOptions {
+  /**
+   * Use the run's one shared cluster (the integration tier starts it at the first ask) rather than
+   * a new one: for suites that use buckets of their own and never pause the gateways. Other
+   * options are then ignored; without a shared cluster in the run, the suite starts its own.
+   */
+  shared?: boolean
+}
 
 /** Long enough for a first run that installs Ceph with apt-get (about 40 s) and starts it. */
 const START_HOOK_TIMEOUT_MS = 10 * 60_000
@@ -8,10 +18,12 @@ const STOP_HOOK_TIMEOUT_MS = 60_000
 
 /**
  * A throwaway Ceph RGW cluster for the current suite (`describe` block or file): started with
- * `startRgw` in `beforeAll` and stopped in `afterAll`, even when a test fails. The handle's fields
+ * `startRgw` in `beforeAll` and stopped in `afterAll`, even when a test fails; or, with `shared`,
+ * the run's shared cluster, which the run stops. The handle's fields
  * are those of the running cluster; read before its start or after its stop, they throw.
  */
-export function useRgw(options: StartRgwOptions = {}): RunningRgw {
+export function useRgw(options: UseRgwOptions = {}): RunningRgw {
+  const { shared = false, ...startOptions } = options
   let running: RunningRgw | undefined
 
   const current = () => {
@@ -24,7 +36,7 @@ export function useRgw(options: StartRgwOptions = {}): RunningRgw {
   }
 
   beforeAll(async () => {
-    running = await startRgw(options)
+    running = (shared ? await sharedRgw() : undefined) ?? (await startRgw(startOptions))
   }, START_HOOK_TIMEOUT_MS)
   afterAll(async () => {
     const stopping = running
