@@ -23,10 +23,8 @@ const integration = {
   env: ENV,
   globalSetup: ['scripts/build-before-tests.mjs'],
   sequence: { groupOrder: 1 },
-  // Each suite in a fresh worker: vitest then hands the next suite to whichever worker is free
-  // (sharing modules, it splits the files between the workers up front, and one sat idle for
-  // minutes while the other ran the long suites).
-  isolate: true,
+  // Suites share a worker's modules: a fresh worker per suite cost two minutes of imports.
+  isolate: false,
   // A suite starts servers, Terraform and clusters: minutes on a loaded machine.
   testTimeout: 120_000,
   hookTimeout: 120_000,
@@ -60,7 +58,9 @@ export default defineConfig({
           exclude: [...NEVER, ...ALONE],
           // One Ceph cluster for the suites that ask for it (`useRgw({ shared: true })`).
           globalSetup: [...integration.globalSetup, 'packages/testkit/src/shared-rgw-setup.ts'],
-          maxWorkers: 2,
+          // Three on two cores: the suites mostly wait on servers, Terraform and Ceph, and vitest
+          // splits the files between the workers up front, so a third evens out the long ones.
+          maxWorkers: 3,
         },
       },
       {
