@@ -12,7 +12,7 @@ import { baselineMain, root, serverMain } from './paths'
 /**
  * The `node` flags every documented way of running the server passes (`npm start`, the Dockerfile,
  * the systemd unit, the README): a first heap of 64 MiB, without which V8 keeps the main thread in
- * back-to-back full collections during large uploads (README, "Running as a service").
+ * back-to-back full collections during large uploads (docs/deployment.md, "Running as a service").
  */
 export const serverNodeFlags = ['--initial-heap-size=64']
 
