@@ -25,7 +25,7 @@ function startChecks() {
   child.stderr.setEncoding('utf8').on('data', (text) => (output += text))
   return new Promise((resolve) => {
     child.on('error', (error) =>
-      resolve({ code: 1, output: `could not run turbo: ${error.message}` }),
+      resolve({ code: 1, output: `could not run the checks (nice, turbo): ${error.message}` }),
     )
     child.on('close', (code) => resolve({ code: code ?? 1, output }))
   })
