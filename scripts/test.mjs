@@ -1,10 +1,10 @@
 // `npm test`: install what is missing and build, then the checks (typecheck, lint, dependency
 // rules, the WebAssembly check, formatting) and both test tiers. Extra arguments go to vitest.
 //
-// The checks run beside the tests, at the lowest CPU priority: the suites of the integration tier
-// mostly wait on servers, Terraform and Ceph, and the checks take the cycles they leave, which
-// saves their two minutes of wall time on a 2-core machine without slowing a suite. The checks'
-// output is printed as a block when they end; the run fails if either part failed.
+// The checks run beside the tests, at the lowest CPU priority, taking the cycles the suites leave
+// while they wait on servers, Terraform and Ceph: on a 2-core machine they end before the
+// integration tier does, instead of taking about three minutes before the first test. Their output
+// is printed as a block when they end; the run fails if either part failed.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { bootstrap, env, root, run, turboBin } from './bootstrap.mjs'
@@ -40,7 +40,10 @@ function runTests() {
     stdio: 'inherit',
   })
   return new Promise((resolve) => {
-    child.on('error', () => resolve(1))
+    child.on('error', (error) => {
+      process.stderr.write(`cairn: could not run vitest: ${error.message}\n`)
+      resolve(1)
+    })
     child.on('close', (code) => resolve(code ?? 1))
   })
 }
