@@ -18,7 +18,7 @@ import {
   waitFor,
   type Browser,
 } from '@cairn/testkit'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 
 const CLIENT = 'cairn'
 
@@ -164,6 +164,11 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
       const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
       const hostname = `localhost:${server.port}`
       const login = tf.start(['login', hostname], { input: 'yes\n' })
+      // Also when the test times out, which never reaches its `finally`: a login left waiting
+      // outlives the run and holds one of the callback ports 10000-10010.
+      onTestFinished(() => {
+        login.kill()
+      })
       try {
         const url = await waitFor(
           'terraform login to print the authorization URL',
@@ -388,6 +393,11 @@ describe('terraform login in local mode, over TLS', () => {
     const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
     const hostname = `localhost:${server.port}`
     const login = tf.start(['login', hostname], { input: 'yes\n' })
+    // Also when the test times out, which never reaches its `finally`: a login left waiting
+    // outlives the run and holds one of the callback ports 10000-10010.
+    onTestFinished(() => {
+      login.kill()
+    })
     try {
       const url = await waitFor(
         'terraform login to print the authorization URL',
@@ -473,6 +483,11 @@ resource "terraform_data" "x" {
         const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
         const hostname = `localhost:${server.port}`
         const login = tf.start(['login', hostname], { input: 'yes\n' })
+        // Also when the test times out, which never reaches its `finally`: a login left waiting
+        // outlives the run and holds one of the callback ports 10000-10010.
+        onTestFinished(() => {
+          login.kill()
+        })
         // It passes in seconds, and once in a few whole runs it waits until its deadline: say where.
         let step = 'waiting for the authorization URL'
         let pageRef: Awaited<ReturnType<Browser['newPage']>> | undefined
