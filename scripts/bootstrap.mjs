@@ -88,14 +88,32 @@ let setupStdio = 'inherit'
 /**
  * Installs what is missing and builds every package (turbo skips what has not changed).
  * `stdoutClean` keeps all of it off stdout. `unlessCurrent` (paths of build outputs) skips turbo
- * altogether while the last whole build is newer than every source and those outputs exist.
+ * altogether while the last whole build is newer than every source and those outputs exist. No
+ * build at all while the integration tier tests this checkout's build (`underTest`).
  */
 export function bootstrap({ build = true, stdoutClean = false, unlessCurrent } = {}) {
   if (stdoutClean) setupStdio = ['inherit', process.stderr, process.stderr]
   ensurePnpm()
   ensureDependencies()
-  if (build && !(unlessCurrent !== undefined && buildIsCurrent(root, unlessCurrent))) buildAll()
+  if (
+    build &&
+    !underTest() &&
+    !(unlessCurrent !== undefined && buildIsCurrent(root, unlessCurrent))
+  )
+    buildAll()
   setupStdio = 'inherit'
+}
+
+/** The variable the integration tier sets to the root of the checkout whose build it tests. */
+export const TESTED_BUILD = 'CAIRN_TESTED_BUILD'
+
+/**
+ * Whether this checkout's build is the one a running integration tier tests: its global setup
+ * built it, and nothing the suites run (`npm start`, `./cairn`, `npm run pack`) builds it again
+ * under the others, which would delete a bundle another suite is starting.
+ */
+export function underTest() {
+  return process.env[TESTED_BUILD] === root
 }
 
 /** Builds every package through turbo, and records the build for `unlessCurrent`. */

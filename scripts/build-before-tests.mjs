@@ -4,7 +4,7 @@
 // changed, so a run with nothing to build costs about a second. In watch mode it builds again
 // before each rerun.
 import { spawnSync } from 'node:child_process'
-import { env, root, turboBin } from './bootstrap.mjs'
+import { env, root, TESTED_BUILD, turboBin } from './bootstrap.mjs'
 import { beginBuild, recordBuild } from './build-stamp.mjs'
 
 const ARGS = ['run', 'build', '--output-logs=errors-only']
@@ -38,7 +38,12 @@ function build() {
 
 /** @param {import('vitest/node').TestProject} project */
 export default function setup(project) {
-  build()
+  // Both integration projects name this setup, and vitest runs each before any test: one build.
+  if (process.env[TESTED_BUILD] !== root) build()
+  // The suites' `npm start`, `./cairn` and `npm run pack` use this build as it is (workers and
+  // what they spawn inherit the variable): a build started by one suite would delete the bundles
+  // under the servers another is starting.
+  process.env[TESTED_BUILD] = root
   // A rerun in watch mode: a failure is reported, and the suites that need the build then fail
   // saying what is missing; throwing here would end the watcher.
   project.onTestsRerun(() => {

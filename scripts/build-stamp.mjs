@@ -7,6 +7,12 @@ import { join } from 'node:path'
 
 /** Folders under a package that are outputs or caches, never inputs of its build. */
 const NOT_INPUTS = new Set(['node_modules', 'dist', '.turbo', 'coverage'])
+/**
+ * Folders, from the root, that hold what a package's programs write, never what they are built
+ * from: a bench run with `--results` writes its report there, which must not make the next
+ * `./cairn` or `npm start` build again (turbo's build `inputs` leave it out too).
+ */
+const WRITTEN = new Set(['bench/results'])
 
 /** The record of the last whole build that succeeded: when it began, and what it was built from. */
 const stampOf = (root) => join(root, 'node_modules', '.cairn-build.json')
@@ -24,8 +30,8 @@ function rootInputs(root) {
 /** Adds the files under `dir` (relative to `root`) and their times to `found`. */
 function walk(root, dir, found) {
   for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    if (NOT_INPUTS.has(entry.name)) continue
     const path = join(dir, entry.name)
+    if (NOT_INPUTS.has(entry.name) || WRITTEN.has(path)) continue
     if (entry.isDirectory()) walk(root, path, found)
     else found.set(path, statSync(join(root, path)).mtimeMs)
   }

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from 'node:os'
 import process from 'node:process'
 import { join } from 'node:path'
-import { bootstrap, root, run } from './bootstrap.mjs'
+import { bootstrap, root, run, underTest } from './bootstrap.mjs'
 import { buildIsCurrent } from './build-stamp.mjs'
 
 const PACKAGES = ['packages/sdk', 'apps/cli']
@@ -108,9 +108,9 @@ function npmPack(staged) {
 
 bootstrap({ build: false, stdoutClean: true })
 // Only the two packages and what they bundle are built, and only when a source changed since the
-// last whole build (a pack beside running suites then never rewrites their build); stdout is kept
-// for the tarballs' paths.
-if (!buildIsCurrent(root, BUILT)) {
+// last whole build, and never under running suites (their build is the one they test); stdout is
+// kept for the tarballs' paths.
+if (!underTest() && !buildIsCurrent(root, BUILT)) {
   run(
     join(root, 'node_modules', '.bin', 'turbo'),
     ['run', 'build', ...PACKAGES.map((dir) => `--filter=./${dir}`), '--output-logs=errors-only'],

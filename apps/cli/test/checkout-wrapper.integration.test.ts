@@ -37,6 +37,12 @@ describe('./cairn, the CLI of a checkout', () => {
   })
   afterAll(() => rm(home, { recursive: true, force: true }))
 
+  // The suites test the build the global setup made: what they run in this checkout (`npm start`,
+  // `./cairn`, `npm run pack`) uses it as it is and never builds under another suite's servers.
+  it('runs under the mark of the build the tier tests, which what the suites spawn inherits', () => {
+    expect(process.env['CAIRN_TESTED_BUILD']).toBe(ROOT.replace(/\/$/, ''))
+  })
+
   // vitest's global setup has just built the workspace and recorded it, as `npm run build` does.
   it.each([[['--help']], [['unit', 'ls', '--help']], [['creds', '--json', '--help']]])(
     'prints what the built CLI prints for %j and nothing of a build, when no source changed since the last one',
