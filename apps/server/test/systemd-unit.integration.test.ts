@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
+import type { Dirent } from 'node:fs'
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startServer, useRgw, type RunningServer } from '@cairn/testkit'
@@ -53,13 +54,24 @@ describe('the systemd unit, installed as docs/deployment.md says', () => {
   let root: string
   let server: RunningServer | undefined
 
-  /** Binds the temporary /etc, /opt (with the checkout as /opt/cairn) and /var/lib in place. */
+  /** The checkout's own entries, each bound into /opt/cairn (made in `beforeAll`). */
+  let entries: Dirent[] = []
+
+  /**
+   * Binds the temporary /etc, /opt (with the checkout as /opt/cairn) and /var/lib in place. The
+   * checkout is bound entry by entry into a folder of mode 755: its own folder may be private (a
+   * clone into `mktemp -d` is 0700), which the unit's user could not enter, where an installed
+   * /opt/cairn is the user's own.
+   */
   const mounts = () =>
     [
       'set -euo pipefail',
       `mount --bind ${quoted(join(root, 'etc'))} /etc`,
       `mount --bind ${quoted(join(root, 'opt'))} /opt`,
-      `mount --bind ${quoted(ROOT)} /opt/cairn`,
+      ...entries.map(
+        (entry) =>
+          `mount --bind ${quoted(join(ROOT, entry.name))} ${quoted(join('/opt/cairn', entry.name))}`,
+      ),
       `mount --bind ${quoted(join(root, 'var-lib'))} /var/lib`,
     ].join('\n')
 
@@ -75,6 +87,15 @@ describe('the systemd unit, installed as docs/deployment.md says', () => {
     const copied = spawnSync('cp', ['-a', '/etc/.', join(root, 'etc')], { encoding: 'utf8' })
     expect(copied.status, copied.stderr).toBe(0)
     await mkdir(join(root, 'opt', 'cairn'), { recursive: true })
+    await chmod(join(root, 'opt', 'cairn'), 0o755)
+    entries = (await readdir(ROOT, { withFileTypes: true })).filter(
+      (entry) => entry.isDirectory() || entry.isFile(),
+    )
+    for (const entry of entries) {
+      const target = join(root, 'opt', 'cairn', entry.name)
+      if (entry.isDirectory()) await mkdir(target)
+      else await writeFile(target, '')
+    }
     await mkdir(join(root, 'var-lib'))
   })
   afterAll(async () => {
