@@ -22,6 +22,17 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 
 const CLIENT = 'cairn'
 
+/**
+ * The authorization URL `terraform login` printed on stdout, once its line has ended. Terraform
+ * writes the URL and its line's end apart, and its last parameter is `state`: a URL taken before
+ * the line ends is cut, and one read from stdout and stderr run together can run on into what
+ * stderr said (a `'` once). Either way the state Terraform gets back is not its own, and its
+ * callback answers 400.
+ */
+function printedAuthorizationUrl(output: string): string | undefined {
+  return /(https:\/\/\S+\/oauth\/authorization\?\S+)\s/.exec(output)?.[1]
+}
+
 describe('terraform login through a real OpenID provider, over TLS', () => {
   let dir: string
   let tls: TestCa
@@ -155,55 +166,50 @@ describe('terraform login through a real OpenID provider, over TLS', () => {
     )
   })
 
-  // Once in a few whole runs, with other suites beside it, Terraform's callback answers 400 (a
-  // state or code it does not take): not yet explained, so one more try, with a fresh Terraform.
-  it(
-    'logs Terraform in, and Terraform then applies with the token it stored',
-    { retry: 1 },
-    async () => {
-      const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
-      const hostname = `localhost:${server.port}`
-      const login = tf.start(['login', hostname], { input: 'yes\n' })
-      // Also when the test times out, which never reaches its `finally`: a login left waiting
-      // outlives the run and holds one of the callback ports 10000-10010.
-      onTestFinished(() => {
-        login.kill()
-      })
-      try {
-        const url = await waitFor(
-          'terraform login to print the authorization URL',
-          () => /https:\/\/localhost:\d+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
-          20_000,
-        )
-        const back = await browse(url)
-        expect(back).toMatch(/^http:\/\/localhost:100\d\d\/login\?/)
-        // Terraform may close its callback server before its page is written: see the helper.
-        expect([200, 'closed']).toContain(await deliverToTerraform(back))
-        const result = await login.done
-        expect(result.code, result.stdout + result.stderr).toBe(0)
-        expect(result.stdout).toContain('Success!')
+  it('logs Terraform in, and Terraform then applies with the token it stored', async () => {
+    const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
+    const hostname = `localhost:${server.port}`
+    const login = tf.start(['login', hostname], { input: 'yes\n' })
+    // Also when the test times out, which never reaches its `finally`: a login left waiting
+    // outlives the run and holds one of the callback ports 10000-10010.
+    onTestFinished(() => {
+      login.kill()
+    })
+    try {
+      const url = await waitFor(
+        'terraform login to print the authorization URL',
+        () => printedAuthorizationUrl(login.stdout()),
+        20_000,
+      )
+      const back = await browse(url)
+      expect(back).toMatch(/^http:\/\/localhost:100\d\d\/login\?/)
+      // Terraform may close its callback server before its page is written: see the helper.
+      expect([200, 'closed'], `${back}, for ${url}`).toContain(await deliverToTerraform(back))
+      const result = await login.done
+      expect(result.code, result.stdout + result.stderr).toBe(0)
+      expect(result.stdout).toContain('Success!')
 
-        const saved = JSON.parse(
-          await readFile(join(tf.home, '.terraform.d', 'credentials.tfrc.json'), 'utf8'),
-        ) as {
-          credentials: Record<string, { token: string }>
-        }
-        const token = saved.credentials[hostname]?.token ?? ''
-        expect(token).toMatch(/^eyJ/)
-        const me = JSON.parse(
-          (
-            await httpsRequest(`${base}/v1/auth/me`, tls.ca, {
-              headers: { Authorization: `Bearer ${token}` },
-            })
-          ).body,
-        ) as {
-          subject: string
-        }
-        expect(me.subject).toBe('alice')
+      const saved = JSON.parse(
+        await readFile(join(tf.home, '.terraform.d', 'credentials.tfrc.json'), 'utf8'),
+      ) as {
+        credentials: Record<string, { token: string }>
+      }
+      const token = saved.credentials[hostname]?.token ?? ''
+      expect(token).toMatch(/^eyJ/)
+      const me = JSON.parse(
+        (
+          await httpsRequest(`${base}/v1/auth/me`, tls.ca, {
+            headers: { Authorization: `Bearer ${token}` },
+          })
+        ).body,
+      ) as {
+        subject: string
+      }
+      expect(me.subject).toBe('alice')
 
-        await tf.write(
-          'main.tf',
-          `terraform {
+      await tf.write(
+        'main.tf',
+        `terraform {
   cloud {
     hostname     = "${hostname}"
     organization = "acme"
@@ -216,27 +222,26 @@ resource "terraform_data" "x" {
   input = "after login"
 }
 `,
-        )
-        // An empty TF_CLI_CONFIG_FILE makes Terraform read the credentials file login wrote.
-        const env = { TF_CLI_CONFIG_FILE: '' }
-        expect((await tf.run(['init', '-input=false'], { env })).code).toBe(0)
-        const apply = await tf.run(['apply', '-auto-approve', '-input=false'], { env })
-        expect(apply.code, apply.stderr).toBe(0)
-        const versions = JSON.parse(
-          (
-            await httpsRequest(`${base}/v1/units/logged-in/versions`, tls.ca, {
-              headers: { Authorization: `Bearer ${token}` },
-            })
-          ).body,
-        ) as { versions: { author: string; source: string }[] }
-        expect(versions.versions[0]).toMatchObject({ author: 'alice', source: 'cloud' })
-      } finally {
-        // Still waiting for a code when the test failed before giving one.
-        login.kill()
-        await tf.dispose()
-      }
-    },
-  )
+      )
+      // An empty TF_CLI_CONFIG_FILE makes Terraform read the credentials file login wrote.
+      const env = { TF_CLI_CONFIG_FILE: '' }
+      expect((await tf.run(['init', '-input=false'], { env })).code).toBe(0)
+      const apply = await tf.run(['apply', '-auto-approve', '-input=false'], { env })
+      expect(apply.code, apply.stderr).toBe(0)
+      const versions = JSON.parse(
+        (
+          await httpsRequest(`${base}/v1/units/logged-in/versions`, tls.ca, {
+            headers: { Authorization: `Bearer ${token}` },
+          })
+        ).body,
+      ) as { versions: { author: string; source: string }[] }
+      expect(versions.versions[0]).toMatchObject({ author: 'alice', source: 'cloud' })
+    } finally {
+      // Still waiting for a code when the test failed before giving one.
+      login.kill()
+      await tf.dispose()
+    }
+  })
 
   describe('as an OAuth server for any client', () => {
     const redirect = 'http://127.0.0.1:10005/login'
@@ -401,7 +406,7 @@ describe('terraform login in local mode, over TLS', () => {
     try {
       const url = await waitFor(
         'terraform login to print the authorization URL',
-        () => /https:\/\/\S+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
+        () => printedAuthorizationUrl(login.stdout()),
         20_000,
       )
       // The address Terraform prints names this server with its port: no tokens page of a host
@@ -411,7 +416,7 @@ describe('terraform login in local mode, over TLS', () => {
 
       const back = await pasteToken(url, server.token)
       expect(back).toMatch(/^http:\/\/localhost:100\d\d\/login\?code=/)
-      expect([200, 'closed']).toContain(await deliverToTerraform(back))
+      expect([200, 'closed'], `${back}, for ${url}`).toContain(await deliverToTerraform(back))
       const result = await login.done
       expect(result.code, result.stdout + result.stderr).toBe(0)
       expect(result.stdout).toContain('Success!')
@@ -470,14 +475,9 @@ resource "terraform_data" "x" {
       await browser?.close()
     })
 
-    // Terraform closes its callback server as soon as it has a code, before it writes its page, so
-    // under load the browser's navigation and Terraform's wait can miss each other: one more try.
     it(
       'completes: the page takes the token and the browser lands on Terraform',
-      {
-        retry: 1,
-        timeout: 30_000,
-      },
+      { timeout: 30_000 },
       async ({ onTestFailed }) => {
         if (browser === undefined) throw new Error('Chromium did not start')
         const tf = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
@@ -500,7 +500,7 @@ resource "terraform_data" "x" {
         try {
           const url = await waitFor(
             'terraform login to print the authorization URL',
-            () => /https:\/\/\S+\/oauth\/authorization\?\S+/.exec(login.output())?.[0],
+            () => printedAuthorizationUrl(login.stdout()),
             20_000,
           )
           // The test CA is trusted by Terraform through SSL_CERT_FILE; Chromium is told to accept it.

@@ -25,8 +25,10 @@ export function terraformBinary(): string {
 
 /** A terraform process still running. */
 export interface RunningTerraform {
-  /** Everything it has written so far, stdout and stderr. */
+  /** Everything it has written so far, stdout and stderr, in the order it arrived. */
   output(): string
+  /** What it has written to stdout so far. */
+  stdout(): string
   done: Promise<TerraformResult>
   kill(): void
 }
@@ -110,20 +112,33 @@ export class TerraformWorkspace {
   ): RunningTerraform {
     let stdout = ''
     let stderr = ''
+    // Not stdout + stderr: a line of stdout that has not ended yet would run on into stderr.
+    let both = ''
     const child = spawn(this.#binary, args, {
       cwd: this.dir,
       env: this.#environment(options.env),
       stdio: 'pipe',
     })
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text))
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text))
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text
+      both += text
+    })
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr += text
+      both += text
+    })
     child.stdin.end(options.input)
     const done = new Promise<TerraformResult>((resolve) => {
       child.on('close', (code) => {
         resolve({ code: code ?? 1, stdout: plain(stdout), stderr: plain(stderr) })
       })
     })
-    return { output: () => plain(stdout + stderr), done, kill: () => child.kill('SIGKILL') }
+    return {
+      output: () => plain(both),
+      stdout: () => plain(stdout),
+      done,
+      kill: () => child.kill('SIGKILL'),
+    }
   }
 
   async dispose(): Promise<void> {
