@@ -9,10 +9,11 @@ import {
   type StoreFactory,
 } from '@cairn/core/testing'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { useRgw } from '@cairn/testkit'
+import { startStallingProxy, useRgw } from '@cairn/testkit'
 import { openS3Store, S3StoreError, type S3StoreOptions } from '../src/index'
 
-const rgw = useRgw()
+// The run's shared cluster: a gateway that stops answering is played by a proxy in front of it.
+const rgw = useRgw({ shared: true })
 let bucket: string
 
 beforeAll(async () => {
@@ -167,19 +168,26 @@ describe('s3 store on Ceph RGW', () => {
   })
 
   it('fails a request to a store that stops answering within its timeout, and serves once it answers', async () => {
-    const store = await openS3Store(optionsFor({ maxAttempts: 1, requestTimeoutMs: 1_000 }))
-    await store.put('kept', text('kept'))
-    rgw.pause()
-    const began = Date.now()
-    let error: unknown
+    const proxy = await startStallingProxy(rgw.endpoint)
     try {
-      error = await store.get('kept').catch((caught: unknown) => caught)
+      const store = await openS3Store(
+        optionsFor({ endpoint: proxy.endpoint, maxAttempts: 1, requestTimeoutMs: 1_000 }),
+      )
+      await store.put('kept', text('kept'))
+      proxy.stall()
+      const began = Date.now()
+      let error: unknown
+      try {
+        error = await store.get('kept').catch((caught: unknown) => caught)
+      } finally {
+        proxy.resume()
+      }
+      expect(Date.now() - began).toBeLessThan(10_000)
+      expect(error).toBeInstanceOf(StorageUnavailableError)
+      expect(await textOf((await store.get('kept'))?.body ?? bytesOf(''))).toBe('kept')
+      await store.close()
     } finally {
-      rgw.resume()
+      await proxy.close()
     }
-    expect(Date.now() - began).toBeLessThan(10_000)
-    expect(error).toBeInstanceOf(StorageUnavailableError)
-    expect(await textOf((await store.get('kept'))?.body ?? bytesOf(''))).toBe('kept')
-    await store.close()
   })
 })
