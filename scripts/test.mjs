@@ -7,15 +7,13 @@
 // is printed as a block when they end; the run fails if either part failed.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { bootstrap, env, root, run, turboBin } from './bootstrap.mjs'
+import { bootstrap, env, root, turboBin } from './bootstrap.mjs'
 
 bootstrap()
-run(join(root, 'node_modules', '.bin', 'prettier'), ['--check', '--log-level=warn', '.'])
 
-/** Runs the checks niced, two at a time; answers their exit status and what they printed. */
-function startChecks() {
-  const args = ['run', 'typecheck', 'lint', 'deps', 'check-wasm', '--concurrency=2']
-  const child = spawn('nice', ['-n', '19', turboBin, ...args, '--output-logs=new-only'], {
+/** Runs `command args` niced; answers its exit status and what it printed. */
+function niced(command, args) {
+  const child = spawn('nice', ['-n', '19', command, ...args], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -25,10 +23,31 @@ function startChecks() {
   child.stderr.setEncoding('utf8').on('data', (text) => (output += text))
   return new Promise((resolve) => {
     child.on('error', (error) =>
-      resolve({ code: 1, output: `could not run the checks (nice, turbo): ${error.message}` }),
+      resolve({ code: 1, output: `could not run ${command} (through nice): ${error.message}` }),
     )
     child.on('close', (code) => resolve({ code: code ?? 1, output }))
   })
+}
+
+/**
+ * The checks, niced: the typecheck and lint over one TypeScript program (a fresh clone has no
+ * turbo cache to replay, and one program costs half of two), the dependency rules and the
+ * WebAssembly check through turbo, and the formatting check. Answers their exit status and what
+ * they printed.
+ */
+async function startChecks() {
+  const prettier = join(root, 'node_modules', '.bin', 'prettier')
+  const results = await Promise.all([
+    niced(process.execPath, [join(root, 'scripts', 'check.mjs'), 'typecheck', 'lint']),
+    niced(turboBin, ['run', 'deps', 'check-wasm', '--output-logs=new-only']),
+    niced(prettier, ['--check', '--log-level=warn', '.']),
+  ])
+  const [, , format] = results
+  if (format.code === 0) format.output = 'cairn: every file is formatted (prettier --check .)'
+  return {
+    code: results.find((result) => result.code !== 0)?.code ?? 0,
+    output: results.map((result) => result.output.trimEnd()).join('\n'),
+  }
 }
 
 /** Runs vitest in the foreground; answers its exit status. */
