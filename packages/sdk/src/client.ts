@@ -25,6 +25,13 @@ export interface ClientOptions {
    */
   ca?: CaCertificates
   userAgent?: string
+  /**
+   * How many times a request the server was too busy to take (503 `server_busy`: it had as many
+   * connections, uploads or heavy reads as it allows, and did nothing of the request) is sent
+   * again, each after the `Retry-After` it asked for: 3 unless given; 0 for none. A request whose
+   * body is a stream is never sent again.
+   */
+  busyRetries?: number
 }
 
 /** A client of one Cairn server. */
@@ -67,6 +74,7 @@ export function createClient(options: ClientOptions): CairnClient {
     ...(tokens === undefined ? {} : { tokens }),
     fetch: fetchOf(options),
     ...(options.userAgent === undefined ? {} : { userAgent: options.userAgent }),
+    ...(options.busyRetries === undefined ? {} : { busyRetries: options.busyRetries }),
   })
   return {
     baseUrl: transport.baseUrl,

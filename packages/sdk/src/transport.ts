@@ -22,23 +22,43 @@ export interface TransportOptions {
   tokens?: TokenProvider
   fetch?: typeof fetch
   userAgent?: string
+  /** How many times a request answered 503 `server_busy` is sent again; `DEFAULT_BUSY_RETRIES`. */
+  busyRetries?: number
+  /** How a wait is spent (a test's clock); `setTimeout` unless given. */
+  sleep?: (ms: number) => Promise<void>
 }
+
+/** How many times a request the server was too busy to take is sent again, unless told. */
+export const DEFAULT_BUSY_RETRIES = 3
+/** The longest `Retry-After` waited for: a server that asks for longer gets its error shown. */
+export const LONGEST_BUSY_WAIT_MS = 10_000
 
 /**
  * The one place requests are made: the token header, the base URL, error bodies turned into typed
- * errors, and one retry with a fresh token after a 401 when the body can be sent again.
+ * errors, one retry with a fresh token after a 401 when the body can be sent again, and a few
+ * more after a 503 `server_busy` (the server took nothing of the request: it had as many
+ * connections, uploads or heavy reads as it allows), each after the `Retry-After` it asked for.
  */
 export class Transport {
   readonly baseUrl: string
   readonly #tokens: TokenProvider | undefined
   readonly #fetch: typeof fetch
   readonly #userAgent: string | undefined
+  readonly #busyRetries: number
+  readonly #sleep: (ms: number) => Promise<void>
 
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.#tokens = options.tokens
     this.#fetch = options.fetch ?? fetch
     this.#userAgent = options.userAgent
+    this.#busyRetries = options.busyRetries ?? DEFAULT_BUSY_RETRIES
+    this.#sleep =
+      options.sleep ??
+      ((ms) =>
+        new Promise((resolve) => {
+          setTimeout(resolve, ms)
+        }))
   }
 
   /**
@@ -52,14 +72,32 @@ export class Transport {
   }
 
   /**
-   * Sends a request as `send` does (the token, one retry with a fresh token after a 401) and
-   * answers the response whatever its status: for a caller that shows the answer as it is.
+   * Sends a request as `send` does (the token, one retry with a fresh token after a 401, a few
+   * after a 503 `server_busy`) and answers the response whatever its status: for a caller that
+   * shows the answer as it is.
    * @throws CertificateError, CairnError when the server cannot be reached
    */
   async request(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    // A stream is read as it is sent, so it cannot be sent twice.
+    const replayable = options.body === undefined || !('stream' in options.body)
+    for (let retry = 0; ; retry += 1) {
+      const response = await this.#authorized(method, path, options, replayable)
+      if (response.status !== 503 || !replayable || retry >= this.#busyRetries) return response
+      const busy = await busyWait(response)
+      if (busy.waitMs === undefined) return busy.response
+      await this.#sleep(busy.waitMs)
+    }
+  }
+
+  /** One request with the token, and once more with a fresh one after a 401. */
+  async #authorized(
+    method: string,
+    path: string,
+    options: RequestOptions,
+    replayable: boolean,
+  ): Promise<Response> {
     const token = options.anonymous === true ? undefined : await this.#tokens?.token()
     let response = await this.#attempt(method, path, options, token)
-    const replayable = options.body === undefined || !('stream' in options.body)
     if (
       response.status === 401 &&
       token !== undefined &&
@@ -141,6 +179,35 @@ export class Transport {
       message: `HTTP ${response.status}${text === '' ? '' : `: ${text.slice(0, 200)}`}`,
     })
   }
+}
+
+/**
+ * How long a 503 asks to wait before the same request is sent again: its `Retry-After` (seconds,
+ * or a date; 1 s when absent) when its body says `server_busy` and the wait is at most
+ * `LONGEST_BUSY_WAIT_MS`, else undefined. The body is read, so the response handed back is a copy.
+ */
+async function busyWait(response: Response): Promise<{ waitMs?: number; response: Response }> {
+  const text = await response.text().catch(() => '')
+  const copy = new Response(text, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  })
+  let code: unknown
+  try {
+    code = (JSON.parse(text) as { error?: unknown } | null)?.error
+  } catch {
+    code = undefined
+  }
+  if (code !== 'server_busy') return { response: copy }
+  const header = response.headers.get('Retry-After')?.trim()
+  let waitMs = 1_000
+  if (header !== undefined && header !== '') {
+    waitMs = /^\d+$/.test(header) ? Number(header) * 1_000 : Date.parse(header) - Date.now()
+  }
+  if (!Number.isFinite(waitMs) || waitMs > LONGEST_BUSY_WAIT_MS) return { response: copy }
+  // Up to a fifth more, so that clients turned away together do not all come back together.
+  return { waitMs: Math.max(0, waitMs) * (1 + Math.random() / 5), response: copy }
 }
 
 function toStream(
