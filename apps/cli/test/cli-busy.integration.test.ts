@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net'
-import { useServer } from '@cairn/testkit'
+import { useServer, waitFor } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CliUser } from './support/cairn'
 
@@ -32,9 +32,14 @@ describe('cairn against a server too busy to take it', () => {
   it('sends the request again after the wait the server asks for, and then succeeds', async () => {
     const held = await hold(server.port)
     const began = performance.now()
+    const logged = server.output().length
     const run = user.run(['unit', 'ls', '--json'])
-    // Freed before the CLI's retry is due (Retry-After: 1).
-    setTimeout(() => held.destroy(), 300)
+    // Freed once the server has turned the CLI away (it logs that it did), and so before the CLI's
+    // retry is due (Retry-After: 1); a timer could fire before a slow CLI has even connected.
+    await waitFor('the server to refuse the CLI its connection', () =>
+      server.output().slice(logged).includes('its address is at its limit of open connections'),
+    )
+    held.destroy()
     const result = await run
     expect(result.code, result.stderr).toBe(0)
     expect(JSON.parse(result.stdout)).toEqual({ units: [] })
