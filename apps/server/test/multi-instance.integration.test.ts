@@ -525,6 +525,54 @@ describe('three instances over one S3 bucket', () => {
       })
     })
 
+    it('tells on every instance, at once, what a write on another means twenty units downstream', async () => {
+      // A chain deeper than any walk record by record: status comes from each instance's copy of
+      // the whole graph, which must hold a write another instance has just answered.
+      const chain = Array.from(
+        { length: 20 },
+        (_, index) => `deep/u${String(index).padStart(2, '0')}`,
+      )
+      const tail = chain.at(-1) as string
+      for (const [index, unit] of chain.entries()) {
+        await createUnit(unit, at(servers, index))
+        if (index > 0) {
+          const answer = await call(
+            at(servers, index),
+            admin,
+            'PUT',
+            `/v1/units/${unit}/dependencies`,
+            {
+              dependencies: [{ from: chain[index - 1], output: 'tag' }],
+            },
+          )
+          expect(answer.status, answer.text).toBe(200)
+        }
+        const written = await upload(at(servers, index + 1), unit, stateOf(1, 'first'))
+        expect(written.status, written.text).toBe(200)
+      }
+      const statusOn = async (server: RunningServer) => {
+        const answer = await call(server, admin, 'GET', `/v1/units/${tail}/status`)
+        expect(answer.status, answer.text).toBe(200)
+        return answer.body
+      }
+      for (const server of servers) expect((await statusOn(server))['status']).toBe('green')
+      for (const [index, server] of servers.entries()) {
+        const serial = index + 2
+        const written = await upload(server, chain[0] as string, stateOf(serial, `tag ${serial}`))
+        expect(written.status, written.text).toBe(200)
+        // Asked of the other two at once, right after the write's answer.
+        const others = servers.filter((other) => other !== server)
+        for (const seen of await Promise.all(others.map((other) => statusOn(other)))) {
+          expect(seen).toMatchObject({ status: 'yellow', red_upstream: [chain[1]] })
+        }
+        const healed = await upload(server, chain[1] as string, stateOf(serial, 'first'))
+        expect(healed.status, healed.text).toBe(200)
+        for (const seen of await Promise.all(others.map((other) => statusOn(other)))) {
+          expect(seen['status']).toBe('green')
+        }
+      }
+    })
+
     it('decides alike on every instance right after a role is assigned, and after it is removed, on another', async () => {
       const unit = 'rbac/app'
       await createUnit(unit)

@@ -4,7 +4,7 @@ import { FreezeService } from './freezes/freeze-service'
 import { FreezeStore } from './freezes/freeze-store'
 import { DependencyService } from './graph/dependency-service'
 import { graphExtension } from './graph/graph-extension'
-import { WholeGraph } from './graph/graph-loader'
+import { GraphCache } from './graph/graph-cache'
 import { SinceFinder } from './graph/since'
 import { StatusWatch } from './graph/status-watch'
 import type { Kernel } from './kernel'
@@ -118,6 +118,7 @@ export function createCore(options: CoreOptions): Core {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
   const onExtensionError = options.onExtensionError ?? (() => undefined)
   const records = new UnitRecordStore(store, sleep, options.onRecordRetry)
+  const graph = new GraphCache({ records, store, clock, instance: ids.token() })
   const scanners = checkedScanners(options.scanners ?? inlineScanners)
   const freezes = new FreezeService({
     freezes: new FreezeStore(store, sleep),
@@ -144,7 +145,7 @@ export function createCore(options: CoreOptions): Core {
     scanners,
     records,
     versions: new VersionReader(store, records),
-    status: new StatusWatch(store, records, new WholeGraph(records)),
+    status: new StatusWatch(store, records, graph),
   }
   const extensions = [graphExtension(records, store), ...(options.extensions ?? [])]
   for (const extension of extensions) extension.attach?.(host)
@@ -164,7 +165,7 @@ export function createCore(options: CoreOptions): Core {
     }),
     versions: new VersionService(kernel),
     locks: new LockService(kernel),
-    dependencies: new DependencyService({ kernel, since: new SinceFinder(store) }),
+    dependencies: new DependencyService({ kernel, graph, since: new SinceFinder(store) }),
     authorizer,
     freezes,
     stagedUploads: (uploads) => {

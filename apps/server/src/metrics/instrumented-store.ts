@@ -23,6 +23,7 @@ export function instrumentStore(store: ObjectStore, metrics: ServerMetrics): Obj
     }
   }
   return {
+    ...(store.exclusive === undefined ? {} : { exclusive: store.exclusive }),
     get: (key, options) => measure('get', () => store.get(key, options)),
     head: (key) => measure('head', () => store.head(key)),
     put: (key, body, options) => measure('put', () => store.put(key, body, options)),

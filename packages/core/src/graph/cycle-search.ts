@@ -5,7 +5,8 @@ import type { UnitId } from '../units/unit-id'
 import { READ_CONCURRENCY } from '../units/unit-listing'
 import type { UnitRecordStore } from '../units/unit-record-store'
 import { consumersOf } from './consumer-marks'
-import { GraphNodes, type WholeGraph } from './graph-loader'
+import type { GraphCache } from './graph-cache'
+import { GraphNodes } from './graph-loader'
 
 /** How far a cycle search goes, record by record, before it reads the whole graph instead. */
 const SEARCH_UNITS = 512
@@ -18,12 +19,12 @@ const SEARCH_LEVELS = 16
 export class CycleSearch {
   readonly #store: ObjectStore
   readonly #records: UnitRecordStore
-  readonly #wholeGraph: WholeGraph
+  readonly #graph: GraphCache
 
-  constructor(store: ObjectStore, records: UnitRecordStore, wholeGraph: WholeGraph) {
+  constructor(store: ObjectStore, records: UnitRecordStore, graph: GraphCache) {
     this.#store = store
     this.#records = records
-    this.#wholeGraph = wholeGraph
+    this.#graph = graph
   }
 
   /**
@@ -40,6 +41,9 @@ export class CycleSearch {
   async refuse(id: UnitId, upstreams: readonly UnitId[]): Promise<void> {
     if (upstreams.includes(id)) throw new DependencyCycleError([id, id])
     if (upstreams.length === 0) return
+    // A warm graph answers from memory; else the search reads records until it goes too far.
+    if (this.#graph.warm) return this.#refuseInWhole(id, upstreams)
+    this.#graph.warmUp()
     const found = await this.#search(id, upstreams)
     if (found === 'too far') await this.#refuseInWhole(id, upstreams)
     else if (found !== undefined) throw new DependencyCycleError(found)
@@ -100,9 +104,9 @@ export class CycleSearch {
     return undefined
   }
 
-  /** The cycle check on the whole graph, read from listings: upstream of each new upstream. */
+  /** The cycle check on the whole graph: upstream of each new upstream. */
   async #refuseInWhole(id: UnitId, upstreams: readonly UnitId[]): Promise<void> {
-    const nodes = new GraphNodes(this.#records, this.#wholeGraph)
+    const nodes = new GraphNodes(this.#records, this.#graph)
     await nodes.loadWhole()
     // Each unit reached, by the unit downstream of it that it was reached from.
     const reachedFrom = new Map<string, string>()

@@ -11,15 +11,17 @@ import type { Snapshot } from '../units/unit-record-store'
 import { markConsumer, unmarkConsumer } from './consumer-marks'
 import { CycleSearch } from './cycle-search'
 import { parseDependencies, setOf, type DependencySet } from './dependency-set'
-import { GraphNodes, WholeGraph } from './graph-loader'
+import type { GraphCache } from './graph-cache'
+import { GraphNodes } from './graph-loader'
 import { digestOf, edgeKey, nodeOf, type GraphNode } from './graph-node'
-import { StatusReader } from './status-rules'
 import { readNeighbourhood, type Neighbourhood, type NeighbourhoodOptions } from './neighbourhood'
 import type { SinceFinder } from './since'
 import { hideUnreadable, readableUnits } from './status-visibility'
 
 interface DependencyServiceOptions {
   kernel: Kernel
+  /** This instance's copy of the whole graph, shared with the status watch. */
+  graph: GraphCache
   since: SinceFinder
 }
 
@@ -32,14 +34,14 @@ interface DependencyServiceOptions {
 export class DependencyService {
   readonly #kernel: Kernel
   readonly #since: SinceFinder
-  readonly #wholeGraph: WholeGraph
+  readonly #graph: GraphCache
   readonly #cycles: CycleSearch
 
   constructor(options: DependencyServiceOptions) {
     this.#kernel = options.kernel
     this.#since = options.since
-    this.#wholeGraph = new WholeGraph(options.kernel.records)
-    this.#cycles = new CycleSearch(options.kernel.store, options.kernel.records, this.#wholeGraph)
+    this.#graph = options.graph
+    this.#cycles = new CycleSearch(options.kernel.store, options.kernel.records, this.#graph)
   }
 
   async get(principal: Principal, id: UnitId): Promise<DependencySet> {
@@ -156,10 +158,10 @@ export class DependencyService {
   /** @throws UnitNotFoundError, ForbiddenError */
   async status(principal: Principal, id: UnitId): Promise<UnitStatus> {
     await demand(this.#kernel.authorizer, principal, 'unit:read', id)
-    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
+    const nodes = new GraphNodes(this.#kernel.records, this.#graph)
     await nodes.loadUpstream([id])
     if (nodes.get(id) === undefined) throw new UnitNotFoundError(id)
-    const [report] = await this.#withSince(nodes, [new StatusReader(nodes).report(id)])
+    const [report] = await this.#withSince(nodes, [nodes.reader().report(id)])
     const [shown] = await hideUnreadable(this.#kernel.authorizer, principal, [report as UnitStatus])
     return shown as UnitStatus
   }
@@ -195,10 +197,10 @@ export class DependencyService {
    */
   async #reportAll(ids: readonly UnitId[], known: readonly Snapshot[] = []): Promise<UnitStatus[]> {
     if (ids.length === 0) return []
-    const nodes = new GraphNodes(this.#kernel.records, this.#wholeGraph)
+    const nodes = new GraphNodes(this.#kernel.records, this.#graph)
     nodes.add(known)
     await nodes.loadUpstream(ids)
-    const reader = new StatusReader(nodes)
+    const reader = nodes.reader()
     return this.#withSince(
       nodes,
       ids.filter((id) => nodes.get(id) !== undefined).map((id) => reader.report(id)),
@@ -217,12 +219,7 @@ export class DependencyService {
     id: UnitId,
     options: NeighbourhoodOptions = {},
   ): Promise<Neighbourhood> {
-    return readNeighbourhood(
-      { kernel: this.#kernel, wholeGraph: this.#wholeGraph },
-      principal,
-      id,
-      options,
-    )
+    return readNeighbourhood({ kernel: this.#kernel, graph: this.#graph }, principal, id, options)
   }
 
   /** Sets `since` on every pending edge of the reports, from the upstreams' earlier versions. */

@@ -5,8 +5,8 @@ import type { Kernel } from '../kernel'
 import type { UnitId } from '../units/unit-id'
 import type { EdgeStatus, UnitStatus } from '@cairn/contract'
 import { consumersOf } from './consumer-marks'
-import { GraphNodes, type WholeGraph } from './graph-loader'
-import { StatusReader } from './status-rules'
+import type { GraphCache } from './graph-cache'
+import { GraphNodes } from './graph-loader'
 
 const DEFAULT_DEPTH = 2
 const MAX_DEPTH = 4
@@ -70,7 +70,7 @@ const URGENCY: Record<EdgeStatus['state'], number> = { pending: 2, unknown: 1, o
  * @throws InvalidRequestError (a bad depth or limit), UnitNotFoundError, ForbiddenError
  */
 export async function readNeighbourhood(
-  from: { kernel: Kernel; wholeGraph: WholeGraph },
+  from: { kernel: Kernel; graph: GraphCache },
   principal: Principal,
   id: UnitId,
   options: NeighbourhoodOptions = {},
@@ -79,7 +79,7 @@ export async function readNeighbourhood(
   await demand(kernel.authorizer, principal, 'unit:read', id)
   const depth = bounded('depth', options.depth ?? DEFAULT_DEPTH, MAX_DEPTH)
   const limit = bounded('limit', options.limit ?? DEFAULT_LIMIT, MAX_LIMIT)
-  const nodes = new GraphNodes(kernel.records, from.wholeGraph)
+  const nodes = new GraphNodes(kernel.records, from.graph)
   await nodes.loadUpstream([id])
   if (nodes.get(id) === undefined) throw new UnitNotFoundError(id)
 
@@ -128,7 +128,7 @@ export async function readNeighbourhood(
   const readable = [...levels.keys()].filter((unit) => !hidden.has(unit))
   // Statuses need what lies upstream of the downstream units too.
   await nodes.loadUpstream(readable)
-  const reader = new StatusReader(nodes)
+  const reader = nodes.reader()
   const keys = keysOf(levels, hidden)
   const edges: NeighbourEdge[] = []
   for (const unit of readable) {

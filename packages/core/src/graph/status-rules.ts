@@ -40,6 +40,16 @@ export class StatusReader {
     }
   }
 
+  /**
+   * Forgets what was worked out that a change of the units `changed` may alter: whether each of
+   * them and `consumers` (whose edges compare their nodes) is red, and the red units upstream of
+   * `downstream` (every unit downstream of them, and they themselves).
+   */
+  forget(changed: Iterable<string>, downstream: Iterable<string>): void {
+    for (const id of changed) this.#red.delete(id)
+    for (const id of downstream) this.#frontier.delete(id)
+  }
+
   edges(id: string): EdgeStatus[] {
     const entry = this.#graph.get(id)
     if (entry === undefined) return []
@@ -60,7 +70,14 @@ export class StatusReader {
   #isRed(id: string): boolean {
     let red = this.#red.get(id)
     if (red === undefined) {
-      red = this.edges(id).some((edge) => edge.state === 'pending')
+      red = false
+      for (const edge of this.#graph.get(id)?.dependencies ?? []) {
+        const digest = digestOf(this.#graph.get(edge.from), edge.output)
+        if (digest !== null && digest !== edge.ack) {
+          red = true
+          break
+        }
+      }
       this.#red.set(id, red)
     }
     return red
@@ -76,27 +93,29 @@ export class StatusReader {
     while (stack.length > 0) {
       const top = stack.pop() as { id: string; expanded: boolean }
       if (this.#frontier.has(top.id)) continue
-      const upstreams = this.#upstreams(top.id)
+      const dependencies = this.#graph.get(top.id)?.dependencies ?? []
       if (!top.expanded) {
         if (open.has(top.id)) continue
         open.add(top.id)
         stack.push({ id: top.id, expanded: true })
-        for (const upstream of upstreams) {
-          if (!this.#frontier.has(upstream)) stack.push({ id: upstream, expanded: false })
+        for (const { from } of dependencies) {
+          if (!this.#frontier.has(from)) stack.push({ id: from, expanded: false })
         }
         continue
       }
-      const frontier = new Set<string>()
-      for (const upstream of upstreams) {
-        if (this.#isRed(upstream)) frontier.add(upstream)
-        else for (const red of this.#frontier.get(upstream) ?? []) frontier.add(red)
+      // Most units have no red unit upstream: they share one empty set.
+      let frontier: Set<string> | undefined
+      for (const { from } of dependencies) {
+        if (this.#isRed(from)) (frontier ??= new Set()).add(from)
+        else {
+          const above = this.#frontier.get(from) ?? NONE
+          if (above.size > 0) for (const red of above) (frontier ??= new Set()).add(red)
+        }
       }
-      this.#frontier.set(top.id, frontier)
+      this.#frontier.set(top.id, frontier ?? NONE)
     }
-    return this.#frontier.get(id) ?? new Set()
-  }
-
-  #upstreams(id: string): Set<string> {
-    return new Set(this.#graph.get(id)?.dependencies.map((edge) => edge.from) ?? [])
+    return this.#frontier.get(id) ?? NONE
   }
 }
+
+const NONE: ReadonlySet<string> = new Set()

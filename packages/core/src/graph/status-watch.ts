@@ -2,8 +2,8 @@ import type { UnitStatus } from '@cairn/contract'
 import type { ObjectStore } from '../storage/object-store'
 import type { UnitRecordStore } from '../units/unit-record-store'
 import { consumersOf } from './consumer-marks'
-import { GraphNodes, type WholeGraph } from './graph-loader'
-import { StatusReader } from './status-rules'
+import type { GraphCache } from './graph-cache'
+import { GraphNodes } from './graph-loader'
 
 /**
  * How many units a change looks at for `status.changed`: the unit and what lies downstream of it,
@@ -34,12 +34,12 @@ export interface StatusBefore {
 export class StatusWatch {
   readonly #store: ObjectStore
   readonly #records: UnitRecordStore
-  readonly #wholeGraph: WholeGraph
+  readonly #graph: GraphCache
 
-  constructor(store: ObjectStore, records: UnitRecordStore, wholeGraph: WholeGraph) {
+  constructor(store: ObjectStore, records: UnitRecordStore, graph: GraphCache) {
     this.#store = store
     this.#records = records
-    this.#wholeGraph = wholeGraph
+    this.#graph = graph
   }
 
   /** Reads the statuses a change of `unit` may change, before it. */
@@ -78,9 +78,9 @@ export class StatusWatch {
   }
 
   async #statuses(units: readonly string[]): Promise<Map<string, UnitStatus>> {
-    const nodes = new GraphNodes(this.#records, this.#wholeGraph)
+    const nodes = new GraphNodes(this.#records, this.#graph)
     await nodes.loadUpstream(units)
-    const reader = new StatusReader(nodes)
+    const reader = nodes.reader()
     const found = new Map<string, UnitStatus>()
     for (const id of units) if (nodes.get(id) !== undefined) found.set(id, reader.report(id))
     return found

@@ -109,6 +109,8 @@ export async function openFsStore(root: string): Promise<FsStore> {
 
   // Out of file handles or space, the store answers as unavailable (503), never as a bug (500).
   return guardStorageFaults<FsStore>({
+    // `<root>/.lock` keeps every other process out.
+    exclusive: true,
     async get(key, options?: GetOptions): Promise<StoredObject | undefined> {
       let handle: FileHandle
       try {

@@ -11,6 +11,7 @@
  * | `units/`                 | core, units               | states, versions, history; the state index's      |
  * |                          | (state-index)             | `indexes/` beside each epoch's `states/`          |
  * | `consumers/`             | core, dependency graph    | who consumes each unit: an empty object per edge  |
+ * | `graph-changes/`         | core, dependency graph    | units each instance changed, for the other ones   |
  * | `auth/api-tokens/`       | auth                      | API token records (hashes, never the tokens)      |
  * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
  * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
@@ -37,6 +38,7 @@ export const STORE_KEYS = {
   unitRecords: 'unit-records/',
   units: 'units/',
   consumers: 'consumers/',
+  graphChanges: 'graph-changes/',
   apiTokens: 'auth/api-tokens/',
   refreshFamilies: 'auth/refresh-families/',
   usedCodes: 'auth/used-codes/',

@@ -8,6 +8,12 @@
  */
 export interface ObjectStore {
   /**
+   * True when no other process writes this store while this one has it open (the fs store holds
+   * its directory's lock): what this process caches of it stays true until it changes it itself.
+   * Absent or false, other instances may write it at any moment (S3).
+   */
+  readonly exclusive?: boolean
+  /**
    * Reads an object, or returns undefined when it does not exist. With `range`, the body yields
    * only those bytes; `size` and `etag` are still the whole object's.
    *

@@ -38,3 +38,58 @@ describe('UnitRecordStore retries', () => {
     expect((await core.units.get(alice, parseUnitId('team/app'))).id).toBe('team/app')
   })
 })
+
+describe('UnitRecordStore writes on a record it remembers', () => {
+  /** A memory store that counts each kind of request made of unit records. */
+  function counting() {
+    const memory = createMemoryStore()
+    const counts = { get: 0, put: 0 }
+    const store: ObjectStore = {
+      ...memory,
+      get: (key, options) => {
+        if (key.startsWith(UNIT_RECORDS_PREFIX)) counts.get += 1
+        return memory.get(key, options)
+      },
+      put: (key, body, options) => {
+        if (key.startsWith(UNIT_RECORDS_PREFIX)) counts.put += 1
+        return memory.put(key, body, options)
+      },
+    }
+    return { memory, store, counts }
+  }
+  const unit = parseUnitId('team/app')
+  const lockId = '5b6f1c52-8f2a-4f53-9b1c-2a1d6f1e7a10'
+
+  it('locks and unlocks with one conditional write each, and no read', async () => {
+    const { store, counts } = counting()
+    const core = createCore({ store, authorizer: allowAll })
+    await core.units.create(alice, unit)
+    counts.get = 0
+    counts.put = 0
+    await core.locks.lock(alice, unit, { ID: lockId }, { source: 'api' })
+    await core.locks.unlock(alice, unit, { lockId, source: 'api' })
+    expect(counts).toEqual({ get: 0, put: 2 })
+  })
+
+  it('decides again on a fresh read when another instance changed the record', async () => {
+    const { memory, store } = counting()
+    const one = createCore({ store, authorizer: allowAll })
+    const two = createCore({ store: memory, authorizer: allowAll })
+    await one.units.create(alice, unit)
+    await one.units.get(alice, unit)
+    // The other instance takes the lock: what `one` remembers is no longer the record.
+    await two.locks.lock(alice, unit, { ID: lockId }, { source: 'api' })
+    await expect(
+      one.locks.lock(
+        alice,
+        unit,
+        { ID: '0c3d2b9e-77a4-4c1e-9f0e-3d5a8b7c6e21' },
+        { source: 'api' },
+      ),
+    ).rejects.toThrow(/locked/i)
+    await two.locks.unlock(alice, unit, { lockId, source: 'api' })
+    // Refused on the remembered locked record, the lock is taken on a fresh read.
+    const taken = await one.locks.lock(alice, unit, { ID: lockId }, { source: 'api' })
+    expect(taken.ID).toBe(lockId)
+  })
+})

@@ -2,7 +2,7 @@ import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { mapLimit } from '../concurrency/map-limit'
 import { WriteContentionError } from '../errors'
 import { retryLostWrites } from '../storage/conditional-retry'
-import type { ObjectInfo, ObjectStore } from '../storage/object-store'
+import { PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../storage/object-store'
 import { readRecord, writeRecord } from '../storage/stored-json'
 import type { UnitId } from './unit-id'
 import { UNIT_RECORDS_PREFIX, unitIdOfRecordKey, unitRecordKey } from './layout'
@@ -17,6 +17,16 @@ export interface Snapshot {
 /** What an update decides: write this record, delete it, or leave it; and what to return. */
 export type Change<T> =
   { put: UnitRecord; result: T } | { remove: true; result: T } | { keep: true; result: T }
+
+/**
+ * Hears of each record this process wrote (`after`) or deleted (`after` undefined), over the one
+ * it was decided on (`before`), before the write answers; a failure fails the write's answer.
+ */
+export type RecordObserver = (
+  id: UnitId,
+  before: Snapshot | undefined,
+  after: Snapshot | undefined,
+) => Promise<void>
 
 /** How many records a listing reads at once when they are not cached. */
 const LISTING_READS = 32
@@ -40,6 +50,7 @@ export class UnitRecordStore {
   readonly #onRetry: () => void
   /** Parsed records by key, in least-recently-used order. */
   readonly #cache = new Map<string, Snapshot>()
+  readonly #observers: RecordObserver[] = []
 
   /** `onRetry` hears of each conditional write lost to another writer, before it is retried. */
   constructor(
@@ -50,6 +61,11 @@ export class UnitRecordStore {
     this.#store = store
     this.#sleep = sleep
     this.#onRetry = onRetry
+  }
+
+  /** Adds an observer of this process's writes. */
+  observe(observer: RecordObserver): void {
+    this.#observers.push(observer)
   }
 
   async read(id: UnitId): Promise<Snapshot | undefined> {
@@ -112,34 +128,94 @@ export class UnitRecordStore {
    * Applies `decide` to the current record and writes its decision conditionally. `decide` may run
    * more than once, so it must have no effects beyond idempotent ones.
    *
+   * The record this process last read or wrote is decided on first, without reading it again:
+   * when it is still the current one (always, unless another instance changed it), the write's
+   * condition holds and the change costs one request. When it is not, the condition fails and the
+   * change is decided again on a fresh read; a decision to write nothing, or one that throws, is
+   * taken again on a fresh read unless the record turns out unchanged.
+   *
    * @throws WriteContentionError when other writers win every attempt.
    */
   update<T>(id: UnitId, decide: (current: Snapshot | undefined) => Promise<Change<T>>): Promise<T> {
     const key = unitRecordKey(id)
-    return this.#mutex.run(id, () =>
+    return this.#mutex.run(id, async () => {
+      const remembered = this.#cache.get(key)
+      if (remembered !== undefined) {
+        const outcome = await this.#attempt(
+          id,
+          key,
+          { current: remembered, remembered: true },
+          decide,
+        )
+        if (outcome !== 'stale') return outcome.result
+      }
       // Another instance changed the record: decide again on what it wrote.
-      retryLostWrites(
+      return retryLostWrites(
         async () => {
           const current = await this.read(id)
-          const change = await decide(current)
-          if ('put' in change) {
-            const condition =
-              current === undefined ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
-            const info = await writeRecord(this.#store, key, change.put, condition)
-            this.#remember(key, { record: change.put, etag: info.etag })
-          } else if ('remove' in change && current !== undefined) {
-            await this.#store.delete(key, { ifMatch: current.etag })
-            this.#cache.delete(key)
-          }
-          return change.result
+          const outcome = await this.#attempt(id, key, { current, remembered: false }, decide)
+          if (outcome === 'stale') throw new Error('a fresh read cannot be stale')
+          return outcome.result
         },
         {
           sleep: this.#sleep,
           onRetry: this.#onRetry,
           contended: () => new WriteContentionError(id),
         },
-      ),
-    )
+      )
+    })
+  }
+
+  /**
+   * One decision on `current` and its conditional write. On a record remembered rather than read
+   * afresh, 'stale' when it turned out not to be the current one: the write's
+   * condition failed, or a decision to write nothing or a refusal came from a record since changed.
+   */
+  async #attempt<T>(
+    id: UnitId,
+    key: string,
+    on: { current: Snapshot | undefined; remembered: boolean },
+    decide: (current: Snapshot | undefined) => Promise<Change<T>>,
+  ): Promise<{ result: T } | 'stale'> {
+    const { current } = on
+    // The record decided on when it was remembered rather than read afresh.
+    const remembered = on.remembered ? current : undefined
+    let change: Change<T>
+    try {
+      change = await decide(current)
+    } catch (error) {
+      if (remembered !== undefined && !(await this.#unchanged(id, remembered))) return 'stale'
+      throw error
+    }
+    try {
+      if ('put' in change) {
+        const condition =
+          current === undefined ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
+        const info = await writeRecord(this.#store, key, change.put, condition)
+        const written = { record: change.put, etag: info.etag }
+        this.#remember(key, written)
+        await this.#tell(id, current, written)
+      } else if ('remove' in change && current !== undefined) {
+        await this.#store.delete(key, { ifMatch: current.etag })
+        this.#cache.delete(key)
+        await this.#tell(id, current, undefined)
+      } else if (remembered !== undefined && !(await this.#unchanged(id, remembered))) {
+        return 'stale'
+      }
+    } catch (error) {
+      if (remembered !== undefined && error instanceof PreconditionFailedError) return 'stale'
+      throw error
+    }
+    return { result: change.result }
+  }
+
+  /** Whether the record is still the one remembered (reading it afresh, which it remembers). */
+  async #unchanged(id: UnitId, remembered: Snapshot): Promise<boolean> {
+    return (await this.read(id))?.etag === remembered.etag
+  }
+
+  async #tell(id: UnitId, before: Snapshot | undefined, after: Snapshot | undefined) {
+    for (const observer of this.#observers) await observer(id, before, after)
   }
 
   #remember(key: string, snapshot: Snapshot): void {
