@@ -3,6 +3,7 @@ import { dashboard } from './benches/dashboard'
 import { dependencyStatus } from './benches/dependency-status'
 import { hostileProbe } from './benches/hostile-probe'
 import { rbac } from './benches/rbac'
+import { requestFloor } from './benches/request-floor'
 import { resourceIndex } from './benches/resource-index/resource-index'
 import { s3 } from './benches/s3/s3'
 import { s3Api } from './benches/s3-api'
@@ -12,6 +13,7 @@ import { stateTransfer } from './benches/state-transfer'
 export const registry: readonly Bench[] = [
   stateTransfer,
   dependencyStatus,
+  requestFloor,
   rbac,
   s3,
   s3Api,

@@ -78,6 +78,8 @@ interface SizeResult {
   readonly seedMs: number
   readonly declareMs: number
   readonly one: Record<'status' | 'unit', number[]>
+  /** The same status, each asked right after a write upstream of the unit (not timed). */
+  readonly afterWrite: number[]
   readonly all: Record<'status' | 'units', number[]>
   readonly writes: Record<'graph' | 'alone', number[]>
   readonly declare: number[]
@@ -124,7 +126,8 @@ async function runSize(size: number, values: Values): Promise<SizeResult> {
     if (red.status !== 'red') throw new BenchError(`${name(1)} should be red, is ${red.status}`)
 
     // One unit: its status, against its metadata (one record read), alternating.
-    const focus = name(last - (values.rounds % 7))
+    const focusIndex = last - (values.rounds % 7)
+    const focus = name(focusIndex)
     const one = await alternate({
       rounds: values.rounds,
       jobs: {
@@ -132,6 +135,13 @@ async function runSize(size: number, values: Values): Promise<SizeResult> {
         unit: () => request(server, 'GET', `/v1/units/${focus}`),
       },
     })
+    // The same status right after a write upstream of it, which every cached answer must see.
+    const upstream = focusIndex % 100 === 0 ? focusIndex - 100 : focusIndex - 1
+    const afterWrite: number[] = []
+    for (let round = 0; round < values.rounds; round += 1) {
+      await write(upstream, `after ${round}`)
+      afterWrite.push(await timed(() => request(server, 'GET', `/v1/units/${focus}/status`)))
+    }
     // Every unit: the status pages, against the unit list pages (which read each unit's record).
     const allRounds = Math.max(3, Math.min(values.rounds, Math.ceil(30_000 / size)))
     let counted = 0
@@ -175,7 +185,7 @@ async function runSize(size: number, values: Values): Promise<SizeResult> {
         ),
       )
     }
-    return { size, seedMs, declareMs, one, all, writes, declare }
+    return { size, seedMs, declareMs, one, afterWrite, all, writes, declare }
   } finally {
     await server.stop()
     await removeTemporaryDir(dataDir)
@@ -190,6 +200,12 @@ function report(results: readonly SizeResult[], values: Values): BenchReport {
       cairn: ms(r.one.status),
       baseline: ms(r.one.unit),
       ratio: fmtRatio(median(r.one.status) / median(r.one.unit)),
+    },
+    {
+      figure: `status of one unit after a write, ${r.size} units`,
+      cairn: ms(r.afterWrite),
+      baseline: ms(r.one.unit),
+      ratio: fmtRatio(median(r.afterWrite) / median(r.one.unit)),
     },
     {
       figure: `status of all, ${r.size} units`,
@@ -217,6 +233,8 @@ function report(results: readonly SizeResult[], values: Values): BenchReport {
           'status one',
           'unit one',
           'ratio',
+          'after write',
+          'ratio',
           'status all',
           'units all',
           'ratio',
@@ -227,6 +245,8 @@ function report(results: readonly SizeResult[], values: Values): BenchReport {
           ms(r.one.status),
           ms(r.one.unit),
           fmtRatio(median(r.one.status) / median(r.one.unit)),
+          ms(r.afterWrite),
+          fmtRatio(median(r.afterWrite) / median(r.one.unit)),
           ms(r.all.status),
           ms(r.all.units),
           fmtRatio(median(r.all.status) / median(r.all.units)),
@@ -256,6 +276,7 @@ function report(results: readonly SizeResult[], values: Values): BenchReport {
     notes: [
       'status one: GET /v1/units/{id}/status of a unit near the end (hundreds of units upstream);',
       'unit one: GET /v1/units/{id} of the same unit, one record read (the baseline).',
+      'after write: the same status, asked right after each write of a unit upstream of it.',
       'status all / units all: every page of GET /v1/status and of GET /v1/units (1000 a page).',
       'write in graph / alone: a state POSTed through the http backend to a unit with edges, and to',
       `one with none. build: the ${values.concurrency}-at-once writes and PUTs that made the graph.`,
