@@ -36,6 +36,8 @@ export const RELIST_EVERY_MS = 5 * 60 * 1000
 export class GraphCache {
   readonly #records: UnitRecordStore
   readonly #clock: Clock
+  /** When this instance began: it writes no records snapshot in its first minutes. */
+  readonly #createdAt: number
   readonly #log: { reader: ChangeLogReader; writer: ChangeLogWriter } | undefined
   #nodes = new Map<string, GraphNode>()
   /** The units that name each unit in their edges: the copy's edges the other way. */
@@ -66,6 +68,7 @@ export class GraphCache {
   }) {
     this.#records = options.records
     this.#clock = options.clock
+    this.#createdAt = options.clock.now()
     this.#log =
       options.store.exclusive === true
         ? undefined
@@ -94,6 +97,11 @@ export class GraphCache {
   async read(asked: number): Promise<ReadonlyMap<string, GraphNode>> {
     if (!this.#warm) await this.#warmOnce()
     if (this.#log !== undefined) await this.#checked(asked)
+    // For the next instance to start, now and then: in a question's time, so that no write of
+    // the store outlives the requests. A snapshot that cannot be written is no loss.
+    await this.#records
+      .saveSnapshot([...this.#nodes.keys()], this.#clock.now(), this.#createdAt)
+      .catch(() => undefined)
     return this.#nodes
   }
 
@@ -170,7 +178,9 @@ export class GraphCache {
     try {
       const cursors = this.#log === undefined ? new Map() : await this.#log.reader.cursors()
       const listedAt = this.#clock.now()
-      const nodes = await this.#list()
+      const listed = await this.#list()
+      const nodes = new Map<string, GraphNode>()
+      for (const { record } of listed) nodes.set(record.id, nodeOf(record))
       for (const [id, node] of heard) {
         if (node === undefined) nodes.delete(id)
         else nodes.set(id, node)
@@ -229,20 +239,15 @@ export class GraphCache {
    * previous listing split the next into ranges listed side by side. Records unchanged since last
    * parsed are not read.
    */
-  async #list(): Promise<Map<string, GraphNode>> {
+  async #list(): Promise<Snapshot[]> {
     const bounds = this.#bounds
     const ranges = [undefined, ...bounds].map((after, index) => ({ after, until: bounds[index] }))
     const parts = await mapLimit(ranges, RANGES_AT_ONCE, (range) => this.#listRange(range))
-    const seen = new Map<string, GraphNode>()
-    const ids: UnitId[] = []
-    for (const part of parts) {
-      for (const { record } of part) {
-        seen.set(record.id, nodeOf(record))
-        ids.push(record.id as UnitId)
-      }
-    }
-    this.#bounds = ids.filter((_, index) => (index + 1) % LISTING_PAGE === 0)
-    return seen
+    const listed = parts.flat()
+    this.#bounds = listed
+      .filter((_, index) => (index + 1) % LISTING_PAGE === 0)
+      .map(({ record }) => record.id as UnitId)
+    return listed
   }
 
   /** The records of the units after `after`, up to and with `until` (to the end when absent). */

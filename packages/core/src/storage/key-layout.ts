@@ -12,6 +12,7 @@
  * |                          | (state-index)             | `indexes/` beside each epoch's `states/`          |
  * | `consumers/`             | core, dependency graph    | who consumes each unit: an empty object per edge  |
  * | `graph-changes/`         | core, dependency graph    | units each instance changed, for the other ones   |
+ * | `snapshots/`             | core, units               | every unit record at once, for a cold instance    |
  * | `auth/api-tokens/`       | auth                      | API token records (hashes, never the tokens)      |
  * | `auth/refresh-families/` | auth                      | refresh-token families, one per login             |
  * | `auth/used-codes/`       | auth                      | spent authorization codes, until they expire      |
@@ -39,6 +40,7 @@ export const STORE_KEYS = {
   units: 'units/',
   consumers: 'consumers/',
   graphChanges: 'graph-changes/',
+  recordsSnapshot: 'snapshots/unit-records.json',
   apiTokens: 'auth/api-tokens/',
   refreshFamilies: 'auth/refresh-families/',
   usedCodes: 'auth/used-codes/',

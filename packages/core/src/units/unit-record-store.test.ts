@@ -4,8 +4,10 @@ import type { Principal } from '../access/principal'
 import { createCore } from '../core'
 import { createMemoryStore } from '../storage/memory-store'
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { ManualClock } from '../testing/manual-clock'
 import { UNIT_RECORDS_PREFIX } from './layout'
 import { parseUnitId } from './unit-id'
+import { SNAPSHOT_EVERY_MS } from './unit-record-store'
 
 const alice: Principal = { subject: 'alice' }
 
@@ -91,5 +93,39 @@ describe('UnitRecordStore writes on a record it remembers', () => {
     // Refused on the remembered locked record, the lock is taken on a fresh read.
     const taken = await one.locks.lock(alice, unit, { ID: lockId }, { source: 'api' })
     expect(taken.ID).toBe(lockId)
+  })
+})
+
+describe('the unit records snapshot', () => {
+  it('lets a process that has just started read only the records changed since it was written', async () => {
+    const memory = createMemoryStore()
+    let recordReads = 0
+    const store: ObjectStore = {
+      ...memory,
+      get: (key, options) => {
+        if (key.startsWith(UNIT_RECORDS_PREFIX)) recordReads += 1
+        return memory.get(key, options)
+      },
+    }
+    const clock = new ManualClock()
+    const first = createCore({ store, authorizer: allowAll, clock })
+    const ids = Array.from({ length: 50 }, (_, index) => parseUnitId(`s/${String(index)}`))
+    for (const id of ids) await first.units.create(alice, id)
+    await first.dependencies.statuses(alice, { limit: 100 })
+    // Written in a question's time, once the process has run for a while.
+    expect(await memory.head('snapshots/unit-records.json')).toBeUndefined()
+    clock.advance(SNAPSHOT_EVERY_MS)
+    await first.dependencies.statuses(alice, { limit: 100 })
+    expect(await memory.head('snapshots/unit-records.json')).toBeDefined()
+
+    await first.units.delete(alice, ids[0] as (typeof ids)[number])
+    await first.locks.lock(alice, ids[1] as (typeof ids)[number], {}, { source: 'api' })
+    recordReads = 0
+    const next = createCore({ store, authorizer: allowAll, clock })
+    const listed = await next.units.list(alice, { limit: 100 })
+    expect(listed.items).toHaveLength(49)
+    expect(listed.items.find((unit) => unit.id === 's/1')?.lock).not.toBeNull()
+    // The one record changed since: every other came from the snapshot.
+    expect(recordReads).toBe(1)
   })
 })

@@ -1,8 +1,10 @@
+import * as v from 'valibot'
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { mapLimit } from '../concurrency/map-limit'
 import { WriteContentionError } from '../errors'
 import { retryLostWrites } from '../storage/conditional-retry'
 import { PreconditionFailedError, type ObjectInfo, type ObjectStore } from '../storage/object-store'
+import { STORE_KEYS } from '../storage/key-layout'
 import { readRecord, writeRecord } from '../storage/stored-json'
 import type { UnitId } from './unit-id'
 import { UNIT_RECORDS_PREFIX, unitIdOfRecordKey, unitRecordKey } from './layout'
@@ -28,6 +30,16 @@ export type RecordObserver = (
   after: Snapshot | undefined,
 ) => Promise<void>
 
+/** How often the records' snapshot is written again, at most. */
+export const SNAPSHOT_EVERY_MS = 10 * 60 * 1000
+/** Stores with more units than this keep no snapshot: it is read whole into memory. */
+export const SNAPSHOT_MAX_RECORDS = 20_000
+
+const RecordsSnapshotSchema = v.object({
+  written_at: v.number(),
+  records: v.array(v.object({ etag: v.string(), record: UnitRecordSchema })),
+})
+
 /** How many records a listing reads at once when they are not cached. */
 const LISTING_READS = 32
 /** How many parsed records the cache keeps: beyond it, the least recently used go. */
@@ -51,6 +63,10 @@ export class UnitRecordStore {
   /** Parsed records by key, in least-recently-used order. */
   readonly #cache = new Map<string, Snapshot>()
   readonly #observers: RecordObserver[] = []
+  /** The snapshot read into the cache before the first listing, once. */
+  #snapshotRead: Promise<void> | undefined
+  /** When the snapshot was last written, and its ETag, as far as this process knows. */
+  #snapshot: { writtenAt: number; etag: string } | undefined
 
   /** `onRetry` hears of each conditional write lost to another writer, before it is retried. */
   constructor(
@@ -61,6 +77,54 @@ export class UnitRecordStore {
     this.#store = store
     this.#sleep = sleep
     this.#onRetry = onRetry
+  }
+
+  /**
+   * Writes the records of units `ids` as this process last read or wrote them, as the records'
+   * snapshot for the next process to start, unless this process knows of one written within
+   * `SNAPSHOT_EVERY_MS` (or, knowing of none, `started` within it) or the units
+   * are more than `SNAPSHOT_MAX_RECORDS`. Each record keeps its ETag, so a reader takes only those
+   * still current; one written by another instance meanwhile stands.
+   */
+  async saveSnapshot(ids: readonly string[], now: number, started: number): Promise<void> {
+    const known = this.#snapshot
+    const since = known?.writtenAt ?? started
+    if (now - since < SNAPSHOT_EVERY_MS || ids.length > SNAPSHOT_MAX_RECORDS) return
+    const records: { etag: string; record: UnitRecord }[] = []
+    for (const id of ids) {
+      const cached = this.#cache.get(unitRecordKey(id as UnitId))
+      if (cached !== undefined) records.push({ etag: cached.etag, record: cached.record })
+    }
+    const body = { written_at: now, records }
+    try {
+      const info = await writeRecord(
+        this.#store,
+        STORE_KEYS.recordsSnapshot,
+        body,
+        known === undefined ? { ifNoneMatch: '*' } : { ifMatch: known.etag },
+      )
+      this.#snapshot = { writtenAt: now, etag: info.etag }
+    } catch (error) {
+      if (!(error instanceof PreconditionFailedError)) throw error
+      // Another instance wrote one: it is read again next time this one would write.
+      const current = await this.#store.head(STORE_KEYS.recordsSnapshot)
+      this.#snapshot = current === undefined ? undefined : { writtenAt: now, etag: current.etag }
+    }
+  }
+
+  async #readSnapshot(): Promise<void> {
+    const stored = await readRecord(
+      this.#store,
+      STORE_KEYS.recordsSnapshot,
+      RecordsSnapshotSchema,
+      'the unit records snapshot',
+    )
+    if (stored === undefined) return
+    this.#snapshot = { writtenAt: stored.value.written_at, etag: stored.etag }
+    for (const { etag, record } of stored.value.records) {
+      const key = unitRecordKey(record.id as UnitId)
+      if (!this.#cache.has(key)) this.#remember(key, { record, etag })
+    }
   }
 
   /** Adds an observer of this process's writes. */
@@ -111,8 +175,14 @@ export class UnitRecordStore {
     }
   }
 
-  /** The records a listing named, parsed again only where the ETag changed; gone ones undefined. */
+  /**
+   * The records a listing named, parsed again only where the ETag changed; gone ones undefined.
+   * Before the first, the cache is filled from the records' snapshot, so that a process that has
+   * just started reads only the records changed since it was written, not every one.
+   */
   async readListed(objects: readonly ObjectInfo[]): Promise<(Snapshot | undefined)[]> {
+    this.#snapshotRead ??= this.#readSnapshot().catch(() => undefined)
+    await this.#snapshotRead
     return mapLimit(objects, LISTING_READS, async ({ key, etag }) => {
       const cached = this.#cache.get(key)
       if (cached?.etag === etag) {
