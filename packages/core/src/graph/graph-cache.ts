@@ -56,8 +56,10 @@ export class GraphCache {
   #next: Promise<void> | undefined
   /** Every thousandth unit ID of the last whole listing, where the next one splits its listing. */
   #bounds: UnitId[] = []
-  /** What the status rules worked out on the copy, until it changes. */
+  /** What the status rules worked out on the copy, but where a change reached since. */
   #reader: StatusReader | undefined
+  /** The units changed since the status rules last asked: what they worked out is checked then. */
+  readonly #dirty = new Set<string>()
 
   constructor(options: {
     records: UnitRecordStore
@@ -111,8 +113,40 @@ export class GraphCache {
    * copy changes. Call after `read`, with no wait between it and the questions.
    */
   reader(): StatusReader {
+    if (this.#reader !== undefined && this.#dirty.size > 0) this.#forgetDirty(this.#reader)
     this.#reader ??= new StatusReader(this.#nodes)
     return this.#reader
+  }
+
+  /**
+   * Makes the status rules forget what the changes since they last asked reach: whether each
+   * changed unit and its consumers are red, and the red units upstream of everything downstream.
+   * When that is a large part of the graph, they start afresh instead.
+   */
+  #forgetDirty(reader: StatusReader): void {
+    const changed = new Set<string>()
+    const downstream = new Set<string>()
+    const stack: string[] = []
+    for (const id of this.#dirty) {
+      changed.add(id)
+      downstream.add(id)
+      stack.push(id)
+      for (const consumer of this.#consumers.get(id) ?? []) changed.add(consumer)
+    }
+    this.#dirty.clear()
+    const most = Math.max(1000, this.#nodes.size / 4)
+    while (stack.length > 0) {
+      for (const consumer of this.#consumers.get(stack.pop() as string) ?? []) {
+        if (downstream.has(consumer)) continue
+        if (downstream.size >= most) {
+          this.#reader = undefined
+          return
+        }
+        downstream.add(consumer)
+        stack.push(consumer)
+      }
+    }
+    reader.forget(changed, downstream)
   }
 
   #warmOnce(): Promise<void> {
@@ -188,6 +222,7 @@ export class GraphCache {
       this.#nodes = nodes
       this.#consumers = consumersOf(nodes)
       this.#reader = undefined
+      this.#dirty.clear()
       this.#cursors = cursors
       this.#generation += 1
       this.#listedAt = listedAt
@@ -218,20 +253,9 @@ export class GraphCache {
     if (after === undefined) this.#nodes.delete(id)
     else this.#nodes.set(id, after)
     for (const edge of after?.dependencies ?? []) addConsumer(this.#consumers, edge.from, id)
-    // What the status rules worked out holds on, but where the change reaches.
-    const reader = this.#reader
-    if (reader === undefined) return
-    const direct = this.#consumers.get(id) ?? new Set<string>()
-    const downstream = new Set<string>([id])
-    const stack = [id]
-    while (stack.length > 0) {
-      for (const consumer of this.#consumers.get(stack.pop() as string) ?? []) {
-        if (downstream.has(consumer)) continue
-        downstream.add(consumer)
-        stack.push(consumer)
-      }
-    }
-    reader.forget([id, ...direct], downstream)
+    // What the status rules worked out holds on, but where the change reaches: the next
+    // question works out where that is.
+    if (this.#reader !== undefined) this.#dirty.add(id)
   }
 
   /**
