@@ -44,16 +44,24 @@ export class EventRecorder {
 
   /** The subscriptions that want `type` for `unit`. */
   async wanting(type: WebhookEventType, unit: string): Promise<string[]> {
-    const { record } = await this.#hooks.read()
-    return record.webhooks
-      .filter((hook) => hook.events.includes(type) && scopeCovers(hook.prefix, unit))
-      .map((hook) => hook.id)
+    return (await this.interest(type, unit)).hooks
   }
 
-  /** Whether any subscription wants `status.changed` events at all. */
-  async wantsStatus(): Promise<boolean> {
+  /**
+   * From one read of the subscriptions: those that want `type` for `unit`, and whether any wants
+   * `status.changed` events at all.
+   */
+  async interest(
+    type: WebhookEventType,
+    unit: string,
+  ): Promise<{ hooks: string[]; status: boolean }> {
     const { record } = await this.#hooks.read()
-    return record.webhooks.some((hook) => hook.events.includes('status.changed'))
+    return {
+      hooks: record.webhooks
+        .filter((hook) => hook.events.includes(type) && scopeCovers(hook.prefix, unit))
+        .map((hook) => hook.id),
+      status: record.webhooks.some((hook) => hook.events.includes('status.changed')),
+    }
   }
 
   /** Queues an event, ready to deliver, for every subscription that wants it. */

@@ -36,10 +36,7 @@ export function webhookExtension(
     name: 'webhooks',
     async beforeCommit(change) {
       const type = TYPES[change.kind]
-      const [hooks, status] = await Promise.all([
-        recorder.wanting(type, change.unit),
-        recorder.wantsStatus(),
-      ])
+      const { hooks, status } = await recorder.interest(type, change.unit)
       if (hooks.length === 0 && !status) return undefined
       const principal = eventPrincipal(change.principal)
       let prepared: Awaited<ReturnType<EventRecorder['prepare']>> | undefined

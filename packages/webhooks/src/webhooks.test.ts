@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
   createCore,
+  createMemoryStore,
   ForbiddenError,
   InvalidRequestError,
   parseUnitId,
@@ -612,5 +613,28 @@ describe.each(DRIVERS)('webhooks, $name store', ({ open }) => {
       expect(receiver.received).toEqual([])
       expect(await queued()).toEqual([])
     })
+  })
+})
+
+describe('webhooks, what they cost a write', () => {
+  it('read the subscriptions once for a write when there are none', async () => {
+    const memory = createMemoryStore()
+    let reads = 0
+    const store: ObjectStore = {
+      ...memory,
+      head: (key) => {
+        if (key === STORE_KEYS.webhooks) reads += 1
+        return memory.head(key)
+      },
+      get: (key, options) => {
+        if (key === STORE_KEYS.webhooks) reads += 1
+        return memory.get(key, options)
+      },
+    }
+    const core = newCore(store, new ManualClock())
+    await core.units.create(root, UNIT)
+    reads = 0
+    await core.states.write(root, UNIT, state(1), { source: 'api' })
+    expect(reads).toBe(1)
   })
 })
