@@ -10,13 +10,16 @@ const UNITS = ['crash/a', 'crash/b']
 interface Attempt {
   unit: string
   sha256: string
+  /** The request's ID, which its audit record names. */
+  requestId: string
   acknowledged: boolean
 }
 
 /** Uploads a body; resolves true on 200, false on any other answer or a dropped connection. */
-function upload(url: string, body: string): Promise<boolean> {
+function upload(url: string, body: string, requestId: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', agent: false }, (res) => {
+    const options = { method: 'POST', agent: false, headers: { 'X-Request-ID': requestId } }
+    const req = request(url, options, (res) => {
       res.resume()
       res.on('end', () => {
         resolve(res.statusCode === 200)
@@ -85,10 +88,12 @@ describe('a crash in the middle of a stream of uploads', () => {
         const attempt = {
           unit,
           sha256: createHash('sha256').update(state).digest('hex'),
+          requestId: `crash-${index}-${round}`,
           acknowledged: false,
         }
         attempts.push(attempt)
-        attempt.acknowledged = await upload(`${first.url}/v1/units/${unit}/upload`, state)
+        const url = `${first.url}/v1/units/${unit}/upload`
+        attempt.acknowledged = await upload(url, state, attempt.requestId)
         if (!attempt.acknowledged && isRunning())
           throw new Error(`an upload to ${unit} failed before the crash`)
       }
@@ -132,5 +137,23 @@ describe('a crash in the middle of a stream of uploads', () => {
       expect(createHash('sha256').update(body).digest('hex')).toBe(meta.sha256)
       expect(listed[0]).toBe(meta.sha256)
     }
+
+    // Every acknowledged write has its audit record: each is durable before its answer, though
+    // the writes at once share the durable writes of the trail.
+    const audited = new Set<string>()
+    let cursor: string | null = ''
+    while (cursor !== null) {
+      const page: { records: { request_id?: string }[]; next_cursor: string | null } =
+        await getJson(
+          `${second.url}/v1/audit?action=state.write&limit=1000${cursor === '' ? '' : `&cursor=${cursor}`}`,
+        )
+      for (const record of page.records)
+        if (record.request_id !== undefined) audited.add(record.request_id)
+      cursor = page.next_cursor
+    }
+    const missing = attempts
+      .filter((attempt) => attempt.acknowledged && !audited.has(attempt.requestId))
+      .map((attempt) => attempt.requestId)
+    expect(missing).toEqual([])
   })
 })

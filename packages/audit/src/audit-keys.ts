@@ -72,18 +72,31 @@ export function dayOfFolder(prefix: string): string | undefined {
 const CursorSchema = v.strictObject({
   d: v.pipe(v.string(), v.regex(DAY)),
   k: v.pipe(v.string(), v.regex(NAME)),
+  a: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100_000))),
 })
 
+/** Where a page stopped: after an object, or after its record `at` (newest first). @internal */
+export interface AuditCursor {
+  day: string
+  name: string
+  at?: number
+}
+
 /** An opaque cursor: where the next page resumes, as base64url JSON. @internal */
-export function encodeCursor(key: Pick<AuditKey, 'day' | 'name'>): string {
-  return Buffer.from(JSON.stringify({ d: key.day, k: key.name })).toString('base64url')
+export function encodeCursor(cursor: AuditCursor): string {
+  const fields = {
+    d: cursor.day,
+    k: cursor.name,
+    ...(cursor.at === undefined ? {} : { a: cursor.at }),
+  }
+  return Buffer.from(JSON.stringify(fields)).toString('base64url')
 }
 
 /**
  * @throws InvalidRequestError for a cursor this log did not hand out
  * @internal
  */
-export function decodeCursor(cursor: string): Pick<AuditKey, 'day' | 'name'> {
+export function decodeCursor(cursor: string): AuditCursor {
   let parsed: unknown
   try {
     if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) throw new Error('not base64url')
@@ -93,5 +106,6 @@ export function decodeCursor(cursor: string): Pick<AuditKey, 'day' | 'name'> {
   }
   const result = v.safeParse(CursorSchema, parsed)
   if (!result.success) throw new InvalidRequestError('invalid audit cursor')
-  return { day: result.output.d, name: result.output.k }
+  const { d: day, k: name, a: at } = result.output
+  return at === undefined ? { day, name } : { day, name, at }
 }

@@ -401,3 +401,53 @@ describe('reading the trail', () => {
     })
   })
 })
+
+describe('records appended together', () => {
+  it('share one durable write, and read back whole and in order, page by page', async () => {
+    const memory = createMemoryStore()
+    let writes = 0
+    const store: ObjectStore = {
+      ...memory,
+      put: (key, body, options) => {
+        writes += 1
+        return memory.put(key, body, options)
+      },
+    }
+    const clock = new ManualClock(START)
+    const log = new AuditLog({ store, clock, ids: countingIds() })
+    const appended: Promise<AuditRecord>[] = []
+    for (let index = 0; index < 60; index += 1) {
+      clock.set(START + index * 10)
+      appended.push(log.append(entry({ unit: `u/${index}` })))
+    }
+    const records = await Promise.all(appended)
+    expect(writes).toBeLessThan(60)
+    expect(new Set(records.map((record) => record.id)).size).toBe(60)
+    // Seven at a time: pages that stop inside an object go on from there.
+    const seen: string[] = []
+    let cursor: string | undefined
+    for (;;) {
+      const page = await log.query({ limit: 7, ...(cursor === undefined ? {} : { cursor }) })
+      seen.push(...page.records.map((record) => record.unit ?? ''))
+      if (page.nextCursor === null) break
+      cursor = page.nextCursor
+    }
+    expect(seen).toEqual(records.map((record) => record.unit).reverse())
+  })
+
+  it('keep to since and until when one write holds records on both sides of them', async () => {
+    const clock = new ManualClock(START)
+    const log = new AuditLog({ store: createMemoryStore(), clock, ids: countingIds() })
+    const appended: Promise<AuditRecord>[] = []
+    for (let index = 0; index < 12; index += 1) {
+      clock.set(START + index * 400)
+      appended.push(log.append(entry({ unit: `u/${index}` })))
+    }
+    await Promise.all(appended)
+    const { records } = await log.query({
+      since: new Date(START + 600).toISOString(),
+      until: new Date(START + 3000).toISOString(),
+    })
+    expect(records.map((record) => record.unit)).toEqual(['u/7', 'u/6', 'u/5', 'u/4', 'u/3', 'u/2'])
+  })
+})

@@ -27,6 +27,7 @@ import {
   keyOf,
   nameOf,
   parseKey,
+  type AuditCursor,
   type AuditKey,
 } from './audit-keys'
 import {
@@ -38,6 +39,12 @@ import {
 import { AuditQuerySchema, type AuditQuery } from '@cairn/contract'
 
 const DAY_MS = 24 * 3600 * 1000
+
+/** What one object of the trail holds: a record, or several appended together, newest first. */
+const AuditObjectSchema = v.union([
+  v.object({ records: v.array(AuditRecordSchema) }),
+  AuditRecordSchema,
+])
 const HOUR_MS = 3600 * 1000
 
 /** The default `SVC_AUDIT_RETENTION`: 400 days. */
@@ -53,6 +60,13 @@ const READ_BATCH = 32
 const READ_CONCURRENCY = 8
 const DELETE_CONCURRENCY = 8
 const APPEND_ATTEMPTS = 3
+/** The most records one object of the trail holds. */
+const BATCH_RECORDS = 200
+/**
+ * The longest span of time the records of one object cover: a query that stops at objects older
+ * than its `since` looks this much further back (`#keys`).
+ */
+export const BATCH_SPAN_MS = 1000
 
 /** One page of records, newest first. */
 export interface AuditPage {
@@ -86,10 +100,12 @@ export interface AuditSweep {
 }
 
 /**
- * The audit trail: one object per record under `audit/<day>/`, so appends from any number of
- * instances at once never touch the same object (each is a create-if-absent), and never a
- * read-modify-write that could lose one. Queries read newest first; a sweep drops whole days once
- * past the retention.
+ * The audit trail, under `audit/<day>/`: each object a record, or the records this process
+ * appended while its last write was under way (group commit: one durable write for many
+ * requests). Appends from any number of instances at once never touch the same object (each is
+ * a create-if-absent), and never a read-modify-write that could lose one. Queries read newest
+ * first (records stored together may come up to `BATCH_SPAN_MS` out of order with another
+ * instance's); a sweep drops whole days once past the retention.
  */
 export class AuditLog {
   readonly #store: ObjectStore
@@ -102,6 +118,9 @@ export class AuditLog {
   readonly #authorizer: Authorizer
   /** When this process last finished a sweep; undefined until it has. */
   #sweptAt: number | undefined
+  /** The records waiting for the next write, and that write. */
+  #waiting: { records: AuditRecord[]; done: Promise<void> } | undefined
+  #writing: Promise<void> = Promise.resolve()
 
   constructor(options: AuditLogOptions) {
     this.#store = options.store
@@ -133,20 +152,9 @@ export class AuditLog {
       throw new InvalidRequestError(`invalid audit record (${path}): ${parsed.issues[0].message}`)
     }
     const now = this.#clock.now()
-    let record: AuditRecord | undefined
-    for (let attempt = 1; record === undefined; attempt += 1) {
-      const name = nameOf(now, this.#ids.token())
-      const candidate = v.parse(AuditRecordSchema, { id: name, time: iso(now), ...parsed.output })
-      try {
-        await writeRecord(this.#store, keyOf({ day: dayOf(now), name }), candidate, {
-          ifNoneMatch: '*',
-        })
-        record = candidate
-      } catch (error) {
-        // Another record took the same name (the same millisecond and random part): draw again.
-        if (!(error instanceof PreconditionFailedError) || attempt >= APPEND_ATTEMPTS) throw error
-      }
-    }
+    const name = nameOf(now, this.#ids.token())
+    const record = v.parse(AuditRecordSchema, { id: name, time: iso(now), ...parsed.output })
+    await this.#enqueue(record)
     if (this.#sweptAt === undefined || now - this.#sweptAt >= HOUR_MS) {
       try {
         const { complete } = await this.sweep(now)
@@ -157,6 +165,72 @@ export class AuditLog {
       }
     }
     return record
+  }
+
+  /**
+   * Resolves once `record` is durable in the store. Records appended while a write is under way
+   * wait for the next, which stores them all at once (`#write`): under load, one durable write
+   * serves many requests.
+   */
+  #enqueue(record: AuditRecord): Promise<void> {
+    let waiting = this.#waiting
+    if (waiting === undefined || waiting.records.length >= BATCH_RECORDS) {
+      const records: AuditRecord[] = []
+      const done = this.#writing.then(() => this.#write(records))
+      waiting = { records, done }
+      this.#waiting = waiting
+      this.#writing = done.catch(() => undefined)
+    }
+    waiting.records.push(record)
+    return waiting.done
+  }
+
+  /**
+   * Stores records that waited together: one object per day and `BATCH_SPAN_MS` of their times,
+   * named as its oldest record would be (`audit-keys.ts`), holding one record as it is, or several
+   * as `{"records": [...]}`, newest first. Each is a create-if-absent: a name another object took
+   * is drawn again.
+   */
+  async #write(records: AuditRecord[]): Promise<void> {
+    if (this.#waiting?.records === records) this.#waiting = undefined
+    const sorted = [...records].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    const groups: AuditRecord[][] = []
+    for (const record of sorted.reverse()) {
+      // Oldest first: a group takes records of its first one's day, within BATCH_SPAN_MS of it.
+      const group = groups.at(-1)
+      const first = group?.[0]
+      const ms = Date.parse(record.time)
+      if (
+        group === undefined ||
+        first === undefined ||
+        dayOf(ms) !== dayOf(Date.parse(first.time)) ||
+        ms - Date.parse(first.time) >= BATCH_SPAN_MS
+      ) {
+        groups.push([record])
+      } else group.push(record)
+    }
+    await Promise.all(groups.map((group) => this.#writeGroup(group)))
+  }
+
+  /** One object of records, oldest first in `group`. */
+  async #writeGroup(group: readonly AuditRecord[]): Promise<void> {
+    const oldest = group[0] as AuditRecord
+    const ms = Date.parse(oldest.time)
+    for (let attempt = 1; ; attempt += 1) {
+      const name = attempt === 1 ? oldest.id : nameOf(ms, this.#ids.token())
+      // A record alone is stored as itself, under its ID: so its ID follows the name drawn.
+      if (group.length === 1) oldest.id = name
+      const body = group.length === 1 ? oldest : { records: [...group].reverse() }
+      try {
+        await writeRecord(this.#store, keyOf({ day: dayOf(ms), name }), body, {
+          ifNoneMatch: '*',
+        })
+        return
+      } catch (error) {
+        // Another object took the same name (the same millisecond and random part): draw again.
+        if (!(error instanceof PreconditionFailedError) || attempt >= APPEND_ATTEMPTS) throw error
+      }
+    }
   }
 
   /**
@@ -207,22 +281,34 @@ export class AuditLog {
       (q.principal === undefined || record.principal?.subject === q.principal) &&
       (q.action === undefined || record.action === q.action)
 
+    const inWindow = (record: AuditRecord): boolean => {
+      const ms = Date.parse(record.time)
+      return ms >= since && ms < until
+    }
+
     const keys = this.#keys(since, until, after)
     const records: AuditRecord[] = []
     let reads = 0
     try {
       for (;;) {
         const size = Math.min(READ_BATCH, limit - records.length, this.#maxReads - reads)
-        const batch = await take(keys, size)
+        const batch = await take(keys, Math.max(1, size))
         if (batch.length === 0) return { records, nextCursor: null }
         const read = await mapLimit(batch, READ_CONCURRENCY, (key) => this.#read(key))
-        for (const [index, record] of read.entries()) {
-          reads += 1
-          if (record !== undefined && matches(record)) records.push(record)
-          if (records.length < limit && reads < this.#maxReads) continue
-          const last = batch[index] as AuditKey
-          const more = index < batch.length - 1 || (await take(keys, 1)).length > 0
-          return { records, nextCursor: more ? encodeCursor(last) : null }
+        for (const [index, found] of read.entries()) {
+          const key = batch[index] as AuditKey & { skip?: number }
+          const skip = key.skip ?? 0
+          for (const [at, record] of found.entries()) {
+            if (at < skip) continue
+            reads += 1
+            if (inWindow(record) && matches(record)) records.push(record)
+            if (records.length < limit && reads < this.#maxReads) continue
+            const more =
+              at < found.length - 1 || index < batch.length - 1 || (await take(keys, 1)).length > 0
+            const end = at === found.length - 1 ? {} : { at }
+            const cursor = { day: key.day, name: key.name, ...end }
+            return { records, nextCursor: more ? encodeCursor(cursor) : null }
+          }
         }
       }
     } finally {
@@ -253,13 +339,23 @@ export class AuditLog {
     return { deleted: expired.length, complete }
   }
 
-  /** The keys of records in `[since, until)`, newest first, after the cursor's when given. */
+  /**
+   * The keys of the objects that may hold records of `[since, until)`, newest first, after the
+   * cursor's when given; or, when the cursor stopped inside an object (`at`), from that object on,
+   * the records it already gave to be skipped (`skip`). An object is named by its oldest record,
+   * and holds records of at most `BATCH_SPAN_MS` after it: so the walk goes that much past
+   * `since`, and the records themselves are checked against the window.
+   */
   async *#keys(
     since: number,
     until: number,
-    after: Pick<AuditKey, 'day' | 'name'> | undefined,
-  ): AsyncGenerator<AuditKey> {
+    after: AuditCursor | undefined,
+  ): AsyncGenerator<AuditKey & { skip?: number }> {
     if (since >= until) return
+    if (after?.at !== undefined) {
+      const parsed = parseKey(keyOf(after))
+      if (parsed !== undefined) yield { ...parsed, skip: after.at + 1 }
+    }
     const first = dayOf(since)
     const last = until === Infinity ? undefined : dayOf(until - 1)
     const days = (await this.#days()).filter(
@@ -285,7 +381,7 @@ export class AuditLog {
         for (const { key } of page.objects) {
           const parsed = parseKey(key)
           if (parsed === undefined || parsed.ms >= until) continue
-          if (parsed.ms < since) return
+          if (parsed.ms < since - BATCH_SPAN_MS) return
           yield parsed
         }
         cursor = page.cursor
@@ -312,10 +408,13 @@ export class AuditLog {
     return days
   }
 
-  async #read(key: AuditKey): Promise<AuditRecord | undefined> {
+  /** The records of one object, newest first: one, or those it holds together. */
+  async #read(key: AuditKey): Promise<AuditRecord[]> {
     const path = keyOf(key)
     // A record swept away since it was listed is simply gone.
-    return (await readRecord(this.#store, path, AuditRecordSchema, `audit record ${path}`))?.value
+    const stored = await readRecord(this.#store, path, AuditObjectSchema, `audit record ${path}`)
+    if (stored === undefined) return []
+    return 'records' in stored.value ? stored.value.records : [stored.value]
   }
 }
 

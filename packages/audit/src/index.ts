@@ -1,6 +1,6 @@
 /**
  * `@cairn/audit`: the audit trail (who did what to which unit, through which surface, and how it
- * ended), kept in the store one object per record and swept after its retention.
+ * ended), kept in the store by day, many records a write under load, and swept after its retention.
  *
  * @module
  */

@@ -23,7 +23,7 @@
  * | `rbac/users/`            | rbac                      | users seen at login, one record each              |
  * | `ops/freezes.json`       | core, freezes             | freezes: prefixes no lock or write may touch      |
  * | `ops/sweeps/`            | core, uploads             | who sweeps each staged folder, and until when     |
- * | `audit/`                 | audit                     | the audit trail: one object per record, by day    |
+ * | `audit/`                 | audit                     | the audit trail: records by day, as appended      |
  * | `webhooks/hooks.json`    | webhooks                  | webhook subscriptions, with their secrets         |
  * | `webhooks/queue/`        | webhooks                  | deliveries to make, per subscription and event   |
  * | `webhooks/done/`         | webhooks                  | deliveries finished, newest first, kept 7 days    |
