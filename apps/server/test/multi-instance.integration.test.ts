@@ -525,11 +525,11 @@ describe('three instances over one S3 bucket', () => {
       })
     })
 
-    it('tells on every instance, at once, what a write on another means twenty units downstream', async () => {
+    it('tells on every instance, at once, what a write on another means twelve units downstream', async () => {
       // A chain deeper than any walk record by record: status comes from each instance's copy of
       // the whole graph, which must hold a write another instance has just answered.
       const chain = Array.from(
-        { length: 20 },
+        { length: 12 },
         (_, index) => `deep/u${String(index).padStart(2, '0')}`,
       )
       const tail = chain.at(-1) as string
