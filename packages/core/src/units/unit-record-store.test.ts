@@ -4,6 +4,7 @@ import type { Principal } from '../access/principal'
 import { createCore } from '../core'
 import { createMemoryStore } from '../storage/memory-store'
 import { PreconditionFailedError, type ObjectStore } from '../storage/object-store'
+import { bytesOf, terraformState } from '../testing/fixtures'
 import { ManualClock } from '../testing/manual-clock'
 import { UNIT_RECORDS_PREFIX } from './layout'
 import { parseUnitId } from './unit-id'
@@ -71,6 +72,30 @@ describe('UnitRecordStore writes on a record it remembers', () => {
     await core.locks.lock(alice, unit, { ID: lockId }, { source: 'api' })
     await core.locks.unlock(alice, unit, { lockId, source: 'api' })
     expect(counts).toEqual({ get: 0, put: 2 })
+  })
+
+  it('writes a state with no read of the record before its conditional write', async () => {
+    const { store, counts } = counting()
+    const core = createCore({ store, authorizer: allowAll })
+    await core.units.create(alice, unit)
+    counts.get = 0
+    counts.put = 0
+    const body = terraformState({ serial: 1 })
+    await core.states.write(alice, unit, bytesOf(body), { source: 'api' })
+    expect(counts).toEqual({ get: 0, put: 1 })
+  })
+
+  it('refuses a write to a unit another instance locked, though it remembers it unlocked', async () => {
+    const { memory, store } = counting()
+    const one = createCore({ store, authorizer: allowAll })
+    const two = createCore({ store: memory, authorizer: allowAll })
+    await one.units.create(alice, unit)
+    await two.locks.lock(alice, unit, { ID: lockId }, { source: 'api' })
+    const write = (serial: number) =>
+      one.states.write(alice, unit, bytesOf(terraformState({ serial })), { source: 'api' })
+    await expect(write(1)).rejects.toThrow(/locked/i)
+    await two.locks.unlock(alice, unit, { lockId, source: 'api' })
+    expect((await write(2)).serial).toBe(2)
   })
 
   it('decides again on a fresh read when another instance changed the record', async () => {

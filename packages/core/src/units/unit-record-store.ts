@@ -127,6 +127,14 @@ export class UnitRecordStore {
     }
   }
 
+  /**
+   * The record as this process last read or wrote it, without a request: current unless another
+   * instance changed it since. For checks that a conditional write makes again.
+   */
+  remembered(id: UnitId): Snapshot | undefined {
+    return this.#cache.get(unitRecordKey(id))
+  }
+
   /** Adds an observer of this process's writes. */
   observe(observer: RecordObserver): void {
     this.#observers.push(observer)

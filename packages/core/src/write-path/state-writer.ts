@@ -116,9 +116,24 @@ export class StateWriter {
     body: AsyncIterable<Uint8Array>,
     options: WriteOptions,
   ): Promise<Version> {
-    const before = await this.#kernel.records.read(id)
+    // Refuse a locked unit before reading a possibly large body. The record this process
+    // remembers will do when it lets the write through (the commit checks again on the current
+    // one); a refusal is decided on the record read afresh.
+    const remembered = this.#kernel.records.remembered(id)
+    const passes = (snapshot: Snapshot): boolean => {
+      try {
+        checkWriteLock(snapshot.record.lock, principal, options.source, options)
+        checkExpectedCurrent(snapshot.record.current, options)
+        return true
+      } catch {
+        return false
+      }
+    }
+    const before =
+      remembered !== undefined && passes(remembered)
+        ? remembered
+        : await this.#kernel.records.read(id)
     if (before === undefined && options.create !== true) throw new UnitNotFoundError(id)
-    // Refuse a locked unit before reading a possibly large body.
     if (before !== undefined) checkWriteLock(before.record.lock, principal, options.source, options)
     checkExpectedCurrent(before?.record.current ?? null, options)
     await this.#kernel.freezes.check(id)
