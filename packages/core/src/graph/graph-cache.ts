@@ -102,7 +102,7 @@ export class GraphCache {
     // For the next instance to start, now and then: in a question's time, so that no write of
     // the store outlives the requests. A snapshot that cannot be written is no loss.
     await this.#records
-      .saveSnapshot([...this.#nodes.keys()], this.#clock.now(), this.#createdAt)
+      .saveSnapshot(() => this.#nodes.keys(), this.#clock.now(), this.#createdAt)
       .catch(() => undefined)
     return this.#nodes
   }

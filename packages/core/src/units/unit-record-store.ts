@@ -67,6 +67,8 @@ export class UnitRecordStore {
   #snapshotRead: Promise<void> | undefined
   /** When the snapshot was last written, and its ETag, as far as this process knows. */
   #snapshot: { writtenAt: number; etag: string } | undefined
+  /** When this process last set out to write one. */
+  #snapshotTriedAt: number | undefined
 
   /** `onRetry` hears of each conditional write lost to another writer, before it is retried. */
   constructor(
@@ -80,18 +82,21 @@ export class UnitRecordStore {
   }
 
   /**
-   * Writes the records of units `ids` as this process last read or wrote them, as the records'
+   * Writes the records of units `ids()` as this process last read or wrote them, as the records'
    * snapshot for the next process to start, unless this process knows of one written within
    * `SNAPSHOT_EVERY_MS` (or, knowing of none, `started` within it) or the units
    * are more than `SNAPSHOT_MAX_RECORDS`. Each record keeps its ETag, so a reader takes only those
    * still current; one written by another instance meanwhile stands.
    */
-  async saveSnapshot(ids: readonly string[], now: number, started: number): Promise<void> {
+  async saveSnapshot(ids: () => Iterable<string>, now: number, started: number): Promise<void> {
     const known = this.#snapshot
-    const since = known?.writtenAt ?? started
-    if (now - since < SNAPSHOT_EVERY_MS || ids.length > SNAPSHOT_MAX_RECORDS) return
+    const since = Math.max(known?.writtenAt ?? started, this.#snapshotTriedAt ?? started)
+    if (now - since < SNAPSHOT_EVERY_MS) return
+    // Whatever comes of it (too many units, a store that refuses), not again for a while.
+    this.#snapshotTriedAt = now
     const records: { etag: string; record: UnitRecord }[] = []
-    for (const id of ids) {
+    for (const id of ids()) {
+      if (records.length >= SNAPSHOT_MAX_RECORDS) return
       const cached = this.#cache.get(unitRecordKey(id as UnitId))
       if (cached !== undefined) records.push({ etag: cached.etag, record: cached.record })
     }
