@@ -264,4 +264,44 @@ describe('GraphCache', () => {
       if (step % 10 === 9) await compare()
     }
   })
+
+  it('keeps its own write over a record another check read just before it', async () => {
+    const memory = createMemoryStore()
+    let paused: { reached: () => void; release: Promise<void> } | undefined
+    const store: ObjectStore = {
+      ...memory,
+      get: async (key, options) => {
+        const found = await memory.get(key, options)
+        const pause = key === 'unit-records/x!.json' ? paused : undefined
+        if (pause !== undefined) {
+          paused = undefined
+          pause.reached()
+          await pause.release
+        }
+        return found
+      },
+    }
+    const clock = new ManualClock()
+    const one = createCore({ store, authorizer: allowAll, clock })
+    const two = createCore({ store: memory, authorizer: allowAll, clock })
+    await one.units.create(alice, id('x'))
+    await write(one, 'x', 1, { v: 1 })
+    await one.units.create(alice, id('y'))
+    await one.dependencies.set(alice, id('y'), { dependencies: [{ from: 'x', output: 'v' }] })
+    await write(one, 'y', 1, {})
+    expect((await one.dependencies.status(alice, id('y'))).status).toBe('green')
+    await write(two, 'x', 2, { v: 1 })
+    // One's next check reads x as the other instance left it, and is held there.
+    let reached = (): void => undefined
+    let release = (): void => undefined
+    const atRead = new Promise<void>((resolve) => (reached = resolve))
+    paused = { reached, release: new Promise<void>((resolve) => (release = resolve)) }
+    const checking = one.dependencies.status(alice, id('y'))
+    await atRead
+    // Meanwhile this instance writes x anew: y's edge is pending now.
+    await write(one, 'x', 3, { v: 2 })
+    release()
+    await checking
+    expect((await one.dependencies.status(alice, id('y'))).status).toBe('red')
+  })
 })

@@ -60,6 +60,13 @@ export class GraphCache {
   #reader: StatusReader | undefined
   /** The units changed since the status rules last asked: what they worked out is checked then. */
   readonly #dirty = new Set<string>()
+  /**
+   * When this process last wrote each unit it wrote, counted by `#localWrites`: a check that began
+   * before a unit's write does not replace the node the write put (it may have read the record
+   * before the write). Another instance's later write is in its log, for the next check.
+   */
+  readonly #writtenAt = new Map<string, number>()
+  #localWrites = 0
 
   constructor(options: {
     records: UnitRecordStore
@@ -191,12 +198,16 @@ export class GraphCache {
       })
     }
     const generation = this.#generation
+    const began = this.#localWrites
     const changes = await log.reader.changesSince(this.#cursors)
     if (changes === 'relist') return this.#relist()
     const read = await mapLimit(changes.units, CHANGED_READS, (id) =>
       this.#records.read(id as UnitId),
     )
-    for (const [index, id] of changes.units.entries()) this.#put(id, read[index]?.record)
+    for (const [index, id] of changes.units.entries()) {
+      if ((this.#writtenAt.get(id) ?? 0) > began) continue
+      this.#put(id, read[index]?.record)
+    }
     // A whole listing that replaced the nodes meanwhile may predate these cursors' changes.
     if (this.#generation === generation) this.#cursors = changes.cursors
   }
@@ -241,6 +252,8 @@ export class GraphCache {
     const node = after === undefined ? undefined : nodeOf(after.record)
     const was = before === undefined ? undefined : nodeOf(before.record)
     if (JSON.stringify(node) === JSON.stringify(was)) return
+    this.#localWrites += 1
+    this.#writtenAt.set(id, this.#localWrites)
     this.#put(id, after?.record)
     for (const heard of this.#heard) heard.set(id, node)
     if (this.#log !== undefined) await this.#log.writer.announce(id)

@@ -131,9 +131,12 @@ export class ChangeLogReader {
     return cursors
   }
 
-  /** The units the logs name after `cursors`, or 'relist' when a log no longer holds them all. */
+  /**
+   * The units the other instances' logs name after `cursors`, or 'relist' when a log no longer
+   * holds them all. This instance's own log is not read: its writes are in its copy already.
+   */
   async changesSince(cursors: ChangeCursors): Promise<ChangesSince> {
-    const logs = await this.#list()
+    const logs = (await this.#list()).filter(({ key }) => key !== this.#own)
     const next = new Map<string, { etag: string; last: number }>()
     const moved = logs.filter(({ key, etag }) => {
       const known = cursors.get(key)
