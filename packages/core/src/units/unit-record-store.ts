@@ -251,8 +251,8 @@ export class UnitRecordStore {
 
   /**
    * One decision on `current` and its conditional write. On a record remembered rather than read
-   * afresh, 'stale' when it turned out not to be the current one: the write's
-   * condition failed, or a decision to write nothing or a refusal came from a record since changed.
+   * afresh, 'stale' when it turned out not to be the current one: the write's condition failed,
+   * or a decision to write nothing or a refusal came from a record changed since.
    */
   async #attempt<T>(
     id: UnitId,
