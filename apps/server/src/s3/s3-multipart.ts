@@ -68,6 +68,8 @@ export class MultipartUploads {
   readonly #uploads: StagedUploads<Multipart>
   readonly #parts: UploadParts
   readonly #settings: MultipartSettings
+  /** Each owner's creates on this instance, one after another, by owner (see `create`). */
+  readonly #creating = new Map<string, Promise<void>>()
 
   constructor(core: Core, store: ObjectStore, clock: Clock, settings: MultipartSettings) {
     this.#core = core
@@ -91,6 +93,27 @@ export class MultipartUploads {
   async create(principal: Principal, key: string, unit: UnitId): Promise<string> {
     await demand(this.#core.authorizer, principal, 'unit:write', unit)
     const owner = ownerName(principal)
+    // On one instance, one owner's creates take turns: an upload stored after another one's count
+    // may sort before it (IDs begin with the millisecond), and both would be kept.
+    const previous = this.#creating.get(owner) ?? Promise.resolve()
+    let done = (): void => undefined
+    const turn = previous.then(() => new Promise<void>((resolve) => (done = resolve)))
+    this.#creating.set(owner, turn)
+    await previous
+    try {
+      return await this.#createInTurn(principal, key, unit, owner)
+    } finally {
+      done()
+      if (this.#creating.get(owner) === turn) this.#creating.delete(owner)
+    }
+  }
+
+  async #createInTurn(
+    principal: Principal,
+    key: string,
+    unit: UnitId,
+    owner: string,
+  ): Promise<string> {
     const fields = { key, unit, owner: toStoredPrincipal(principal) }
     const { record } = await this.#uploads.create(fields, { owner })
     // Counted once stored, so that of several started at once (on any instance) only those within
