@@ -47,6 +47,9 @@ export default defineConfig({
           exclude: [...NEVER, INTEGRATION],
           env: ENV,
           sequence: { groupOrder: 0 },
+          // The fs store's contract suites wait on the disk's fsync, which a loaded machine can
+          // stretch from one second to five.
+          testTimeout: 20_000,
           maxWorkers: 2,
           isolate: false,
         },

@@ -590,10 +590,13 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
       it('follows a deep chain: one red link, everything below it yellow', async () => {
         const length = 40
         const name = (index: number) => `chain/u${String(index).padStart(3, '0')}`
-        for (let index = 0; index < length; index += 1) await apply(name(index), { out: 0 })
-        for (let index = 1; index < length; index += 1) {
-          await depend(name(index), `${name(index - 1)}:out`)
-        }
+        const links = Array.from({ length }, (_, index) => index)
+        // Each unit is its own record: writing them side by side keeps the fs store's fsyncs from
+        // adding up to seconds on a loaded disk.
+        await Promise.all(links.map((index) => apply(name(index), { out: 0 })))
+        await Promise.all(
+          links.slice(1).map((index) => depend(name(index), `${name(index - 1)}:out`)),
+        )
         await apply(name(0), { out: 1 })
         const page = await core.dependencies.statuses(alice, { prefix: 'chain/', limit: 1000 })
         expect(page.items.map((item) => item.status)).toEqual([
@@ -618,10 +621,12 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         const width = 30
         await apply('hub', { out: 0 })
         const leaves = Array.from({ length: width }, (_, index) => `leaf${String(index)}`)
-        for (const leaf of leaves) {
-          await apply(leaf, { out: 0 })
-          await depend(leaf, 'hub:out')
-        }
+        await Promise.all(
+          leaves.map(async (leaf) => {
+            await apply(leaf, { out: 0 })
+            await depend(leaf, 'hub:out')
+          }),
+        )
         await apply('sink', {})
         await depend('sink', ...leaves.map((leaf) => `${leaf}:out`))
         await apply('hub', { out: 1 })
@@ -629,8 +634,7 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         expect(new Set(fanned)).toEqual(new Set(['red']))
         expect((await status('sink')).red_upstream).toHaveLength(width)
 
-        for (const leaf of leaves.slice(0, 3)) await apply(leaf, { out: 1 })
-        for (const leaf of leaves.slice(3)) await apply(leaf, { out: 0 })
+        await Promise.all(leaves.map((leaf, index) => apply(leaf, { out: index < 3 ? 1 : 0 })))
         const sink = await status('sink')
         expect(sink.status).toBe('red')
         expect(
@@ -731,10 +735,12 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         const width = 12
         await apply('hub', { out: 0 })
         const leaves = Array.from({ length: width }, (_, index) => `leaf${String(index)}`)
-        for (const leaf of leaves) {
-          await apply(leaf, { out: 0 })
-          await depend(leaf, 'hub:out')
-        }
+        await Promise.all(
+          leaves.map(async (leaf) => {
+            await apply(leaf, { out: 0 })
+            await depend(leaf, 'hub:out')
+          }),
+        )
         await apply('hub', { out: 1 })
         // Every consumer re-applies at once, half through each server.
         await Promise.all(
