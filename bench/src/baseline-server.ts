@@ -7,22 +7,34 @@
 //                    write), then answers 200 with {"size": <bytes>}.
 //   GET <any path>   streams <dir>/state.json with Content-Type application/json and
 //                    Content-Length, read in chunks of <read-kib> KiB (default 64, Node's own
-//                    default for file streams).
+//                    default for file streams); 404 before the first POST.
+//   LOCK, UNLOCK     Terraform's `http` backend's lock and unlock: one lock, held in memory (not
+//                    made durable), 200 or 423 with the holder's lock info.
 //
-// Usage: node bench/dist/baseline-server.js <dir> [<read-kib>]. Listens on 127.0.0.1 on a free
-// port and prints {"msg":"listening","port":<n>} on stdout when ready. Stops on SIGTERM or SIGINT.
+// Usage: node bench/dist/baseline-server.js <dir> [<read-kib> [<tls-cert> <tls-key>]]. Listens on
+// 127.0.0.1 on a free port (HTTPS with the certificate and key given) and prints
+// {"msg":"listening","port":<n>} on stdout when ready. Stops on SIGTERM or SIGINT.
 import { createReadStream, createWriteStream } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { open, rename, stat } from 'node:fs/promises'
 import { createServer } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { pipeline } from 'node:stream/promises'
 
-const [dir, readKiB = '64'] = process.argv.slice(2)
+const [dir, readKiB = '64', certPath, keyPath] = process.argv.slice(2)
 const readChunk = Number(readKiB) * 1024
-if (dir === undefined || !Number.isInteger(readChunk) || readChunk < 1024) {
-  process.stderr.write('usage: node bench/dist/baseline-server.js <dir> [<read-kib>]\n')
+if (
+  dir === undefined ||
+  !Number.isInteger(readChunk) ||
+  readChunk < 1024 ||
+  (certPath === undefined) !== (keyPath === undefined)
+) {
+  process.stderr.write(
+    'usage: node bench/dist/baseline-server.js <dir> [<read-kib> [<tls-cert> <tls-key>]]\n',
+  )
   process.exit(2)
 }
 const file = join(dir, 'state.json')
@@ -66,8 +78,49 @@ async function download(response: ServerResponse) {
   await pipeline(createReadStream('', { fd: handle, highWaterMark: readChunk }), response)
 }
 
+/** The lock info of the one lock, as Terraform sent it; undefined while unlocked. */
+let held: { id: string; body: string } | undefined
+
+async function readText(request: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = []
+  for await (const part of request) parts.push(part as Buffer)
+  return Buffer.concat(parts).toString('utf8')
+}
+
+function answerJson(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+  })
+  response.end(body)
+}
+
+async function lock(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const body = await readText(request)
+  const { ID } = JSON.parse(body) as { ID: string }
+  if (held !== undefined && held.id !== ID) {
+    answerJson(response, 423, held.body)
+    return
+  }
+  held = { id: ID, body }
+  answerJson(response, 200, body)
+}
+
+async function unlock(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const text = await readText(request)
+  const { ID } = (text === '' ? {} : JSON.parse(text)) as { ID?: string }
+  if (held !== undefined && ID !== undefined && held.id !== ID) {
+    answerJson(response, 423, held.body)
+    return
+  }
+  held = undefined
+  answerJson(response, 200, '{}')
+}
+
 function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
   if (request.method === 'POST') return upload(request, response)
+  if (request.method === 'LOCK') return lock(request, response)
+  if (request.method === 'UNLOCK') return unlock(request, response)
   if (request.method === 'GET') {
     return stat(file).then(
       () => download(response),
@@ -80,14 +133,18 @@ function handle(request: IncomingMessage, response: ServerResponse): Promise<voi
   return Promise.resolve()
 }
 
-const server = createServer((request, response) => {
+const serve = (request: IncomingMessage, response: ServerResponse) => {
   handle(request, response).catch((error: unknown) => {
     const reason = error instanceof Error ? error.message : String(error)
     process.stderr.write(`baseline: ${request.method ?? ''} failed: ${reason}\n`)
     if (!response.headersSent) response.writeHead(500).end()
     else response.destroy()
   })
-})
+}
+const server =
+  certPath === undefined || keyPath === undefined
+    ? createServer(serve)
+    : createHttpsServer({ cert: readFileSync(certPath), key: readFileSync(keyPath) }, serve)
 server.headersTimeout = 60_000
 
 server.listen(0, '127.0.0.1', () => {

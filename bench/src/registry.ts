@@ -8,6 +8,7 @@ import { resourceIndex } from './benches/resource-index/resource-index'
 import { s3 } from './benches/s3/s3'
 import { s3Api } from './benches/s3-api'
 import { stateTransfer } from './benches/state-transfer'
+import { terraformApply } from './benches/terraform/terraform-apply'
 
 /** Every bench, in the order `bench:all` runs them and the README lists them. */
 export const registry: readonly Bench[] = [
@@ -17,6 +18,7 @@ export const registry: readonly Bench[] = [
   rbac,
   s3,
   s3Api,
+  terraformApply,
   resourceIndex,
   dashboard,
   hostileProbe,

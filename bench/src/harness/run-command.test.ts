@@ -163,4 +163,14 @@ describe('the bench command', () => {
       /\| first \| upload at 3 rounds \| 130 \| 165 \| 0\.79 \|/,
     )
   })
+
+  it('runs every bench under all --full, those left out of all too, each at its defaults', async () => {
+    const io = capture()
+    const apart = { ...fakeBench('apart'), inAll: false }
+    expect(await runCommand([fakeBench('first'), apart], ['all', '--full'], io)).toBe(0)
+    const table = io.out.slice(io.out.indexOf('all benches, at full size'))
+    expect(table).toMatch(/first\s+upload at 31 rounds/)
+    expect(table).toMatch(/apart\s+upload at 31 rounds/)
+    expect(io.err).toContain('bench: bench:apart at full size')
+  })
 })

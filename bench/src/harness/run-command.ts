@@ -170,17 +170,26 @@ export async function runCommand(
   }
 }
 
+/** `bench:all`'s own flag. */
+const ALL_FLAGS = {
+  full: {
+    kind: 'boolean',
+    help: 'every bench, those that need Ceph RGW, Terraform or PostgreSQL too, each at its full size',
+  },
+} as const
+
 const ALL_HELP = `usage: npm run bench:all [-- options]   (or node bench/dist/main.js all [options])
 
 Runs every bench that needs nothing the machine may lack, each with --quick, one after another,
 prints each report and then one table of their headline figures. A bench that fails is named in
 the table and makes the exit status 1; the others still run.
 
+  --full              ${ALL_FLAGS.full.help} (hours)
 ${COMMON_HELP}`
 
-/** A bench's quick preset over its defaults, as `--quick` gives them. */
-function quickValues(bench: Bench): AnyValues {
-  const parsed = parseFlags(bench.flags, ['--quick'], bench.quick)
+/** A bench's quick preset over its defaults, as `--quick` gives them; its defaults when `full`. */
+function allValues(bench: Bench, full: boolean): AnyValues {
+  const parsed = parseFlags(bench.flags, full ? [] : ['--quick'], bench.quick)
   if (!parsed.ok)
     throw new Error(`${bench.name}: its quick preset does not parse: ${parsed.message}`)
   return parsed.values
@@ -201,7 +210,7 @@ async function runAll(
   argv: readonly string[],
   out: Output,
 ): Promise<number> {
-  const parsed = parseFlags({}, argv)
+  const parsed = parseFlags(ALL_FLAGS, argv)
   if (!parsed.ok) {
     out.stderr(`bench: ${parsed.message}\n\n${ALL_HELP}`)
     return EXIT.badFlags
@@ -210,8 +219,10 @@ async function runAll(
     out.stdout(ALL_HELP)
     return EXIT.ok
   }
-  const benches = registry.filter((bench) => bench.inAll)
-  const runs = benches.map((bench) => ({ bench, values: quickValues(bench) }))
+  const { full } = parsed.values
+  const benches = full ? registry : registry.filter((bench) => bench.inAll)
+  const runs = benches.map((bench) => ({ bench, values: allValues(bench, full) }))
+  const how = full ? 'at full size' : '--quick'
   if (parsed.common.dryRun) {
     for (const { bench, values } of runs) out.stdout(plan(bench, values))
     return EXIT.ok
@@ -223,7 +234,7 @@ async function runAll(
   let status: number = EXIT.ok
   try {
     for (const { bench, values } of runs) {
-      out.stderr(`bench: ${bench.script} --quick\n`)
+      out.stderr(`bench: ${bench.script} ${how}\n`)
       try {
         const report = await bench.run(values)
         const text = renderReport(bench.name, report, machine)
@@ -245,7 +256,7 @@ async function runAll(
   }
   const summary = figuresTable(rows)
   const table = renderTable(summary).join('\n')
-  out.stdout(`\nall benches, --quick\n${table}\n`)
+  out.stdout(`\nall benches, ${how}\n${table}\n`)
   if (parsed.common.resultsDir !== undefined) {
     const path = await writeResults(
       parsed.common.resultsDir,

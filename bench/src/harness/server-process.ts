@@ -74,6 +74,7 @@ export async function startServer(
   label: string,
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
+  options: { readonly onLine?: (line: string) => void } = {},
 ): Promise<BenchServer> {
   const program = args.find((arg) => arg.endsWith('.js'))
   if (program !== undefined && !existsSync(program)) {
@@ -132,6 +133,7 @@ export async function startServer(
     })
     lines.on('line', (line) => {
       remember(line)
+      options.onLine?.(line)
       if (found !== 0) return
       const port = listeningPort(line)
       if (port === undefined) return
@@ -167,10 +169,16 @@ export function listeningPort(line: string): number | undefined {
 
 /**
  * The baseline server (src/baseline-server.ts) storing its state in `dir`, serving downloads in
- * reads of `readKiB` KiB.
+ * reads of `readKiB` KiB; over HTTPS with `tls`.
  */
-export function startBaseline(dir: string, readKiB: number): Promise<BenchServer> {
-  return startServer('the baseline server', [baselineMain, dir, String(readKiB)])
+export function startBaseline(
+  dir: string,
+  readKiB: number,
+  tls?: { readonly certPath: string; readonly keyPath: string },
+): Promise<BenchServer> {
+  const args = [baselineMain, dir, String(readKiB)]
+  if (tls !== undefined) args.push(tls.certPath, tls.keyPath)
+  return startServer('the baseline server', args)
 }
 
 /** Stops `servers` and fails unless each stopped as asked (SIGTERM, or exit status 0). */

@@ -1,15 +1,9 @@
-import { existsSync } from 'node:fs'
-import { join, relative } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import type { RunningRgw, StartRgwOptions } from '@cairn/testkit'
 import { BenchError } from '../../harness/bench-error'
 import { track } from '../../harness/cleanup'
-import { root } from '../../harness/paths'
+import { testkitModule } from '../../harness/testkit'
 
 export type { RunningRgw }
-
-/** The build of the test kit's `startRgw` (the test kit itself exports TypeScript sources). */
-const testkitRgw = join(root, 'packages', 'testkit', 'dist', 'rgw.js')
 
 /**
  * Starts the test kit's throwaway Ceph RGW (one gateway, the OSD in RAM) and registers it with the
@@ -17,12 +11,9 @@ const testkitRgw = join(root, 'packages', 'testkit', 'dist', 'rgw.js')
  * from the test kit's own build, which `npm run build` makes.
  */
 export async function startCeph(options: StartRgwOptions): Promise<RunningRgw> {
-  if (!existsSync(testkitRgw)) {
-    throw new BenchError(`${relative(root, testkitRgw)} is missing: build first (npm run build)`)
-  }
-  const { startRgw } = (await import(pathToFileURL(testkitRgw).href)) as {
+  const { startRgw } = await testkitModule<{
     startRgw: (options: StartRgwOptions) => Promise<RunningRgw>
-  }
+  }>('rgw')
   let rgw: RunningRgw
   try {
     rgw = await startRgw(options)
