@@ -63,9 +63,15 @@ async function changeKeys(store: ObjectStore): Promise<string[]> {
   return keys
 }
 
-describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
+/** A store as several instances share it (S3): the fs store, too, seen as not held alone. */
+const sharedStore = async (open: () => Promise<ObjectStore>): Promise<ObjectStore> => ({
+  ...(await open()),
+  exclusive: false,
+})
+
+describe.each(drivers)('SearchFeed on the %s store, shared by instances', (_, open) => {
   it('reads nothing until first asked, then loads every unit', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     source.units.set('empty', null)
@@ -76,7 +82,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('shows a change announced on one instance to the next search on another', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-old')
     const one = instanceOver(store, source)
@@ -96,7 +102,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('forgets a deleted unit once its deletion is announced', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     const one = instanceOver(store, source)
@@ -109,7 +115,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('applies an entry stamped before the newest one seen, by a clock behind', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     source.set('b', 'v1', 'i-b')
@@ -132,7 +138,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('files entries in folders of a minute, and reads entries written before the folders', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     source.set('b', 'v1', 'i-b')
@@ -160,7 +166,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('picks up a change whose entry was lost, on reconcile', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     source.set('gone', 'v1', 'i-gone')
@@ -177,7 +183,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('reconciles in the background every reconcileEveryMs', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     const index = new SearchIndex()
@@ -196,7 +202,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('reconciles instead of reading the log when its last read is older than the retention', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     const one = instanceOver(store, source)
@@ -209,7 +215,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('deletes change entries older than an hour', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     const one = instanceOver(store, source)
@@ -232,7 +238,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('shares one LIST of the log among concurrent searches', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const lists: ListOptions[] = []
     const counted: ObjectStore = {
       ...store,
@@ -256,7 +262,7 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
   })
 
   it('rebuilds from every unit and says what it found', async () => {
-    const store = await open()
+    const store = await sharedStore(open)
     const source = new FakeSource()
     source.set('a', 'v1', 'i-a')
     source.set('b', 'v1', 'i-b')
@@ -267,5 +273,30 @@ describe.each(drivers)('SearchFeed on the %s store', (_, open) => {
     expect(await one.feed.rebuild()).toEqual({ units: 3, indexed: 2, notIndexed: 1 })
     expect(source.loads - loads).toBe(3)
     expect(one.index.stats()).toEqual({ units: 3, instances: 2 })
+  })
+})
+
+describe('SearchFeed on a store this process holds alone', () => {
+  it('finds a change announced here at the next search, and writes no note for it', async () => {
+    const [, open] = drivers.find(([name]) => name === 'fs') ?? []
+    if (open === undefined) throw new Error('no fs driver')
+    const store = await open()
+    expect(store.exclusive).toBe(true)
+    const source = new FakeSource()
+    source.set('a', 'v1', 'i-old')
+    const one = instanceOver(store, source)
+    await one.feed.ready()
+    source.set('a', 'v2', 'i-new')
+    await one.feed.announce('a')
+    source.set('b', 'v1', 'i-b')
+    await one.feed.announce('b')
+    expect(await one.ids('i-new')).toEqual(['a@v2'])
+    expect(await one.ids('i-b')).toEqual(['b@v1'])
+    expect(await one.ids('i-old')).toEqual([])
+    expect(await changeKeys(store)).toEqual([])
+    // Each announced unit is loaded once, by the search after it.
+    const loads = source.loads
+    expect(await one.ids('i-b')).toEqual(['b@v1'])
+    expect(source.loads).toBe(loads)
   })
 })

@@ -81,8 +81,15 @@ export class SearchFeed {
   /** When the last LIST of the log (or reconcile) started; undefined before the first. */
   #listedAt: number | undefined
   #sweptAt = Number.NEGATIVE_INFINITY
+  /**
+   * On a store this process holds alone (the fs store), no other instance reads a change log: the
+   * units announced since the last refresh are kept here instead, and no note is written.
+   */
+  readonly #exclusive: boolean
+  readonly #announced = new Set<string>()
 
   constructor(options: SearchFeedOptions) {
+    this.#exclusive = options.store.exclusive === true
     this.#store = options.store
     this.#index = options.index
     this.#source = options.source
@@ -91,8 +98,16 @@ export class SearchFeed {
     this.#reconcileEveryMs = options.reconcileEveryMs ?? DEFAULT_SEARCH_RECONCILE_MS
   }
 
-  /** Records a change of a unit for every instance (see `announceSearchChange`). */
+  /**
+   * Records a change of a unit for every instance (see `announceSearchChange`); on a store this
+   * process holds alone, for its own next refresh only. A change lost to a crash either way is
+   * read by the full load that every start begins with.
+   */
   announce(unit: string): Promise<void> {
+    if (this.#exclusive) {
+      this.#announced.add(unit)
+      return Promise.resolve()
+    }
     return announceSearchChange(this.#store, unit, { clock: this.#clock, ids: this.#ids })
   }
 
@@ -194,6 +209,7 @@ export class SearchFeed {
   }
 
   async #refresh(): Promise<void> {
+    if (this.#exclusive) return this.#refreshAnnounced()
     const now = this.#clock.now()
     if (this.#listedAt === undefined || now - this.#listedAt > SEARCH_CHANGE_RETENTION_MS) {
       // Entries may have been swept since the log was last read: it cannot be trusted to be whole.
@@ -232,6 +248,21 @@ export class SearchFeed {
     const next = Math.min(this.#newest, now) - SEARCH_CHANGE_LOOKBACK_MS
     for (const [key, time] of this.#seen) if (time < next) this.#seen.delete(key)
     await this.#sweep(now)
+  }
+
+  /** Loads the units announced on this instance since the last refresh. */
+  async #refreshAnnounced(): Promise<void> {
+    const units = [...this.#announced]
+    this.#announced.clear()
+    try {
+      await mapLimit(units, LOADS, (unit) => this.#load(unit, false))
+    } catch (error) {
+      // The next refresh loads them again.
+      for (const unit of units) this.#announced.add(unit)
+      throw error
+    }
+    // Notes an earlier version wrote on this store go with their hour.
+    await this.#sweep(this.#clock.now())
   }
 
   /** Deletes change entries past their retention, at most once per `SWEEP_EVERY_MS`. */
