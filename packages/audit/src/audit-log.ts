@@ -3,6 +3,7 @@ import {
   allowAll,
   demand,
   ForbiddenError,
+  GroupCommit,
   InvalidRequestError,
   iso,
   mapLimit,
@@ -118,9 +119,13 @@ export class AuditLog {
   readonly #authorizer: Authorizer
   /** When this process last finished a sweep; undefined until it has. */
   #sweptAt: number | undefined
-  /** The records waiting for the next write, and that write. */
-  #waiting: { records: AuditRecord[]; done: Promise<void> } | undefined
-  #writing: Promise<void> = Promise.resolve()
+  /**
+   * Records appended while a write is under way wait for the next, which stores them all at once
+   * (`#write`): under load, one durable write serves many requests.
+   */
+  readonly #appends = new GroupCommit<AuditRecord>((records) => this.#write(records), {
+    maxItems: BATCH_RECORDS,
+  })
 
   constructor(options: AuditLogOptions) {
     this.#store = options.store
@@ -154,7 +159,7 @@ export class AuditLog {
     const now = this.#clock.now()
     const name = nameOf(now, this.#ids.token())
     const record = v.parse(AuditRecordSchema, { id: name, time: iso(now), ...parsed.output })
-    await this.#enqueue(record)
+    await this.#appends.add(record)
     if (this.#sweptAt === undefined || now - this.#sweptAt >= HOUR_MS) {
       try {
         const { complete } = await this.sweep(now)
@@ -168,31 +173,12 @@ export class AuditLog {
   }
 
   /**
-   * Resolves once `record` is durable in the store. Records appended while a write is under way
-   * wait for the next, which stores them all at once (`#write`): under load, one durable write
-   * serves many requests.
-   */
-  #enqueue(record: AuditRecord): Promise<void> {
-    let waiting = this.#waiting
-    if (waiting === undefined || waiting.records.length >= BATCH_RECORDS) {
-      const records: AuditRecord[] = []
-      const done = this.#writing.then(() => this.#write(records))
-      waiting = { records, done }
-      this.#waiting = waiting
-      this.#writing = done.catch(() => undefined)
-    }
-    waiting.records.push(record)
-    return waiting.done
-  }
-
-  /**
    * Stores records that waited together: one object per day and `BATCH_SPAN_MS` of their times,
    * named as its oldest record would be (`audit-keys.ts`), holding one record as it is, or several
    * as `{"records": [...]}`, newest first. Each is a create-if-absent: a name another object took
    * is drawn again.
    */
   async #write(records: AuditRecord[]): Promise<void> {
-    if (this.#waiting?.records === records) this.#waiting = undefined
     const sorted = [...records].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     const groups: AuditRecord[][] = []
     for (const record of sorted.reverse()) {

@@ -93,6 +93,7 @@ export { SharedRecord } from './storage/shared-record'
 export { STORE_KEYS } from './storage/key-layout'
 export type { StagedUpload } from './uploads/staged-uploads'
 export { StagedUploads } from './uploads/staged-uploads'
+export { GroupCommit } from './concurrency/group-commit'
 export { mapLimit } from './concurrency/map-limit'
 export {
   fromStoredPrincipal,

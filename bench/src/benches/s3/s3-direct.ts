@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -43,6 +44,22 @@ export async function directLock(s3: S3Client, name: string): Promise<void> {
     new PutObjectCommand({ Bucket: BUCKET, Key, Body: lockBody(name), IfNoneMatch: '*' }),
   )
   await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key }))
+}
+
+/**
+ * The durable record an audited request must add, made directly: the create-if-absent of a new
+ * object about the size of one of Cairn's audit records.
+ */
+export async function directAuditRecord(s3: S3Client): Promise<void> {
+  const id = randomUUID()
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: BUCKET,
+      Key: `direct/audit/${id}.json`,
+      Body: JSON.stringify({ id, action: 'unit.lock', unit: 'ops/lock-seq', pad: 'x'.repeat(400) }),
+      IfNoneMatch: '*',
+    }),
+  )
 }
 
 /** Direct writes: serials per name, and each record's ETag unquoted (this RGW compares that form). */

@@ -1,4 +1,5 @@
 import * as v from 'valibot'
+import { GroupCommit } from '../concurrency/group-commit'
 import { mapLimit } from '../concurrency/map-limit'
 import type { Clock } from '../runtime/clock'
 import { STORE_KEYS } from '../storage/key-layout'
@@ -51,9 +52,8 @@ export class ChangeLogWriter {
   /** Numbered units kept, oldest first; `#first` is the number of the first. */
   #units: string[] = []
   #first = 1
-  /** The units waiting for the next write, with those who wait for it. */
-  #waiting: { units: string[]; done: Promise<void> } | undefined
-  #writing: Promise<void> = Promise.resolve()
+  /** Units announced while a write is under way go to the log together in the next. */
+  readonly #appends = new GroupCommit<string>((units) => this.#write(units))
 
   constructor(store: ObjectStore, clock: Clock, instance: string) {
     this.#store = store
@@ -64,19 +64,10 @@ export class ChangeLogWriter {
 
   /** Resolves once a write of the log that holds `unit` is durable. */
   announce(unit: string): Promise<void> {
-    if (this.#waiting === undefined) {
-      const units: string[] = []
-      const done = this.#writing.then(() => this.#write(units))
-      this.#waiting = { units, done }
-      this.#writing = done.catch(() => undefined)
-    }
-    this.#waiting.units.push(unit)
-    return this.#waiting.done
+    return this.#appends.add(unit)
   }
 
   async #write(units: string[]): Promise<void> {
-    // Appends asked for from here on wait for the next write.
-    this.#waiting = undefined
     this.#units.push(...units)
     const over = this.#units.length - KEPT_CHANGES
     if (over > 0) {
