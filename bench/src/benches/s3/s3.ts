@@ -79,8 +79,9 @@ const flags = {
   },
   concurrency: {
     kind: 'whole',
-    // A server answers 503 to a principal's 17th state upload at once: 15 per instance of three.
-    default: 45,
+    // A server answers 503 to a principal's 17th state upload at once, and the round robin
+    // does not keep the three even: 10 per instance leaves room.
+    default: 30,
     min: 1,
     max: 512,
     help: 'requests in flight while seeding the graph, spread over the three instances',
