@@ -20,6 +20,7 @@ import { HttpError, onError } from './http/errors'
 import { requestContext } from './http/request-context'
 import { heavyReads } from './http/heavy-reads'
 import { SlotPool } from './http/slot-pool'
+import { prepareChange } from './http/prepare-change'
 import { uploadSlots } from './http/upload-slots'
 import type { Logger } from './log/logger'
 import { metricsRoutes } from './metrics/metrics-endpoint'
@@ -86,6 +87,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   metrics.countSlots('uploads', () => uploads.inUse)
   metrics.countSlots('heavy_reads', () => reads.inUse)
   app.use(uploadSlots(uploads))
+  app.use(prepareChange(deps.core, deps.identity.mode === 'disabled'))
   const heavyRead = heavyReads(reads)
   app.notFound((c) =>
     onError(new HttpError('not_found', `no route for ${c.req.method} ${c.req.path}`), c),

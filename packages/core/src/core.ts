@@ -105,6 +105,12 @@ export interface Core {
    * taking turns with the other instances over the store. The server starts one.
    */
   stagedSweeper(options: StagedSweeperOptions): StagedSweeper
+  /**
+   * The request being served (`inRequestScope`) may lock, unlock or change a unit: begins the
+   * reads of shared records its checks will make (the freezes, each extension's own), so that on
+   * S3 they run beside the caller's authentication instead of one after another.
+   */
+  prepareChange(): void
 }
 
 /**
@@ -172,6 +178,10 @@ export function createCore(options: CoreOptions): Core {
       const made = new StagedUploads({ ...uploads, store, clock })
       if (!staged.has(made.folder)) staged.set(made.folder, made)
       return made
+    },
+    prepareChange: () => {
+      freezes.prefetch()
+      for (const extension of extensions) extension.prefetch?.()
     },
     stagedSweeper: (sweeping) =>
       new StagedSweeper(

@@ -33,6 +33,8 @@ export class Webhooks implements WriteExtension {
   #recorder: EventRecorder | undefined
   #extension: WriteExtension | undefined
   #service: WebhookService | undefined
+  /** The subscriptions, read by every change and every lock's event. */
+  #hooks: WebhookStore | undefined
 
   constructor(options: WebhooksOptions = {}) {
     this.#options = options
@@ -61,8 +63,13 @@ export class Webhooks implements WriteExtension {
       })
   }
 
+  prefetch(): void {
+    this.#hooks?.prefetch()
+  }
+
   attach(host: ExtensionHost): void {
     const hooks = new WebhookStore(host.store, host.sleep)
+    this.#hooks = hooks
     const queue = new DeliveryQueue(host.store)
     const recorder = new EventRecorder(hooks, queue, new EventIds(host.clock, host.ids), host.clock)
     this.#recorder = recorder

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { inRequestScope } from '@cairn/core'
 import { loggablePath } from '@cairn/tfe-adapter'
 import type { MiddlewareHandler } from 'hono'
 import type { Logger } from '../log/logger'
@@ -37,7 +38,7 @@ export function requestContext(
     c.set('meter', meter)
     const started = performance.now()
     try {
-      await next()
+      await inRequestScope(next)
     } finally {
       if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store')
       closeIfUnread(c)

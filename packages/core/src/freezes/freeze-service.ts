@@ -84,6 +84,11 @@ export class FreezeService {
     })
   }
 
+  /** Begins the read of the freezes that the request being served will check. */
+  prefetch(): void {
+    this.#freezes.prefetch()
+  }
+
   /**
    * Refuses a lock or a write of a unit a freeze covers (the oldest such freeze is named).
    *

@@ -1,6 +1,7 @@
 import type * as v from 'valibot'
 import { KeyedMutex } from '../concurrency/keyed-mutex'
 import { WriteContentionError } from '../errors'
+import { requestArrival } from '../runtime/request-scope'
 import { retryLostWrites } from './conditional-retry'
 import type { ObjectStore } from './object-store'
 import { readRecord, writeRecord } from './stored-json'
@@ -27,6 +28,11 @@ export interface SharedRecordOptions<T> {
  * by conditional writes retried from a fresh read, so two administrators changing it at once both
  * keep their change.
  *
+ * While a request is served (`inRequestScope`), a read begun after it arrived answers for it too:
+ * every change acknowledged before the request arrived is in that read. So `prefetch` at the start
+ * of a request lets the read it will need run beside its other first steps (on S3, beside the API
+ * token's read), and requests that arrive together share one read.
+ *
  * @internal
  */
 export class SharedRecord<T> {
@@ -35,6 +41,8 @@ export class SharedRecord<T> {
   readonly #options: SharedRecordOptions<T>
   readonly #mutex = new KeyedMutex()
   #cache: { etag: string; record: T } | undefined
+  /** The last read begun, and when: it answers for the requests that arrived before it began. */
+  #latest: { startedAt: number; read: Promise<LoadedRecord<T>> } | undefined
 
   constructor(
     store: ObjectStore,
@@ -46,8 +54,31 @@ export class SharedRecord<T> {
     this.#options = options
   }
 
-  /** The record as stored now. */
-  async read(): Promise<LoadedRecord<T>> {
+  /**
+   * The record as stored now: at least as new as when the request being served arrived, or as
+   * when called outside of a request.
+   */
+  read(): Promise<LoadedRecord<T>> {
+    const arrivedAt = requestArrival()
+    const latest = this.#latest
+    if (arrivedAt !== undefined && latest !== undefined && latest.startedAt >= arrivedAt) {
+      return latest.read
+    }
+    const startedAt = performance.now()
+    const read = this.#readNow()
+    this.#latest = { startedAt, read }
+    read.catch(() => {
+      if (this.#latest?.read === read) this.#latest = undefined
+    })
+    return read
+  }
+
+  /** Begins the read the request being served will ask for, without waiting for it. */
+  prefetch(): void {
+    this.read().catch(() => undefined)
+  }
+
+  async #readNow(): Promise<LoadedRecord<T>> {
     const { key, schema, empty, name } = this.#options
     const info = await this.#store.head(key)
     if (info === undefined) return { etag: null, record: empty }
@@ -67,12 +98,14 @@ export class SharedRecord<T> {
     return this.#mutex.run(key, () =>
       retryLostWrites(
         async () => {
-          const current = await this.read()
+          const current = await this.#readNow()
           const next = change(current.record)
           const condition =
             current.etag === null ? { ifNoneMatch: '*' as const } : { ifMatch: current.etag }
           const info = await writeRecord(this.#store, key, next.record, condition)
           this.#cache = { etag: info.etag, record: next.record }
+          // A read begun before this change must not answer for what comes after it.
+          this.#latest = undefined
           return next.result
         },
         { sleep: this.#sleep, contended: () => new WriteContentionError(key, name) },

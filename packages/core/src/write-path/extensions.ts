@@ -92,6 +92,11 @@ export interface WriteExtension {
   attach?(host: ExtensionHost): void
   stage?(object: string): StagePart | undefined
   beforeCommit?(change: UnitChange): Promise<CommitHooks | undefined>
+  /**
+   * A request that may change a unit or its lock has begun (`Core.prepareChange`): begin, without
+   * waiting, the reads of shared records this extension will make for it.
+   */
+  prefetch?(): void
 }
 
 /** Hears of an extension's `afterCommit` or `onAbort` that failed. */
