@@ -7,6 +7,7 @@ import {
   UnitFrozenError,
 } from '../errors'
 import type { Principal } from '../access/principal'
+import { inRequestScope } from '../runtime/request-scope'
 import {
   DRIVERS,
   id,
@@ -111,6 +112,25 @@ describe.each(DRIVERS)('freezes, $name store', ({ open }) => {
       }
     }
     const written = core.states.write(carol, UNIT, freezeMidway(), { source: 'api' })
+    await expect(written).rejects.toBeInstanceOf(UnitFrozenError)
+    expect(await observe(core, UNIT)).toEqual(before)
+  })
+
+  it('refuses it too when served as a request whose freezes were read as it arrived', async () => {
+    const before = await observe(core, UNIT)
+    const freezeMidway = async function* () {
+      const chunks = bytesOf(state(3), 16)
+      let first = true
+      for await (const chunk of chunks) {
+        yield chunk
+        if (first) await other.freezes.create(root, { prefix: 'team/app', reason: 'now' })
+        first = false
+      }
+    }
+    const written = inRequestScope(() => {
+      core.prepareChange()
+      return core.states.write(carol, UNIT, freezeMidway(), { source: 'api' })
+    })
     await expect(written).rejects.toBeInstanceOf(UnitFrozenError)
     expect(await observe(core, UNIT)).toEqual(before)
   })

@@ -91,11 +91,12 @@ export class FreezeService {
 
   /**
    * Refuses a lock or a write of a unit a freeze covers (the oldest such freeze is named).
+   * `fresh`: against the freezes as stored now, not as read when the request arrived.
    *
    * @throws UnitFrozenError
    */
-  async check(unit: UnitId): Promise<void> {
-    const { record } = await this.#freezes.read()
+  async check(unit: UnitId, options: { fresh?: boolean } = {}): Promise<void> {
+    const { record } = await this.#freezes.read(options)
     const covering = record.freezes.find((freeze) => scopeCovers(freeze.prefix, unit))
     if (covering !== undefined) throw new UnitFrozenError(unit, { ...covering })
   }

@@ -58,6 +58,19 @@ describe('SharedRecord', () => {
     })
   })
 
+  it('reads the store again when asked for the record as stored now', async () => {
+    const { counts, store } = counted(createMemoryStore())
+    const shared = record(store)
+    const other = record(store)
+    await inRequestScope(async () => {
+      shared.prefetch()
+      await settle()
+      await other.update(() => ({ record: { n: 3 }, result: undefined }))
+      expect((await shared.read({ fresh: true })).record.n).toBe(3)
+      expect(counts.heads).toBe(3)
+    })
+  })
+
   it('shares one read among requests that arrived before it began', async () => {
     const { counts, store } = counted(createMemoryStore())
     const shared = record(store)

@@ -56,12 +56,18 @@ export class SharedRecord<T> {
 
   /**
    * The record as stored now: at least as new as when the request being served arrived, or as
-   * when called outside of a request.
+   * when called outside of a request. `fresh`: as stored now, whatever the request (a check made
+   * again after a long upload, which a change made meanwhile must stop).
    */
-  read(): Promise<LoadedRecord<T>> {
+  read(options: { fresh?: boolean } = {}): Promise<LoadedRecord<T>> {
     const arrivedAt = requestArrival()
     const latest = this.#latest
-    if (arrivedAt !== undefined && latest !== undefined && latest.startedAt >= arrivedAt) {
+    if (
+      options.fresh !== true &&
+      arrivedAt !== undefined &&
+      latest !== undefined &&
+      latest.startedAt >= arrivedAt
+    ) {
       return latest.read
     }
     const startedAt = performance.now()

@@ -264,8 +264,8 @@ export class StateWriter {
         if (restoring && (current?.timestamp ?? null) !== expectCurrent) throw new CurrentMoved()
         checkWriteLock(record.lock, principal, options.source, options)
         checkExpectedCurrent(current, options)
-        // Again here: a freeze made while the body streamed stops the write too.
-        await this.#kernel.freezes.check(id)
+        // Again here, as stored now: a freeze made while the body streamed stops the write too.
+        await this.#kernel.freezes.check(id, { fresh: true })
         const held = record.lock
         const holder =
           held !== null && isSamePrincipal(held, principal) && held.source === options.source
