@@ -100,17 +100,19 @@ describe.each(DRIVERS)('freezes, $name store', ({ open }) => {
     expect(await observe(core, UNIT)).toEqual(before)
   })
 
+  /** A state body that has another instance freeze its unit after its first chunk. */
+  const freezeMidway = async function* () {
+    const chunks = bytesOf(state(3), 16)
+    let first = true
+    for await (const chunk of chunks) {
+      yield chunk
+      if (first) await other.freezes.create(root, { prefix: 'team/app', reason: 'now' })
+      first = false
+    }
+  }
+
   it('refuses a write whose body was still streaming when the freeze was made', async () => {
     const before = await observe(core, UNIT)
-    const freezeMidway = async function* () {
-      const chunks = bytesOf(state(3), 16)
-      let first = true
-      for await (const chunk of chunks) {
-        yield chunk
-        if (first) await other.freezes.create(root, { prefix: 'team/app', reason: 'now' })
-        first = false
-      }
-    }
     const written = core.states.write(carol, UNIT, freezeMidway(), { source: 'api' })
     await expect(written).rejects.toBeInstanceOf(UnitFrozenError)
     expect(await observe(core, UNIT)).toEqual(before)
@@ -118,15 +120,6 @@ describe.each(DRIVERS)('freezes, $name store', ({ open }) => {
 
   it('refuses it too when served as a request whose freezes were read as it arrived', async () => {
     const before = await observe(core, UNIT)
-    const freezeMidway = async function* () {
-      const chunks = bytesOf(state(3), 16)
-      let first = true
-      for await (const chunk of chunks) {
-        yield chunk
-        if (first) await other.freezes.create(root, { prefix: 'team/app', reason: 'now' })
-        first = false
-      }
-    }
     const written = inRequestScope(() => {
       core.prepareChange()
       return core.states.write(carol, UNIT, freezeMidway(), { source: 'api' })

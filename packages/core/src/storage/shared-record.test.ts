@@ -29,6 +29,25 @@ const record = (store: ObjectStore) =>
 /** Resolves after everything already queued has run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
+/**
+ * Inside a request: a prefetch, then a change to `n` made by another instance (its own
+ * SharedRecord over the store), then `ask`, answered with what `ask` read.
+ */
+async function changedAfterPrefetch(
+  n: number,
+  ask: (shared: SharedRecord<{ n: number }>) => Promise<number>,
+) {
+  const { counts, store } = counted(createMemoryStore())
+  const shared = record(store)
+  const read = await inRequestScope(async () => {
+    shared.prefetch()
+    await settle()
+    await record(store).update(() => ({ record: { n }, result: undefined }))
+    return ask(shared)
+  })
+  return { counts, shared, read }
+}
+
 describe('SharedRecord', () => {
   it('reads the store on every use outside of a request', async () => {
     const { counts, store } = counted(createMemoryStore())
@@ -39,18 +58,12 @@ describe('SharedRecord', () => {
   })
 
   it('answers a request with a read begun after it arrived, and no older one', async () => {
-    const { counts, store } = counted(createMemoryStore())
-    const shared = record(store)
-    const other = record(store)
-    await inRequestScope(async () => {
-      shared.prefetch()
-      await settle()
-      // A change made meanwhile by another instance (its own SharedRecord over the store).
-      await other.update(() => ({ record: { n: 1 }, result: undefined }))
-      // The prefetch began after this request arrived: it answers, with what it found.
-      expect((await shared.read()).record.n).toBe(0)
-      expect(counts.heads).toBe(2)
+    const { counts, shared, read } = await changedAfterPrefetch(1, async (shared) => {
+      return (await shared.read()).record.n
     })
+    // The prefetch began after the request arrived: it answered, with what it found.
+    expect(read).toBe(0)
+    expect(counts.heads).toBe(2)
     await inRequestScope(async () => {
       // A request arriving now is not answered by a read begun before it.
       expect((await shared.read()).record.n).toBe(1)
@@ -59,16 +72,11 @@ describe('SharedRecord', () => {
   })
 
   it('reads the store again when asked for the record as stored now', async () => {
-    const { counts, store } = counted(createMemoryStore())
-    const shared = record(store)
-    const other = record(store)
-    await inRequestScope(async () => {
-      shared.prefetch()
-      await settle()
-      await other.update(() => ({ record: { n: 3 }, result: undefined }))
-      expect((await shared.read({ fresh: true })).record.n).toBe(3)
-      expect(counts.heads).toBe(3)
+    const { counts, read } = await changedAfterPrefetch(3, async (shared) => {
+      return (await shared.read({ fresh: true })).record.n
     })
+    expect(read).toBe(3)
+    expect(counts.heads).toBe(3)
   })
 
   it('shares one read among requests that arrived before it began', async () => {
