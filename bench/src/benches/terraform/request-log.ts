@@ -17,14 +17,13 @@ export function pathPattern(path: string): string {
     .join('/')
 }
 
-/** Gathers the request lines a server logs while `recording` is on. */
+/** Gathers the request lines of a server's log that it hears. */
 export class RequestLog {
   readonly #entries: Logged[] = []
-  recording = false
 
   /** For `startServer`'s `onLine`. */
   readonly hear = (line: string): void => {
-    if (!this.recording || !line.includes('"request"')) return
+    if (!line.includes('"request"')) return
     try {
       const entry = JSON.parse(line) as Record<string, unknown>
       if (entry['msg'] !== 'request') return

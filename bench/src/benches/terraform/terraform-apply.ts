@@ -227,13 +227,12 @@ async function measure(values: Values): Promise<Measured> {
           const place = places[name]
           if (place === undefined) throw new BenchError(`no working directory for ${name}`)
           const log = name === 'cloud' ? cloudRequests : name === 'http' ? httpRequests : undefined
+          // The log that hears Cairn's request lines while this apply runs (none in warm-up).
           recording = round >= 0 ? log : undefined
-          if (recording !== undefined) recording.recording = true
           try {
             // Every round changes every resource: the warm-up's rounds are below 0.
             await terraform(place, applyArgs(round + values.warmup + 1))
           } finally {
-            if (recording !== undefined) recording.recording = false
             recording = undefined
           }
         },
