@@ -247,11 +247,16 @@ describe('heavy reads: paged, in a pool with a share per principal, stopped when
       new RawRequest(server.port, get(whole, tokens.alice)),
       new RawRequest(server.port, get(whole, tokens.alice)),
     ]
+    // Held before their first byte arrives: a read not held yet is read to its end while the
+    // test waits for another's head, and gives its slot back.
+    for (const read of held) read.hold()
     try {
-      for (const read of held) {
-        read.hold()
-        expect(await read.status('a held read to start')).toBe(200)
-      }
+      for (const read of held) expect(await read.status('a held read to start')).toBe(200)
+      await until(
+        'both held reads in their slots',
+        async () => (await slotsInUse(server.metricsUrl, 'heavy_reads')) === 2,
+        20_000,
+      )
       // A third read of alice's waits for none of hers to end: refused at once, to retry.
       const third = await call(tokens.alice, 'GET', `${whole}?limit=10`)
       expect(third.status, third.text.slice(0, 300)).toBe(503)
