@@ -1,5 +1,6 @@
 import { mapLimit } from '../concurrency/map-limit'
 import type { Clock } from '../runtime/clock'
+import { beforeAnswer } from '../runtime/request-scope'
 import type { ObjectStore } from '../storage/object-store'
 import type { UnitId } from '../units/unit-id'
 import type { Snapshot, UnitRecordStore } from '../units/unit-record-store'
@@ -256,7 +257,9 @@ export class GraphCache {
     this.#writtenAt.set(id, this.#localWrites)
     this.#put(id, after?.record)
     for (const heard of this.#heard) heard.set(id, node)
-    if (this.#log !== undefined) await this.#log.writer.announce(id)
+    // Durable before the answer (whoever asks another instance after it finds the change), but
+    // written while the request's audit record is.
+    if (this.#log !== undefined) await beforeAnswer(this.#log.writer.announce(id))
   }
 
   #put(id: string, record: Snapshot['record'] | undefined): void {

@@ -159,13 +159,16 @@ export async function beginCommit(
       return { versionFields, edit }
     },
     async committed(outcome) {
-      for (const { name, hooks } of begun) {
-        try {
-          await hooks.afterCommit?.(outcome)
-        } catch (error) {
-          onError(name, error)
-        }
-      }
+      // Side by side: each extension publishes to its own records, so none waits for another's.
+      await Promise.all(
+        begun.map(async ({ name, hooks }) => {
+          try {
+            await hooks.afterCommit?.(outcome)
+          } catch (error) {
+            onError(name, error)
+          }
+        }),
+      )
     },
     aborted: abort,
   }

@@ -8,6 +8,7 @@ import {
 } from '../errors'
 import { checkWriteLock, type LockGuard } from '../locks/lock-rules'
 import { iso } from '../runtime/clock'
+import { beforeAnswer } from '../runtime/request-scope'
 import { rewriteSerial } from '../state/serial-rewrite'
 import { checkSerial } from '../state/serial-rules'
 import type { ScannerSource } from '@cairn/state-scan'
@@ -264,8 +265,13 @@ export class StateWriter {
         if (restoring && (current?.timestamp ?? null) !== expectCurrent) throw new CurrentMoved()
         checkWriteLock(record.lock, principal, options.source, options)
         checkExpectedCurrent(current, options)
-        // Again here, as stored now: a freeze made while the body streamed stops the write too.
-        await this.#kernel.freezes.check(id, { fresh: true })
+        // The freezes again, as stored now (a freeze made while the body streamed stops the write
+        // too), beside the record of the version superseded: that one is harmless when the write
+        // goes no further, as the history lists a version once whether or not the record holds it.
+        await Promise.all([
+          this.#kernel.freezes.check(id, { fresh: true }),
+          current === null ? undefined : this.#ensureVersionRecord(id, record.epoch, current),
+        ])
         const held = record.lock
         const holder =
           held !== null && isSamePrincipal(held, principal) && held.source === options.source
@@ -281,7 +287,6 @@ export class StateWriter {
         }
         const object = await this.#placeInEpoch(id, staged, record.epoch, copies)
         committed = object
-        if (current !== null) await this.#ensureVersionRecord(id, record.epoch, current)
         const extra = await pending.atCommit(snapshot?.record)
         const own: VersionRecord = {
           ...this.#versionRecord(principal, staged, object, options, current),
@@ -305,7 +310,8 @@ export class StateWriter {
       })
       const kept = committed === undefined ? [] : [committed, ...keptBeside(staged, committed)]
       await this.#discard([...stagedKeys(staged), ...copies].filter((key) => !kept.includes(key)))
-      await pending.committed({ version: committed === undefined ? null : version })
+      // Notes to other instances (search, webhooks), written while the request's audit record is.
+      await beforeAnswer(pending.committed({ version: committed === undefined ? null : version }))
       return version
     } catch (error) {
       await pending.aborted(error)
