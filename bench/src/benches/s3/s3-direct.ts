@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import {
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -60,6 +61,93 @@ export async function directAuditRecord(s3: S3Client): Promise<void> {
       IfNoneMatch: '*',
     }),
   )
+}
+
+/**
+ * The round trips Cairn's design needs before it answers a change on S3, made directly with the
+ * same sizes and conditions: the floor of that design on this gateway, which no server work can
+ * go under. Each request is checked against what is stored now, by whichever instance serves it:
+ *
+ * 1. at once, the caller's token record (revoked on any instance, refused on every one) and the
+ *    freezes and webhook subscriptions (HEADs of records that do not exist here, as in the bench);
+ * 2. the change's own writes (for a state: its bytes and its index side by side; then the
+ *    freezes again, since the body streamed, beside the record of the version superseded);
+ * 3. the conditional write of the unit record, where the lock and the state change;
+ * 4. at once, the audit record, and for a state the notes that tell other instances (the graph's
+ *    change log and search's).
+ */
+export class DirectRoundTrips {
+  readonly #tokenKey = 'direct/round-trips/token.json'
+  readonly #etags = new Map<string, string>()
+  #ready: Promise<unknown> | undefined
+
+  constructor(private readonly s3: S3Client) {}
+
+  /** A lock, then its release, each as Cairn makes one: three round trips apiece. */
+  async lock(name: string): Promise<void> {
+    for (const held of [true, false]) {
+      await this.#checks()
+      await this.#record(name, held ? lockBody(name) : '{"lock":null}')
+      await directAuditRecord(this.s3)
+    }
+  }
+
+  /** A small state's write as Cairn makes one: five round trips. */
+  async write(name: string, state: string): Promise<void> {
+    await this.#checks()
+    const id = randomUUID()
+    await Promise.all([
+      this.#put(`direct/round-trips/${name}/states/${id}.tfstate`, state),
+      this.#put(`direct/round-trips/${name}/indexes/${id}.json`, '{"resources":[]}'),
+    ])
+    await Promise.all([
+      this.#head('direct/round-trips/freezes.json'),
+      this.#put(`direct/round-trips/${name}/versions/${id}.json`, lockBody(name).repeat(2)),
+    ])
+    await this.#record(name, lockBody(name).repeat(3))
+    await Promise.all([
+      directAuditRecord(this.s3),
+      this.#put(`direct/round-trips/graph-changes.json`, JSON.stringify({ units: [name] })),
+      this.#put(`direct/round-trips/search/${id}.json`, JSON.stringify({ unit: name })),
+    ])
+  }
+
+  async #checks(): Promise<void> {
+    this.#ready ??= this.#put(this.#tokenKey, lockBody('token'))
+    await this.#ready
+    await Promise.all([
+      this.s3
+        .send(new GetObjectCommand({ Bucket: BUCKET, Key: this.#tokenKey }))
+        .then((answer) => answer.Body?.transformToByteArray()),
+      this.#head('direct/round-trips/freezes.json'),
+      this.#head('direct/round-trips/hooks.json'),
+    ])
+  }
+
+  async #record(name: string, body: string): Promise<void> {
+    const Key = `direct/round-trips/records/${name}.json`
+    const previous = this.#etags.get(Key)
+    const written = await this.s3.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key,
+        Body: body,
+        ...(previous === undefined ? { IfNoneMatch: '*' } : { IfMatch: previous }),
+      }),
+    )
+    this.#etags.set(Key, (written.ETag ?? '').replaceAll('"', ''))
+  }
+
+  async #put(Key: string, Body: string): Promise<unknown> {
+    return this.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body }))
+  }
+
+  /** A HEAD of a key that is absent: the answer is a 404, which is all a check needs. */
+  async #head(Key: string): Promise<void> {
+    await this.s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key })).catch((error: unknown) => {
+      if ((error as { name?: string }).name !== 'NotFound') throw error
+    })
+  }
 }
 
 /** Direct writes: serials per name, and each record's ETag unquoted (this RGW compares that form). */

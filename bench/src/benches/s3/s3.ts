@@ -30,6 +30,7 @@ import {
   directList,
   directListAndGet,
   directAuditRecord,
+  DirectRoundTrips,
   directLock,
   s3Client,
 } from './s3-direct'
@@ -255,6 +256,7 @@ async function measure(
   const one = roundRobin(servers.slice(0, 1), admin)
   const three = roundRobin(servers, admin)
   const direct = new DirectWriter(s3, (serial) => state(serial))
+  const roundTrips = new DirectRoundTrips(s3)
   const latency: Measured['latency'] = []
 
   // Units outside the graph: one for the sequential figures, one per client for the runs at once.
@@ -284,6 +286,7 @@ async function measure(
           await directAuditRecord(s3)
           await directAuditRecord(s3)
         },
+        roundTrips: () => roundTrips.lock('lock-seq-trips'),
       },
     })
     progress(`small write, ${when}`)
@@ -299,6 +302,7 @@ async function measure(
           await direct.write('write-seq-audited', true)
           await directAuditRecord(s3)
         },
+        roundTrips: () => roundTrips.write('write-seq-trips', state(1)),
       },
     })
     return { locks, writes }
@@ -358,9 +362,13 @@ async function measure(
     if (seen.length !== total) throw new BenchError(`${what} listed ${seen.length} of ${total}`)
   }
   progress(`listing every unit (${total})`)
+  // A walk per instance first: every instance has then read each page once, as the one instance
+  // has, and the figures are of caches kept between requests, not of a page an instance sees
+  // for the first time (the round robin moves each page to another instance at every walk).
+  const listWarmUp = INSTANCES
   const list = await alternate({
     rounds: values['list-rounds'],
-    warmUp: 1,
+    warmUp: listWarmUp,
     jobs: {
       one: async () => {
         counted('GET /v1/units', (await walk(one, '/v1/units?limit=1000')).ids)
@@ -378,7 +386,7 @@ async function measure(
   progress('status of every unit')
   const status = await alternate({
     rounds: values['list-rounds'],
-    warmUp: 1,
+    warmUp: listWarmUp,
     jobs: {
       one: async () => {
         counted('GET /v1/status', (await walk(one, '/v1/status?prefix=&limit=1000')).ids)
@@ -429,10 +437,12 @@ async function measure(
     { name: 'lock+unlock, empty', columns: empty.locks },
     { name: 'lock+unlock, full', columns: full.locks, requests: requests.lock },
     { name: '  direct + audit PUTs', columns: { direct: full.locks.directAudited } },
+    { name: "  direct, Cairn's 6 trips", columns: { direct: full.locks.roundTrips } },
     { name: 'small write, empty', columns: empty.writes },
     { name: 'small write, full', columns: full.writes, requests: requests.write },
     { name: '  direct: put only', columns: { direct: full.writes.directPut } },
     { name: '  direct + audit PUT', columns: { direct: full.writes.directAudited } },
+    { name: "  direct, Cairn's 5 trips", columns: { direct: full.writes.roundTrips } },
     {
       name: 'write in graph',
       columns: { one: graph.graphOne, three: graph.graphThree, direct: full.writes.direct },
@@ -491,6 +501,23 @@ function report(measured: Measured, values: Values, rgwVersion: string): BenchRe
       baseline: fmtMs(median(row.columns.direct ?? [])),
       ratio: ratio(row.columns.one, row.columns.direct),
     }))
+  // Against the floor of the design: the same round trips as Cairn's, made directly.
+  const column = (name: string, which: 'one' | 'direct') =>
+    measured.latency.find((row) => row.name === name)?.columns[which]
+  for (const [name, trips] of [
+    ['lock+unlock, full', "  direct, Cairn's 6 trips"],
+    ['small write, full', "  direct, Cairn's 5 trips"],
+  ] as const) {
+    const cairn = column(name, 'one')
+    const floor = column(trips, 'direct')
+    if (cairn === undefined || floor === undefined) continue
+    figures.push({
+      figure: `${name}, ms (1 instance), against its trips direct`,
+      cairn: fmtMs(median(cairn)),
+      baseline: fmtMs(median(floor)),
+      ratio: ratio(cairn, floor),
+    })
+  }
   return {
     title:
       'Cairn S3 storage benchmark: one and three instances over one bucket vs the same operations direct',
@@ -562,10 +589,13 @@ function report(measured: Measured, values: Values, rgwVersion: string): BenchRe
       '  the least that makes a write visible atomically (the ratio is to that); "put only" is the bytes alone.',
       '"direct + audit": the same, plus the create-if-absent PutObject of a new small object per request: the',
       "  durable audit record each of Cairn's requests must also add before it answers.",
+      '"direct, Cairn\'s trips": the requests Cairn makes for the operation, in its order and sizes, made directly:',
+      '  three round trips per lock or unlock, five per write (see s3-direct.ts); the floor of the design.',
       `write in graph: the same to ${graphUnit(values.units - CHAIN / 2)} (consumes one unit's output, one unit consumes its);`,
       '  write alone: to a unit with no edges, in the same store.',
       'list / status all units: every page of GET /v1/units?limit=1000 and of GET /v1/status?prefix=&limit=1000;',
       `  direct: every page of ListObjectsV2 of ${values.units} keys; "list + GET" also reads each object, ${values.clients} at once.`,
+      `  Each column walks ${INSTANCES} times unmeasured first, so that each of the three instances has read every page once.`,
       '1 inst: every request to one server instance; 3 inst: round-robin over three on the same bucket.',
       'S3 req: requests the gateway counted per operation, through one instance.',
     ],
