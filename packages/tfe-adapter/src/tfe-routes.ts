@@ -43,8 +43,9 @@ export function tfeRoutes(deps: TfeDeps): Hono<TfeEnv> {
   const api = new Hono<TfeEnv>()
   api.use(async (c, next) => {
     await next()
-    c.header('TFP-API-Version', TFP_API_VERSION)
-    c.header('TFP-AppName', 'Terraform Enterprise')
+    // On the answer's own headers: `c.header` on an answer already made copies it, body and all.
+    c.res.headers.set('TFP-API-Version', TFP_API_VERSION)
+    c.res.headers.set('TFP-AppName', 'Terraform Enterprise')
   })
   api.onError(renderError)
   api.notFound((c) =>

@@ -51,9 +51,13 @@ function isLockConflict(error: unknown): boolean {
  */
 function isStateDownload(surface: Surface, c: Context): boolean {
   const { status } = c.res
-  if (c.req.method !== 'GET' || (status !== 200 && status !== 206) || c.res.body === null) {
-    return false
-  }
+  if (c.req.method !== 'GET' || (status !== 200 && status !== 206)) return false
+  // The body last: asking for it turns every answer into a stream, which costs each request
+  // that is not a state a copy of its body through one.
+  return isStatePath(surface, c) && c.res.body !== null
+}
+
+function isStatePath(surface: Surface, c: Context): boolean {
   const { path } = c.req
   switch (surface) {
     case 'v1':
