@@ -10,6 +10,14 @@
 //                    default for file streams); 404 before the first POST.
 //   LOCK, UNLOCK     Terraform's `http` backend's lock and unlock: one lock, held in memory (not
 //                    made durable), 200 or 423 with the holder's lock info.
+//   /.well-known/terraform.json and /tfe/api/v2/...
+//                    the least of the TFE API that Terraform's `cloud` block uses for one
+//                    workspace in local execution (terraform-wire.md A2): discovery, ping, the
+//                    entitlements, the workspace, its lock and unlock (held in memory), the
+//                    current state version and its download, a state version's creation, its two
+//                    uploads (the state written as a POST is, the JSON form read and dropped) and
+//                    its status. Answers are fixed documents with the few fields that change; no
+//                    authentication, no validation. The floor of that protocol for a bench.
 //
 // Usage: node bench/dist/baseline-server.js <dir> [<read-kib> [<tls-cert> <tls-key>]]. Listens on
 // 127.0.0.1 on a free port (HTTPS with the certificate and key given) and prints
@@ -22,7 +30,7 @@ import { createServer as createHttpsServer } from 'node:https'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { pipeline } from 'node:stream/promises'
+import { finished, pipeline } from 'node:stream/promises'
 
 const [dir, readKiB = '64', certPath, keyPath] = process.argv.slice(2)
 const readChunk = Number(readKiB) * 1024
@@ -117,7 +125,173 @@ async function unlock(request: IncomingMessage, response: ServerResponse): Promi
   answerJson(response, 200, '{}')
 }
 
+/** The workspace's one lock (the cloud block's), and the state versions announced, in memory. */
+let cloudLocked = false
+interface Declared {
+  serial: number
+  lineage: string
+  md5: string
+}
+const announced = new Map<string, Declared>()
+let current: (Declared & { id: string }) | undefined
+let versions = 0
+
+const WORKSPACE = 'ws-bench'
+
+function tfe(response: ServerResponse, status: number, document: unknown): Promise<void> {
+  const body = JSON.stringify(document)
+  response.writeHead(status, {
+    'Content-Type': 'application/vnd.api+json',
+    'Content-Length': Buffer.byteLength(body),
+    'TFP-API-Version': '2.5',
+    'TFP-AppName': 'Terraform Enterprise',
+  })
+  response.end(body)
+  return Promise.resolve()
+}
+
+function workspace(name: string) {
+  const can = (names: string[]) => Object.fromEntries(names.map((name) => [name, true]))
+  return {
+    data: {
+      id: WORKSPACE,
+      type: 'workspaces',
+      attributes: {
+        name,
+        'execution-mode': 'local',
+        operations: false,
+        'terraform-version': 'latest',
+        locked: cloudLocked,
+        'tag-names': [],
+        actions: { 'is-destroyable': true },
+        permissions: can([
+          'can-read-state-outputs',
+          'can-read-state-versions',
+          'can-read-settings',
+          'can-create-state-versions',
+          'can-update',
+          'can-lock',
+          'can-unlock',
+          'can-force-unlock',
+          'can-destroy',
+        ]),
+      },
+      relationships: { organization: { data: { id: 'bench', type: 'organizations' } } },
+    },
+  }
+}
+
+function stateVersion(
+  request: IncomingMessage,
+  id: string,
+  declared: Declared,
+  status: 'pending' | 'finalized',
+) {
+  const base = `https://${request.headers.host ?? 'localhost'}/tfe/api/v2/state-versions/${id}`
+  return {
+    data: {
+      id,
+      type: 'state-versions',
+      attributes: {
+        status,
+        serial: declared.serial,
+        lineage: declared.lineage,
+        md5: declared.md5,
+        'hosted-state-download-url': status === 'finalized' ? `${base}/download` : null,
+        ...(status === 'pending'
+          ? {
+              'hosted-state-upload-url': `${base}/upload`,
+              'hosted-json-state-upload-url': `${base}/json-upload`,
+            }
+          : {}),
+      },
+      relationships: { workspace: { data: { id: WORKSPACE, type: 'workspaces' } } },
+    },
+  }
+}
+
+async function cloud(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const path = (request.url ?? '').split('?')[0] ?? ''
+  const method = request.method
+  const api = '/tfe/api/v2'
+  if (method === 'GET' && path === '/.well-known/terraform.json') {
+    const services = { 'tfe.v2': `${api}/`, 'tfe.v2.1': `${api}/`, 'tfe.v2.2': `${api}/` }
+    answerJson(response, 200, JSON.stringify(services))
+    return
+  }
+  const route = path.slice(api.length)
+  let match: RegExpExecArray | null
+  if (method === 'GET' && route === '/ping') return tfe(response, 200, {})
+  if (method === 'GET' && /^\/organizations\/[^/]+\/entitlement-set$/.test(route)) {
+    return tfe(response, 200, {
+      data: {
+        id: 'org-bench',
+        type: 'entitlement-sets',
+        attributes: { operations: false, 'state-storage': true },
+      },
+    })
+  }
+  if (method === 'GET' && (match = /^\/organizations\/[^/]+\/workspaces\/([^/]+)$/.exec(route))) {
+    return tfe(response, 200, workspace(match[1] ?? ''))
+  }
+  if (method === 'POST' && route === `/workspaces/${WORKSPACE}/actions/lock`) {
+    await readText(request)
+    if (cloudLocked) return tfe(response, 409, { errors: [{ status: '409', title: 'conflict' }] })
+    cloudLocked = true
+    return tfe(response, 200, workspace('bench'))
+  }
+  if (method === 'POST' && route === `/workspaces/${WORKSPACE}/actions/unlock`) {
+    await readText(request)
+    cloudLocked = false
+    return tfe(response, 200, workspace('bench'))
+  }
+  if (method === 'GET' && route === `/workspaces/${WORKSPACE}/current-state-version`) {
+    if (current === undefined) return tfe(response, 404, { errors: [{ status: '404' }] })
+    return tfe(response, 200, stateVersion(request, current.id, current, 'finalized'))
+  }
+  if (method === 'POST' && route === `/workspaces/${WORKSPACE}/state-versions`) {
+    const { data } = JSON.parse(await readText(request)) as { data: { attributes: Declared } }
+    versions += 1
+    const id = `sv-${String(versions)}`
+    const { serial, lineage, md5 } = data.attributes
+    announced.set(id, { serial, lineage, md5 })
+    return tfe(response, 201, stateVersion(request, id, { serial, lineage, md5 }, 'pending'))
+  }
+  if ((match = /^\/state-versions\/([^/]+)(?:\/([a-z-]+))?$/.exec(route))) {
+    const id = match[1] ?? ''
+    const declared = announced.get(id) ?? (current?.id === id ? current : undefined)
+    if (declared === undefined) return tfe(response, 404, { errors: [{ status: '404' }] })
+    const action = match[2]
+    if (method === 'PUT' && action === 'upload') {
+      const out = createWriteStream(temporary, { flush: true })
+      await pipeline(request, out)
+      await rename(temporary, file)
+      await fsyncPath(dir as string, 'r')
+      announced.delete(id)
+      current = { id, ...declared }
+      response.writeHead(200).end()
+      return
+    }
+    if (method === 'PUT' && action === 'json-upload') {
+      request.resume()
+      await finished(request)
+      response.writeHead(200).end()
+      return
+    }
+    if (method === 'GET' && action === 'download') return download(response)
+    if (method === 'GET' && action === undefined) {
+      const status = announced.has(id) ? 'pending' : 'finalized'
+      return tfe(response, 200, stateVersion(request, id, declared, status))
+    }
+  }
+  response.writeHead(404).end()
+}
+
 function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = request.url ?? ''
+  if (url.startsWith('/tfe/api/v2/') || url.startsWith('/.well-known/')) {
+    return cloud(request, response)
+  }
   if (request.method === 'POST') return upload(request, response)
   if (request.method === 'LOCK') return lock(request, response)
   if (request.method === 'UNLOCK') return unlock(request, response)

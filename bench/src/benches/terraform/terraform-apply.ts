@@ -28,7 +28,7 @@ import { alternate } from '../../harness/timing'
 import { startPostgres, type RunningPostgres } from './postgres'
 import { RequestLog } from './request-log'
 
-const BACKENDS = ['cloud', 'http', 'baseline', 'pg', 'local'] as const
+const BACKENDS = ['cloud', 'http', 'baseline', 'bare-cloud', 'pg', 'local'] as const
 type Backend = (typeof BACKENDS)[number]
 
 const flags = {
@@ -200,6 +200,22 @@ async function measure(values: Values): Promise<Measured> {
         tlsEnv,
       )
     }
+    if (chosen.includes('bare-cloud')) {
+      progress("starting the bare HTTPS server of the cloud block's protocol")
+      const dir = join(root, 'bare-cloud-data')
+      await mkdir(dir)
+      const bare: BenchServer = await startBaseline(dir, 1024, ca)
+      stops.push(() => bare.stop())
+      const host = `localhost:${String(bare.port)}`
+      places['bare-cloud'] = await prepare(
+        root,
+        'bare-cloud',
+        `  cloud {\n    hostname     = "${host}"\n    organization = "${ORG}"\n    workspaces {\n      name = "bench"\n    }\n  }`,
+        values.resources,
+        // The bare server reads no token; Terraform sends one, as to Cairn.
+        { ...tlsEnv, [`TF_TOKEN_${host}`]: 'bare' },
+      )
+    }
     if (chosen.includes('pg')) {
       progress('starting PostgreSQL')
       // A folder of its own: as root, PostgreSQL runs as another account, which must reach it.
@@ -264,6 +280,7 @@ const LABELS: Record<Backend, string> = {
   cloud: 'Cairn, cloud block (HTTPS)',
   http: 'Cairn, http backend (HTTPS)',
   baseline: 'bare HTTPS http backend (baseline)',
+  'bare-cloud': "bare HTTPS cloud block's protocol",
   pg: "Terraform's pg backend (PostgreSQL 15)",
   local: "Terraform's local backend",
 }
@@ -293,6 +310,16 @@ function report(measured: Measured, values: Values): BenchReport {
       baseline: `${fmtMs(median(base ?? []))} ms`,
       ratio: ratio(measured.times[name] ?? []),
     }))
+  // The cloud block against the floor of its own protocol: the same requests answered bare.
+  const bareCloud = measured.times['bare-cloud']
+  if (measured.times.cloud !== undefined && bareCloud !== undefined) {
+    figures.push({
+      figure: `apply of ${String(values.resources)}, cloud, against the bare cloud protocol, ms`,
+      cairn: `${fmtMs(median(measured.times.cloud))} ms`,
+      baseline: `${fmtMs(median(bareCloud))} ms`,
+      ratio: fmtRatio(median(measured.times.cloud) / median(bareCloud)),
+    })
+  }
   return {
     title: `Cairn terraform apply benchmark: ${String(values.resources)} resources through each backend`,
     facts: [
@@ -335,6 +362,9 @@ function report(measured: Measured, values: Values): BenchReport {
       "UNLOCK (a lock held in memory); its state writes are durable as Cairn's are. The pg backend",
       "locks with PostgreSQL's advisory locks. Request times are the server's own (its log's",
       'duration_ms), from the request line to the end of the answer; identifiers in paths are folded to :id.',
+      "The bare cloud protocol is the same server answering the cloud block's requests for one workspace",
+      'with fixed documents (no authentication, no validation, the lock in memory, the state written as',
+      'durably): the floor of that protocol, the requests Terraform makes for it and the work it does itself.',
     ],
     figures,
   }
@@ -344,9 +374,14 @@ export const terraformApply = defineBench({
   name: 'terraform-apply',
   script: 'bench:terraform',
   summary:
-    "terraform apply of many resources through Cairn's cloud block and http backend, against a bare HTTPS http backend, the pg backend and the local backend.",
+    "terraform apply of many resources through Cairn's cloud block and http backend, against a bare HTTPS http backend, a bare server of the cloud block's protocol, the pg backend and the local backend.",
   flags,
-  quick: { resources: 20, rounds: 1, warmup: 0, backends: ['cloud', 'http', 'baseline', 'local'] },
+  quick: {
+    resources: 20,
+    rounds: 1,
+    warmup: 0,
+    backends: ['cloud', 'http', 'baseline', 'bare-cloud', 'local'],
+  },
   inAll: false,
   run: async (values) => report(await measure(values), values),
 })
