@@ -20,7 +20,8 @@ export function prepareChange(core: Core, authDisabled: boolean): MiddlewareHand
         authDisabled ||
         c.req.header('authorization') !== undefined ||
         c.req.query('X-Amz-Signature') !== undefined ||
-        path.startsWith('/tfe/api/v2/state-versions/')
+        // A signed upload URL speaks for its caller; the JSON form of a state changes nothing.
+        (path.startsWith('/tfe/api/v2/state-versions/') && !path.includes('/json-upload/'))
       if (credentials) core.prepareChange()
     }
     await next()
