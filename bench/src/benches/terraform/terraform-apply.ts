@@ -171,7 +171,7 @@ async function measure(values: Values): Promise<Measured> {
         places.cloud = await prepare(
           root,
           'cloud',
-          `  cloud {\n    hostname     = "${host}"\n    organization = "${ORG}"\n    workspaces {\n      name = "bench__cloud"\n    }\n  }`,
+          cloudBlock(host, 'bench__cloud'),
           values.resources,
           { ...tlsEnv, [`TF_TOKEN_${host}`]: token },
         )
@@ -186,33 +186,34 @@ async function measure(values: Values): Promise<Measured> {
         )
       }
     }
+    /** A bare HTTPS server of its own, in a folder of its own: its host and port. */
+    const startBare = async (name: string) => {
+      const dir = join(root, `${name}-data`)
+      await mkdir(dir)
+      const bare: BenchServer = await startBaseline(dir, 1024, ca)
+      stops.push(() => bare.stop())
+      return `localhost:${String(bare.port)}`
+    }
     if (chosen.includes('baseline')) {
       progress('starting the bare HTTPS http backend')
-      const dir = join(root, 'baseline-data')
-      await mkdir(dir)
-      const baseline: BenchServer = await startBaseline(dir, 1024, ca)
-      stops.push(() => baseline.stop())
+      const host = await startBare('baseline')
       places.baseline = await prepare(
         root,
         'baseline',
-        httpBlock(`https://localhost:${String(baseline.port)}/state`),
+        httpBlock(`https://${host}/state`),
         values.resources,
         tlsEnv,
       )
     }
     if (chosen.includes('bare-cloud')) {
       progress("starting the bare HTTPS server of the cloud block's protocol")
-      const dir = join(root, 'bare-cloud-data')
-      await mkdir(dir)
-      const bare: BenchServer = await startBaseline(dir, 1024, ca)
-      stops.push(() => bare.stop())
-      const host = `localhost:${String(bare.port)}`
+      const host = await startBare('bare-cloud')
+      // The bare server reads no token; Terraform sends one, as to Cairn.
       places['bare-cloud'] = await prepare(
         root,
         'bare-cloud',
-        `  cloud {\n    hostname     = "${host}"\n    organization = "${ORG}"\n    workspaces {\n      name = "bench"\n    }\n  }`,
+        cloudBlock(host, 'bench'),
         values.resources,
-        // The bare server reads no token; Terraform sends one, as to Cairn.
         { ...tlsEnv, [`TF_TOKEN_${host}`]: 'bare' },
       )
     }
@@ -265,6 +266,16 @@ async function measure(values: Values): Promise<Measured> {
     for (const stop of stops.reverse()) await stop()
     await removeTemporaryDir(root)
   }
+}
+
+function cloudBlock(host: string, workspace: string): string {
+  return `  cloud {
+    hostname     = "${host}"
+    organization = "${ORG}"
+    workspaces {
+      name = "${workspace}"
+    }
+  }`
 }
 
 function httpBlock(address: string): string {
