@@ -74,11 +74,13 @@ export interface AppDeps extends Services {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
   const metrics = deps.metrics ?? createServerMetrics()
-  app.use(requestContext(deps.log, deps.limits, metrics))
+  // What fails before a surface's own handler (a busy server, a dot segment), or after it (work
+  // the answer waited for), is still answered in that surface's dialect.
+  const answerError = (error: Error, c: Context<AppEnv>) =>
+    isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)
+  app.use(requestContext(deps.log, deps.limits, metrics, answerError))
   app.use(auditTrail(deps.audit, metrics))
-  // What fails before a surface's own handler (a busy server, a dot segment) is still answered in
-  // that surface's dialect.
-  app.onError((error, c) => (isS3(c.req.path) ? onS3Error(error, c) : onError(error, c)))
+  app.onError(answerError)
   app.use(refuseDotSegments())
   const { limits } = deps
   const uploads = new SlotPool(limits.maxUploads, limits.maxUploadsPerPrincipal ?? 16)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { inRequestScope } from '@cairn/core'
 import { loggablePath } from '@cairn/tfe-adapter'
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import type { Logger } from '../log/logger'
 import { meterRequest } from '../metrics/request-meter'
 import type { ServerMetrics } from '../metrics/server-metrics'
@@ -24,6 +24,7 @@ export function requestContext(
   log: Logger,
   limits: RequestLimits,
   metrics: ServerMetrics,
+  answerError: (error: Error, c: Context<AppEnv>) => Response,
 ): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const given = c.req.header('x-request-id')
@@ -39,6 +40,11 @@ export function requestContext(
     const started = performance.now()
     try {
       await inRequestScope(next)
+    } catch (error) {
+      // What the handlers threw is answered already; this is work the answer waited for after
+      // them (`beforeAnswer`) that failed. Answered here, so the log line and metrics say so.
+      c.error = error instanceof Error ? error : new Error(String(error))
+      c.res = answerError(c.error, c)
     } finally {
       if (!c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store')
       closeIfUnread(c)
