@@ -19,12 +19,19 @@
 //                    its status. Answers are fixed documents with the few fields that change; no
 //                    authentication, no validation. The floor of that protocol for a bench.
 //
+// With BASELINE_AS_CAIRN=1 in its environment, it also makes durable what Cairn makes durable, and
+// nothing else: a lock or unlock replaces a record (written, fsynced, renamed, folder fsynced); a
+// state write replaces it too after the state; a pending state version is such a record, written
+// at its creation and at its upload; and every lock, unlock, state write and state read adds an
+// audit record (a new file, fsynced, its folder fsynced) before the answer. The floor of Cairn's
+// guarantees on each protocol, where the plain server is the floor of the protocol alone.
+//
 // Usage: node bench/dist/baseline-server.js <dir> [<read-kib> [<tls-cert> <tls-key>]]. Listens on
 // 127.0.0.1 on a free port (HTTPS with the certificate and key given) and prints
 // {"msg":"listening","port":<n>} on stdout when ready. Stops on SIGTERM or SIGINT.
 import { createReadStream, createWriteStream } from 'node:fs'
 import { readFileSync } from 'node:fs'
-import { open, rename, stat } from 'node:fs/promises'
+import { mkdir, open, rename, stat, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -47,6 +54,8 @@ if (
 }
 const file = join(dir, 'state.json')
 const temporary = `${file}.tmp`
+const asCairn = process.env['BASELINE_AS_CAIRN'] === '1'
+let records = 0
 
 async function fsyncPath(path: string, flags: string) {
   const handle = await open(path, flags)
@@ -57,6 +66,31 @@ async function fsyncPath(path: string, flags: string) {
   }
 }
 
+/** Replaces `<dir>/<name>` durably with a small record, as a store replaces one. */
+async function replaceRecord(name: string): Promise<void> {
+  records += 1
+  const tmp = join(dir as string, `.record-${String(records)}.tmp`)
+  await writeFile(tmp, JSON.stringify({ record: records, pad: 'x'.repeat(800) }), { flush: true })
+  await rename(tmp, join(dir as string, name))
+  await fsyncPath(dir as string, 'r')
+}
+
+/** Adds an audit record durably (a new file), as every audited request of Cairn's does. */
+async function audit(): Promise<void> {
+  records += 1
+  const folder = join(dir as string, 'audit')
+  await mkdir(folder, { recursive: true })
+  const path = join(folder, `${String(records)}.json`)
+  await writeFile(path, JSON.stringify({ record: records, pad: 'x'.repeat(400) }), { flush: true })
+  await fsyncPath(folder, 'r')
+}
+
+/** What Cairn keeps durably for a request, when this server stands for Cairn's guarantees. */
+async function keep(...names: string[]): Promise<void> {
+  if (!asCairn) return
+  for (const name of names) await (name === 'audit' ? audit() : replaceRecord(name))
+}
+
 async function upload(request: IncomingMessage, response: ServerResponse) {
   // flush: the stream fsyncs the file before it closes it (Node >= 20.10).
   const out = createWriteStream(temporary, { flush: true })
@@ -64,6 +98,7 @@ async function upload(request: IncomingMessage, response: ServerResponse) {
   const size = out.bytesWritten
   await rename(temporary, file)
   await fsyncPath(dir as string, 'r')
+  await keep('unit.json', 'audit')
   const body = JSON.stringify({ size })
   response.writeHead(200, {
     'Content-Type': 'application/json',
@@ -111,6 +146,7 @@ async function lock(request: IncomingMessage, response: ServerResponse): Promise
     return
   }
   held = { id: ID, body }
+  await keep('unit.json', 'audit')
   answerJson(response, 200, body)
 }
 
@@ -122,6 +158,7 @@ async function unlock(request: IncomingMessage, response: ServerResponse): Promi
     return
   }
   held = undefined
+  await keep('unit.json', 'audit')
   answerJson(response, 200, '{}')
 }
 
@@ -238,11 +275,13 @@ async function cloud(request: IncomingMessage, response: ServerResponse): Promis
     await readText(request)
     if (cloudLocked) return tfe(response, 409, { errors: [{ status: '409', title: 'conflict' }] })
     cloudLocked = true
+    await keep('unit.json', 'audit')
     return tfe(response, 200, workspace('bench'))
   }
   if (method === 'POST' && route === `/workspaces/${WORKSPACE}/actions/unlock`) {
     await readText(request)
     cloudLocked = false
+    await keep('unit.json', 'audit')
     return tfe(response, 200, workspace('bench'))
   }
   if (method === 'GET' && route === `/workspaces/${WORKSPACE}/current-state-version`) {
@@ -255,6 +294,7 @@ async function cloud(request: IncomingMessage, response: ServerResponse): Promis
     const id = `sv-${String(versions)}`
     const { serial, lineage, md5 } = data.attributes
     announced.set(id, { serial, lineage, md5 })
+    await keep(`${id}.json`)
     return tfe(response, 201, stateVersion(request, id, { serial, lineage, md5 }, 'pending'))
   }
   if ((match = /^\/state-versions\/([^/]+)(?:\/([a-z-]+))?$/.exec(route))) {
@@ -267,6 +307,7 @@ async function cloud(request: IncomingMessage, response: ServerResponse): Promis
       await pipeline(request, out)
       await rename(temporary, file)
       await fsyncPath(dir as string, 'r')
+      await keep('unit.json', `${id}.json`, 'audit')
       announced.delete(id)
       current = { id, ...declared }
       response.writeHead(200).end()
@@ -278,7 +319,10 @@ async function cloud(request: IncomingMessage, response: ServerResponse): Promis
       response.writeHead(200).end()
       return
     }
-    if (method === 'GET' && action === 'download') return download(response)
+    if (method === 'GET' && action === 'download') {
+      await keep('audit')
+      return download(response)
+    }
     if (method === 'GET' && action === undefined) {
       const status = announced.has(id) ? 'pending' : 'finalized'
       return tfe(response, 200, stateVersion(request, id, declared, status))
@@ -297,7 +341,10 @@ function handle(request: IncomingMessage, response: ServerResponse): Promise<voi
   if (request.method === 'UNLOCK') return unlock(request, response)
   if (request.method === 'GET') {
     return stat(file).then(
-      () => download(response),
+      async () => {
+        await keep('audit')
+        await download(response)
+      },
       () => {
         response.writeHead(404).end()
       },

@@ -175,10 +175,15 @@ export function startBaseline(
   dir: string,
   readKiB: number,
   tls?: { readonly certPath: string; readonly keyPath: string },
+  options: { readonly asCairnKeepsIt?: boolean } = {},
 ): Promise<BenchServer> {
   const args = [baselineMain, dir, String(readKiB)]
   if (tls !== undefined) args.push(tls.certPath, tls.keyPath)
-  return startServer('the baseline server', args)
+  return startServer(
+    'the baseline server',
+    args,
+    options.asCairnKeepsIt === true ? { BASELINE_AS_CAIRN: '1' } : {},
+  )
 }
 
 /** Stops `servers` and fails unless each stopped as asked (SIGTERM, or exit status 0). */

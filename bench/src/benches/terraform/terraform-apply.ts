@@ -28,7 +28,16 @@ import { alternate } from '../../harness/timing'
 import { startPostgres, type RunningPostgres } from './postgres'
 import { RequestLog } from './request-log'
 
-const BACKENDS = ['cloud', 'http', 'baseline', 'bare-cloud', 'pg', 'local'] as const
+const BACKENDS = [
+  'cloud',
+  'http',
+  'baseline',
+  'bare-cloud',
+  'kept-http',
+  'kept-cloud',
+  'pg',
+  'local',
+] as const
 type Backend = (typeof BACKENDS)[number]
 
 const flags = {
@@ -186,11 +195,14 @@ async function measure(values: Values): Promise<Measured> {
         )
       }
     }
-    /** A bare HTTPS server of its own, in a folder of its own: its host and port. */
-    const startBare = async (name: string) => {
+    /**
+     * A bare HTTPS server of its own, in a folder of its own: its host and port. Keeping what
+     * Cairn keeps, it also makes Cairn's records and audit records durable.
+     */
+    const startBare = async (name: string, asCairnKeepsIt = false) => {
       const dir = join(root, `${name}-data`)
       await mkdir(dir)
-      const bare: BenchServer = await startBaseline(dir, 1024, ca)
+      const bare: BenchServer = await startBaseline(dir, 1024, ca, { asCairnKeepsIt })
       stops.push(() => bare.stop())
       return `localhost:${String(bare.port)}`
     }
@@ -212,6 +224,30 @@ async function measure(values: Values): Promise<Measured> {
       places['bare-cloud'] = await prepare(
         root,
         'bare-cloud',
+        cloudBlock(host, 'bench'),
+        values.resources,
+        { ...tlsEnv, [`TF_TOKEN_${host}`]: 'bare' },
+      )
+    }
+    if (chosen.includes('kept-http')) {
+      progress('starting the bare HTTPS http backend that keeps what Cairn keeps')
+      const host = await startBare('kept-http', true)
+      places['kept-http'] = await prepare(
+        root,
+        'kept-http',
+        httpBlock(`https://${host}/state`),
+        values.resources,
+        tlsEnv,
+      )
+    }
+    if (chosen.includes('kept-cloud')) {
+      progress(
+        "starting the bare HTTPS server of the cloud block's protocol that keeps what Cairn keeps",
+      )
+      const host = await startBare('kept-cloud', true)
+      places['kept-cloud'] = await prepare(
+        root,
+        'kept-cloud',
         cloudBlock(host, 'bench'),
         values.resources,
         { ...tlsEnv, [`TF_TOKEN_${host}`]: 'bare' },
@@ -292,6 +328,8 @@ const LABELS: Record<Backend, string> = {
   http: 'Cairn, http backend (HTTPS)',
   baseline: 'bare HTTPS http backend (baseline)',
   'bare-cloud': "bare HTTPS cloud block's protocol",
+  'kept-http': 'bare http backend, keeping what Cairn keeps',
+  'kept-cloud': 'bare cloud protocol, keeping what Cairn keeps',
   pg: "Terraform's pg backend (PostgreSQL 15)",
   local: "Terraform's local backend",
 }
@@ -321,14 +359,21 @@ function report(measured: Measured, values: Values): BenchReport {
       baseline: `${fmtMs(median(base ?? []))} ms`,
       ratio: ratio(measured.times[name] ?? []),
     }))
-  // The cloud block against the floor of its own protocol: the same requests answered bare.
-  const bareCloud = measured.times['bare-cloud']
-  if (measured.times.cloud !== undefined && bareCloud !== undefined) {
+  // Each way in against the floor of its own protocol (the same requests answered bare), and
+  // against the floor of Cairn's guarantees on it (the same, keeping what Cairn keeps).
+  for (const [name, floor, what] of [
+    ['cloud', 'bare-cloud', 'the bare cloud protocol'],
+    ['cloud', 'kept-cloud', 'the cloud protocol keeping what Cairn keeps'],
+    ['http', 'kept-http', 'the http backend keeping what Cairn keeps'],
+  ] as const) {
+    const cairn = measured.times[name]
+    const against = measured.times[floor]
+    if (cairn === undefined || against === undefined) continue
     figures.push({
-      figure: `apply of ${String(values.resources)}, cloud, against the bare cloud protocol, ms`,
-      cairn: `${fmtMs(median(measured.times.cloud))} ms`,
-      baseline: `${fmtMs(median(bareCloud))} ms`,
-      ratio: fmtRatio(median(measured.times.cloud) / median(bareCloud)),
+      figure: `apply of ${String(values.resources)}, ${name}, against ${what}, ms`,
+      cairn: `${fmtMs(median(cairn))} ms`,
+      baseline: `${fmtMs(median(against))} ms`,
+      ratio: fmtRatio(median(cairn) / median(against)),
     })
   }
   return {
@@ -376,6 +421,9 @@ function report(measured: Measured, values: Values): BenchReport {
       "The bare cloud protocol is the same server answering the cloud block's requests for one workspace",
       'with fixed documents (no authentication, no validation, the lock in memory, the state written as',
       'durably): the floor of that protocol, the requests Terraform makes for it and the work it does itself.',
+      'Keeping what Cairn keeps, the bare servers also make durable what Cairn does: a record replaced per',
+      'lock, unlock and state write (and per pending state version, at its creation and its upload), and an',
+      "audit record per lock, unlock, state write and state read: the floor of Cairn's guarantees on each.",
     ],
     figures,
   }
@@ -391,7 +439,7 @@ export const terraformApply = defineBench({
     resources: 20,
     rounds: 1,
     warmup: 0,
-    backends: ['cloud', 'http', 'baseline', 'bare-cloud', 'local'],
+    backends: ['cloud', 'http', 'baseline', 'bare-cloud', 'kept-http', 'kept-cloud', 'local'],
   },
   inAll: false,
   run: async (values) => report(await measure(values), values),
