@@ -40,6 +40,14 @@ const BACKENDS = [
 ] as const
 type Backend = (typeof BACKENDS)[number]
 
+/** The bare servers: which protocol each answers, and whether it keeps what Cairn keeps. */
+const BARE = [
+  ['baseline', 'http', false],
+  ['bare-cloud', 'cloud', false],
+  ['kept-http', 'http', true],
+  ['kept-cloud', 'cloud', true],
+] as const satisfies readonly (readonly [Backend, 'http' | 'cloud', boolean])[]
+
 const flags = {
   resources: {
     kind: 'whole',
@@ -195,63 +203,24 @@ async function measure(values: Values): Promise<Measured> {
         )
       }
     }
-    /**
-     * A bare HTTPS server of its own, in a folder of its own: its host and port. Keeping what
-     * Cairn keeps, it also makes Cairn's records and audit records durable.
-     */
-    const startBare = async (name: string, asCairnKeepsIt = false) => {
+    // The bare servers, each in a folder of its own: the `http` backend's protocol or the
+    // `cloud` block's, alone or keeping what Cairn keeps (its records and audit records durable).
+    for (const [name, protocol, asCairnKeepsIt] of BARE) {
+      if (!chosen.includes(name)) continue
+      progress(`starting the ${LABELS[name]}`)
       const dir = join(root, `${name}-data`)
       await mkdir(dir)
       const bare: BenchServer = await startBaseline(dir, 1024, ca, { asCairnKeepsIt })
       stops.push(() => bare.stop())
-      return `localhost:${String(bare.port)}`
-    }
-    if (chosen.includes('baseline')) {
-      progress('starting the bare HTTPS http backend')
-      const host = await startBare('baseline')
-      places.baseline = await prepare(
-        root,
-        'baseline',
-        httpBlock(`https://${host}/state`),
-        values.resources,
-        tlsEnv,
-      )
-    }
-    if (chosen.includes('bare-cloud')) {
-      progress("starting the bare HTTPS server of the cloud block's protocol")
-      const host = await startBare('bare-cloud')
-      // The bare server reads no token; Terraform sends one, as to Cairn.
-      places['bare-cloud'] = await prepare(
-        root,
-        'bare-cloud',
-        cloudBlock(host, 'bench'),
-        values.resources,
-        { ...tlsEnv, [`TF_TOKEN_${host}`]: 'bare' },
-      )
-    }
-    if (chosen.includes('kept-http')) {
-      progress('starting the bare HTTPS http backend that keeps what Cairn keeps')
-      const host = await startBare('kept-http', true)
-      places['kept-http'] = await prepare(
-        root,
-        'kept-http',
-        httpBlock(`https://${host}/state`),
-        values.resources,
-        tlsEnv,
-      )
-    }
-    if (chosen.includes('kept-cloud')) {
-      progress(
-        "starting the bare HTTPS server of the cloud block's protocol that keeps what Cairn keeps",
-      )
-      const host = await startBare('kept-cloud', true)
-      places['kept-cloud'] = await prepare(
-        root,
-        'kept-cloud',
-        cloudBlock(host, 'bench'),
-        values.resources,
-        { ...tlsEnv, [`TF_TOKEN_${host}`]: 'bare' },
-      )
+      const host = `localhost:${String(bare.port)}`
+      places[name] =
+        protocol === 'http'
+          ? await prepare(root, name, httpBlock(`https://${host}/state`), values.resources, tlsEnv)
+          : // The bare server reads no token; Terraform sends one, as to Cairn.
+            await prepare(root, name, cloudBlock(host, 'bench'), values.resources, {
+              ...tlsEnv,
+              [`TF_TOKEN_${host}`]: 'bare',
+            })
     }
     if (chosen.includes('pg')) {
       progress('starting PostgreSQL')
@@ -328,8 +297,8 @@ const LABELS: Record<Backend, string> = {
   http: 'Cairn, http backend (HTTPS)',
   baseline: 'bare HTTPS http backend (baseline)',
   'bare-cloud': "bare HTTPS cloud block's protocol",
-  'kept-http': 'bare http backend, keeping what Cairn keeps',
-  'kept-cloud': 'bare cloud protocol, keeping what Cairn keeps',
+  'kept-http': 'bare HTTPS http backend, keeping what Cairn keeps',
+  'kept-cloud': "bare HTTPS cloud block's protocol, keeping what Cairn keeps",
   pg: "Terraform's pg backend (PostgreSQL 15)",
   local: "Terraform's local backend",
 }
