@@ -1,4 +1,4 @@
-import { fromStoredPrincipal, parseUnitId } from '@cairn/core'
+import { beforeAnswer, fromStoredPrincipal, parseUnitId } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import { noteAudit } from '../audit'
 import { notFound, TfeError } from '../jsonapi/errors'
@@ -59,7 +59,8 @@ export function uploadRoutes(
       ...(length === undefined || !/^\d+$/.test(length) ? {} : { sizeHint: Number(length) }),
     })
     noteAudit(c, { version: version.timestamp })
-    await pending.finish(record, etag, version.timestamp)
+    // Durable before the answer, as the write is, but written while the request's audit record is.
+    await beforeAnswer(pending.finish(record, etag, version.timestamp).then(() => undefined))
     c.var.log.info('state version uploaded', {
       unit,
       serial: version.serial,
