@@ -31,6 +31,8 @@ import { backendRoutes } from './routes/backend'
 import { freezeRoutes } from './routes/freezes'
 import { searchRoutes } from './routes/search'
 import { webhookRoutes } from './routes/webhooks'
+import { agentRoutes } from './routes/agent'
+import { runRoutes } from './routes/runs'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
@@ -116,6 +118,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', auditRoutes(deps))
   app.route('/', webhookRoutes(deps))
   app.route('/', searchRoutes({ ...deps, heavyRead }))
+  app.route('/', runRoutes(deps))
+  app.route('/', agentRoutes(deps))
   app.route(
     S3_PREFIX,
     s3Routes({

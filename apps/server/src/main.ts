@@ -17,6 +17,7 @@ import { openStore, upgradeStore } from './startup/open-store'
 import { requestLimits } from './startup/request-limits'
 import { serveMetrics } from './startup/serve-metrics'
 import { closeServer, stopOnSignals } from './startup/shutdown'
+import { countRun } from './runs/run-metrics'
 import { reportAccess, reportListening } from './startup/start-lines'
 import { systemResolver } from './webhooks/http-sender'
 
@@ -71,6 +72,17 @@ async function main(): Promise<void> {
       metrics.recordWriteRetries.inc()
     },
     webhookTargets,
+    ...(config.runs === undefined
+      ? {}
+      : {
+          runs: {
+            gitAllowed: config.runs.gitAllowed,
+            heartbeatTimeoutMs: config.runs.heartbeatTimeoutMs,
+            onEvent: (event) => {
+              countRun(metrics, event)
+            },
+          },
+        }),
   })
   const identity = await startIdentity({ config, store, services, log })
   reportAccess(config, identity, log)

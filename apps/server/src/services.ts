@@ -9,6 +9,7 @@ import {
   type ObjectStore,
 } from '@cairn/core'
 import { createRbac, type RbacService } from '@cairn/rbac'
+import { AgentTokens, RunService, type RunEvent } from '@cairn/runs'
 import { StateIndex, type PostingsBuilder, type ResourceService } from '@cairn/state-index'
 import { Webhooks, type WebhookService, type WebhookTargets } from '@cairn/webhooks'
 
@@ -24,6 +25,8 @@ export interface Services {
   readonly resources: ResourceService
   /** Webhook subscriptions, their deliveries, and the worker that delivers them. */
   readonly webhooks: WebhookService
+  /** Remote runs and the agents' tokens, when runs are on. */
+  readonly runs: { service: RunService; tokens: AgentTokens } | undefined
 }
 
 export interface ServicesOptions extends Omit<
@@ -44,6 +47,13 @@ export interface ServicesOptions extends Omit<
   postings?: PostingsBuilder
   /** Where webhooks may send (`SVC_WEBHOOK_ALLOWED_HOSTS`, and a resolver in the server). */
   webhookTargets?: WebhookTargets
+  /** Remote runs, when on (`-runs`). */
+  runs?: {
+    gitAllowed: readonly string[]
+    heartbeatTimeoutMs: number
+    /** Hears of every run event (the server counts them). */
+    onEvent?: (event: RunEvent) => void
+  }
 }
 
 /**
@@ -61,6 +71,7 @@ export function composeServices(options: ServicesOptions): Services {
     indexResources,
     postings,
     webhookTargets,
+    runs,
     ...coreOptions
   } = options
   const clock = options.clock ?? systemClock
@@ -100,5 +111,20 @@ export function composeServices(options: ServicesOptions): Services {
     audit,
     resources: index.resources,
     webhooks: webhooks.service,
+    runs:
+      runs === undefined
+        ? undefined
+        : {
+            service: new RunService({
+              core,
+              store: options.store,
+              clock,
+              ids: options.ids ?? randomIds,
+              gitAllowed: runs.gitAllowed,
+              heartbeatTimeoutMs: runs.heartbeatTimeoutMs,
+              ...(runs.onEvent === undefined ? {} : { onEvent: runs.onEvent }),
+            }),
+            tokens: new AgentTokens({ store: options.store, authorizer: rbac.authorizer, clock }),
+          },
   }
 }

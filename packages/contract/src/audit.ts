@@ -23,6 +23,11 @@ export const AUDIT_ACTIONS = [
   'freeze.delete',
   'webhook.create',
   'webhook.delete',
+  'run.create',
+  'run.confirm',
+  'run.cancel',
+  'agent_token.create',
+  'agent_token.revoke',
   'login',
 ] as const
 

@@ -159,3 +159,16 @@ export {
   WebhookRequestSchema,
   WebhookSchema,
 } from './wire'
+export type { AgentToken, CreatedAgentToken, Run, RunList, RunRequest } from './runs'
+export {
+  AgentTokenListSchema,
+  AgentTokenSchema,
+  ConfigUploadSchema,
+  CreatedAgentTokenSchema,
+  RUN_OPERATIONS,
+  RUN_PHASES,
+  RUN_STATUSES,
+  RunListSchema,
+  RunSchema,
+  RunSourceSchema,
+} from './runs'

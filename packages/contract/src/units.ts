@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { LockInfoSchema } from './locks'
 
 /** The surfaces a write or lock may come through. */
-export const SOURCES = ['api', 'cloud', 's3', 'http', 'restore'] as const
+export const SOURCES = ['api', 'cloud', 's3', 'http', 'restore', 'run'] as const
 
 /** Which surface a write or lock came through. */
 export const SourceSchema = v.picklist(SOURCES)

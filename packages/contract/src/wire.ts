@@ -147,6 +147,9 @@ export const V1_ERROR_CODES = [
   'webhook_not_found',
   'webhook_target_refused',
   'not_indexed',
+  'run_not_found',
+  'run_conflict',
+  'agent_token_not_found',
   // identity
   'unauthorized',
   'token_not_found',

@@ -27,6 +27,9 @@ import {
   WebhookNotFoundError,
   WebhookTargetRefusedError,
   NotIndexedError,
+  RunNotFoundError,
+  RunConflictError,
+  AgentTokenNotFoundError,
   WriteContentionError,
   type AnyCoreError,
   type CoreErrorCode,
@@ -100,6 +103,9 @@ describe('core errors', () => {
       webhook_not_found: new WebhookNotFoundError('x'),
       webhook_target_refused: new WebhookTargetRefusedError('x', 'y'),
       not_indexed: new NotIndexedError('x', 'y', 'z'),
+      run_not_found: new RunNotFoundError('x'),
+      run_conflict: new RunConflictError('x', 'running'),
+      agent_token_not_found: new AgentTokenNotFoundError('x'),
     }
     for (const [code, error] of Object.entries(examples)) expect(error.code).toBe(code)
   })

@@ -33,6 +33,9 @@ export type CoreErrorCode =
   | 'webhook_not_found'
   | 'webhook_target_refused'
   | 'not_indexed'
+  | 'run_not_found'
+  | 'run_conflict'
+  | 'agent_token_not_found'
 
 /** The base of every error core throws on purpose. */
 export class CoreError extends Error {
@@ -361,6 +364,40 @@ export class WebhookTargetRefusedError extends CoreError {
   }
 }
 
+export class RunNotFoundError extends CoreError {
+  declare readonly code: 'run_not_found'
+  constructor(id: string) {
+    super('run_not_found', `no run ${id}`)
+    this.name = 'RunNotFoundError'
+  }
+}
+
+/**
+ * A run asked to do what its status does not allow: cancel one that has ended or whose cancel is
+ * under way, confirm one that is not waiting for confirmation.
+ */
+export class RunConflictError extends CoreError {
+  declare readonly code: 'run_conflict'
+  readonly status: string
+  constructor(message: string, status: string) {
+    super('run_conflict', message)
+    this.name = 'RunConflictError'
+    this.status = status
+  }
+
+  override details(): Record<string, unknown> {
+    return { status: this.status }
+  }
+}
+
+export class AgentTokenNotFoundError extends CoreError {
+  declare readonly code: 'agent_token_not_found'
+  constructor(id: string) {
+    super('agent_token_not_found', `no agent token ${id}`)
+    this.name = 'AgentTokenNotFoundError'
+  }
+}
+
 /** A version that is not a readable Terraform state, so it has no resource index to compare. */
 export class NotIndexedError extends CoreError {
   declare readonly code: 'not_indexed'
@@ -409,3 +446,6 @@ export type AnyCoreError =
   | WebhookNotFoundError
   | WebhookTargetRefusedError
   | NotIndexedError
+  | RunNotFoundError
+  | RunConflictError
+  | AgentTokenNotFoundError

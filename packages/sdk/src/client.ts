@@ -11,6 +11,7 @@ import { fetchOf, type CaCertificates } from './trusting-fetch'
 import { Transport, type RequestOptions } from './transport'
 import { UnitsApi } from './units'
 import { WebhooksApi } from './webhooks'
+import { RunsApi } from './runs'
 
 export interface ClientOptions {
   /** The server, such as `https://cairn.example.com`. */
@@ -46,6 +47,8 @@ export interface CairnClient {
   readonly freezes: FreezesApi
   readonly audit: AuditApi
   readonly webhooks: WebhooksApi
+  /** Remote runs, and the agents' tokens (when the server has runs on). */
+  readonly runs: RunsApi
   readonly search: SearchApi
   readonly server: ServerApi
   /**
@@ -87,6 +90,7 @@ export function createClient(options: ClientOptions): CairnClient {
     freezes: new FreezesApi(transport),
     audit: new AuditApi(transport),
     webhooks: new WebhooksApi(transport),
+    runs: new RunsApi(transport),
     search: new SearchApi(transport),
     server: new ServerApi(transport),
     request: (method, path, options) => transport.request(method, path, options),

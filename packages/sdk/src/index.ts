@@ -29,6 +29,8 @@ export type { PageQuery } from './pages'
 export type { DependencyChange, DependencySet, StateBody, StateDownload } from './units'
 export { UnitsApi } from './units'
 export { WebhooksApi } from './webhooks'
+export type { LogPiece } from './runs'
+export { RunsApi } from './runs'
 export { jsonWithVisibleControls, visibleText } from '@cairn/contract'
 export type {
   ApiToken,
@@ -89,6 +91,11 @@ export type {
   WebhookEvent,
   WebhookEventType,
   WebhookRequest,
+  AgentToken,
+  CreatedAgentToken,
+  Run,
+  RunList,
+  RunRequest,
 } from '@cairn/contract'
 export {
   ApiTokenSchema,

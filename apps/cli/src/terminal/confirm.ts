@@ -59,3 +59,8 @@ export async function confirm(yes: boolean | undefined, question: string): Promi
   const answer = await terminal.ask(`${question} [y/N] `)
   if (!/^\s*y(es)?\s*$/i.test(answer)) throw new CLIError('not confirmed: nothing was done')
 }
+
+/** Whether a person can be asked: the terminal the commands ask through is interactive. */
+export function interactive(): boolean {
+  return (replaced ?? processTerminal).interactive
+}

@@ -159,6 +159,27 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
   if (freeze !== null && method === 'DELETE') {
     return { action: 'freeze.delete', detail: { freeze_id: freeze[1] as string } }
   }
+  return runNote(path, method)
+}
+
+/** Runs: made, confirmed and cancelled by people, and the states their agents write. */
+function runNote(path: string, method: string): AuditNote | undefined {
+  if (path === '/v1/runs' && method === 'POST') return { action: 'run.create' }
+  const run = /^\/v1\/runs\/(run-[a-z0-9]+)(\/apply)?$/.exec(path)
+  if (run !== null) {
+    const detail = { run_id: run[1] as string }
+    if (run[2] === '/apply' && method === 'POST') return { action: 'run.confirm', detail }
+    if (run[2] === undefined && method === 'DELETE') return { action: 'run.cancel', detail }
+  }
+  const state = /^\/v1\/agent\/runs\/(run-[a-z0-9]+)\/state$/.exec(path)
+  if (state !== null && method === 'PUT') {
+    return { action: 'state.write', detail: { run_id: state[1] as string } }
+  }
+  if (path === '/v1/agents/tokens' && method === 'POST') return { action: 'agent_token.create' }
+  const token = /^\/v1\/agents\/tokens\/([^/]+)$/.exec(path)
+  if (token !== null && method === 'DELETE') {
+    return { action: 'agent_token.revoke', detail: { token_id: token[1] as string } }
+  }
   return undefined
 }
 

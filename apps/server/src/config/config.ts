@@ -7,7 +7,7 @@ import { parseFlags } from './flags'
 import { helpText } from './help-text'
 import { metricsSettings, type MetricsSettings } from './metrics-settings'
 import { parseAdmins, type RbacSettings } from './rbac-settings'
-import { readSettings } from './read-settings'
+import { readSettings, type SettingValues } from './read-settings'
 import { s3Settings, type S3Settings } from './s3-settings'
 import { REQUESTS, SETTINGS } from './settings'
 
@@ -45,6 +45,17 @@ export interface Config {
    * although they are loopback, private, link-local or metadata (DESIGN section 13); checked.
    */
   readonly webhookAllowedHosts: readonly string[]
+  /** Remote runs (DESIGN section 14); undefined when they are off. */
+  readonly runs: RunsSettings | undefined
+}
+
+/** `-runs` and what goes with it. */
+export interface RunsSettings {
+  /** `-runs-local-agent`: one agent in the server's process. */
+  readonly localAgent: boolean
+  /** URL prefixes a run's git source may begin with. */
+  readonly gitAllowed: readonly string[]
+  readonly heartbeatTimeoutMs: number
 }
 
 /** What one client may hold of the server, and for how long. */
@@ -137,8 +148,34 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       s3: s3Settings(values, env),
       metrics: metricsSettings(values['metrics-port'], values['metrics-host'], env),
       webhookAllowedHosts: parseWebhookHosts(values['webhook-allowed-hosts']),
+      runs: runsSettings(values),
     }),
   }
+}
+
+/**
+ * The runs' settings, when `-runs` is on. `-runs-local-agent` and `-runs-git-allowed` without it
+ * are refused: they would do nothing.
+ *
+ * @throws ConfigError
+ */
+function runsSettings(values: SettingValues): RunsSettings | undefined {
+  const gitAllowed = [
+    ...new Set(values['runs-git-allowed'].split(',').map((part) => part.trim())),
+  ].filter(Boolean)
+  if (!values.runs) {
+    if (values['runs-local-agent'] || gitAllowed.length > 0) {
+      throw new ConfigError(
+        '-runs-local-agent and -runs-git-allowed need -runs (SVC_RUNS_ENABLED=true): runs are off',
+      )
+    }
+    return undefined
+  }
+  return Object.freeze({
+    localAgent: values['runs-local-agent'],
+    gitAllowed: Object.freeze(gitAllowed),
+    heartbeatTimeoutMs: values['runs-heartbeat-timeout'],
+  })
 }
 
 /**

@@ -307,6 +307,32 @@ export const SETTINGS = {
     schema: text,
     help: 'comma-separated host names, IP addresses and CIDR ranges that webhooks may reach although loopback, private, link-local or cloud metadata',
   },
+  runs: {
+    env: 'SVC_RUNS_ENABLED',
+    boolean: true,
+    default: 'false',
+    schema: boolean,
+    help: 'serve remote runs (/v1/runs) for agents to execute',
+  },
+  'runs-local-agent': {
+    env: 'SVC_RUNS_LOCAL_AGENT',
+    boolean: true,
+    default: 'false',
+    schema: boolean,
+    help: "run one agent inside the server, for a one-machine trial: it executes the runs' configurations on this host",
+  },
+  'runs-git-allowed': {
+    env: 'SVC_RUNS_GIT_ALLOWED',
+    default: '',
+    schema: text,
+    help: 'comma-separated URL prefixes of the git repositories a run may name as its source; none by default',
+  },
+  'runs-heartbeat-timeout': {
+    env: 'SVC_RUNS_HEARTBEAT_TIMEOUT',
+    default: '60s',
+    schema: duration(5000),
+    help: 'how long an agent may go silent before its run ends as failed and its lock is released, as a Go duration',
+  },
 } as const satisfies Record<string, Setting>
 
 /** What the command line may ask for instead of a server: flags with no variable or value. */

@@ -6,6 +6,8 @@ import { ANONYMOUS } from './principal'
 
 /** Routes under `/v1` that a caller reaches before it has a token: the login itself. */
 const PUBLIC = new Set(['/v1/auth/config', '/v1/auth/exchange', '/v1/auth/token'])
+/** Where agents call, with their own tokens (`routes/agent.ts`). */
+const AGENT_ROUTES = '/v1/agent/'
 
 /**
  * Sets the calling principal for `/v1`: from `Authorization: Bearer <token>`, or from the
@@ -20,7 +22,8 @@ export function authenticate(auth: AuthService | undefined): MiddlewareHandler<A
       await next()
       return
     }
-    if (PUBLIC.has(c.req.path)) {
+    // The agents' routes take agent tokens, and only those: they check them themselves.
+    if (PUBLIC.has(c.req.path) || c.req.path.startsWith(AGENT_ROUTES)) {
       await next()
       return
     }

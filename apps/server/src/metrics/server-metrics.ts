@@ -33,6 +33,10 @@ export interface ServerMetrics {
   readonly recordWriteRetries: Counter
   readonly auditRecords: Counter<'outcome'>
   readonly webhookDeliveries: Counter<'event' | 'outcome'>
+  /** Runs ended, by operation and status; with the time they waited and ran. */
+  readonly runsEnded: Counter<'operation' | 'status'>
+  readonly runQueueWait: Histogram<'operation'>
+  readonly runDuration: Histogram<'operation' | 'status'>
   /** Reports a pool of slots (`uploads`, `heavy_reads`) in `cairn_slots_in_use`. */
   countSlots(pool: string, inUse: () => number): void
 }
@@ -116,6 +120,26 @@ export function createServerMetrics(): ServerMetrics {
       name: 'cairn_webhook_deliveries_total',
       help: 'Webhook delivery attempts, by event and outcome (delivered, retried, failed)',
       labelNames: ['event', 'outcome'],
+      registers,
+    }),
+    runsEnded: new Counter({
+      name: 'cairn_runs_total',
+      help: 'Remote runs ended on this instance, by operation and status (succeeded, failed, canceled)',
+      labelNames: ['operation', 'status'],
+      registers,
+    }),
+    runQueueWait: new Histogram({
+      name: 'cairn_run_queue_wait_seconds',
+      help: 'How long remote runs waited in their queue before an agent started them',
+      labelNames: ['operation'],
+      buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+      registers,
+    }),
+    runDuration: new Histogram({
+      name: 'cairn_run_duration_seconds',
+      help: 'How long remote runs ran, from their start to their end, by operation and status',
+      labelNames: ['operation', 'status'],
+      buckets: [1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 7200],
       registers,
     }),
   }

@@ -119,6 +119,9 @@ const FROM_CORE = {
   webhook_not_found: 'InvalidArgument',
   webhook_target_refused: 'InvalidArgument',
   not_indexed: 'InvalidRequest',
+  run_not_found: 'InvalidArgument',
+  run_conflict: 'InvalidRequest',
+  agent_token_not_found: 'InvalidArgument',
 } as const satisfies Record<CoreErrorCode, S3ErrorCode>
 
 const FROM_AUTH = {

@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os'
+import { Agent, LocalAgentApi } from '@cairn/runs'
 import type { WebhookTargets } from '@cairn/webhooks'
 import type { Config } from '../config/config'
 import type { Logger } from '../log/logger'
@@ -54,10 +56,63 @@ export function startBackgroundWork(options: {
   services.resources.warm((error) => {
     log.warn('the search index could not be loaded; the first search tries again', { error })
   })
+  const runs = startRuns(options)
   return {
     stop: async () => {
+      await runs.stop()
       await deliveries.stop()
       await sweeper.stop()
+    },
+  }
+}
+
+/** An agent inside the server has this name, which no agent token can have (they take no `:`). */
+const LOCAL_AGENT = 'local:server'
+
+/**
+ * With runs on: the reconciler, on every instance (each change it makes is a conditional write),
+ * and the local agent when asked for.
+ */
+function startRuns(options: { config: Config; services: Services; log: Logger }): BackgroundWork {
+  const { config, services, log } = options
+  const runs = services.runs
+  if (runs === undefined || config.runs === undefined) return { stop: () => Promise.resolve() }
+  const every = Math.max(1000, Math.floor(config.runs.heartbeatTimeoutMs / 4))
+  let reconciling: Promise<void> = Promise.resolve()
+  const timer = setInterval(() => {
+    reconciling = runs.service.reconcile().catch((error: unknown) => {
+      log.warn('the runs reconciler failed; it tries again', { error })
+    })
+  }, every)
+  timer.unref()
+  let agent: Agent | undefined
+  if (config.runs.localAgent) {
+    agent = new Agent({
+      api: new LocalAgentApi(runs.service, { tokenId: LOCAL_AGENT, name: LOCAL_AGENT }),
+      name: LOCAL_AGENT,
+      terraform: process.env['TERRAFORM_BIN'] ?? 'terraform',
+      workRoot: tmpdir(),
+      path: process.env['PATH'] ?? '',
+      onError: (error) => {
+        log.warn('the local agent could not reach the runs', { error })
+      },
+      onRun: ({ run, outcome }) => {
+        log.info(outcome === undefined ? 'run started' : 'run ended', {
+          run: run.id,
+          unit: run.unit,
+          operation: run.operation,
+          ...(outcome === undefined ? {} : { status: outcome }),
+        })
+      },
+    })
+    agent.start()
+    log.warn('the local agent runs configurations on this host (-runs-local-agent)')
+  }
+  return {
+    stop: async () => {
+      clearInterval(timer)
+      await agent?.stop()
+      await reconciling
     },
   }
 }

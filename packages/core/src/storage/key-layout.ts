@@ -28,6 +28,7 @@
  * | `webhooks/queue/`        | webhooks                  | deliveries to make, per subscription and event   |
  * | `webhooks/done/`         | webhooks                  | deliveries finished, newest first, kept 7 days    |
  * | `search/changes/`        | state-index, search       | units changed, for every instance's search index  |
+ * | `runs/`                  | runs                      | runs, their logs and configurations; agent tokens |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -56,6 +57,7 @@ export const STORE_KEYS = {
   webhookQueue: 'webhooks/queue/',
   webhookDone: 'webhooks/done/',
   searchChanges: 'search/changes/',
+  runs: 'runs/',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */

@@ -50,6 +50,9 @@ const STATUS = {
   webhook_not_found: 404,
   webhook_target_refused: 422,
   not_indexed: 422,
+  run_not_found: 404,
+  run_conflict: 409,
+  agent_token_not_found: 404,
 } as const satisfies Record<CoreErrorCode, ContentfulStatusCode>
 
 const TITLES: Partial<Record<ContentfulStatusCode, string>> = {

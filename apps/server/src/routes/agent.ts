@@ -1,0 +1,125 @@
+import { InvalidRequestError, toWebStream } from '@cairn/core'
+import type { AgentIdentity, AgentTokens, RunService } from '@cairn/runs'
+import { Hono, type Context } from 'hono'
+import { noteAudit } from '../audit/audit-trail'
+import type { AppEnv } from '../http/app-env'
+import { readJsonObject, readSmallBody, SMALL_BODY_BYTES, stateStream } from '../http/body'
+import { HttpError } from '../http/errors'
+import { queryInt } from '../http/query'
+import { requestSignal } from '../http/request-signal'
+import { MAX_CHUNK_BYTES } from '@cairn/runs'
+
+/** The longest an agent's claim waits for a run, in seconds. */
+const MAX_WAIT_S = 30
+
+/**
+ * The agents' routes (`/v1/agent/...`, DESIGN section 14): claim a run (a long poll), fetch its
+ * configuration and state, say it is alive (and hear of a cancel or a confirmation), send its log,
+ * report its plan, write its state, and end it. Only an agent token opens them, and an agent
+ * token opens nothing else (the `/v1` authentication knows no such token). An agent reaches only
+ * the runs it holds.
+ */
+export function agentRoutes(deps: {
+  runs: { service: RunService; tokens: AgentTokens } | undefined
+}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>()
+  if (deps.runs === undefined) return app
+  const { service, tokens } = deps.runs
+  const agents = new WeakMap<Request, AgentIdentity>()
+
+  app.use('/v1/agent/*', async (c, next) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')
+    const agent = match === null ? undefined : await tokens.verify(match[1] as string)
+    if (agent === undefined) {
+      throw new HttpError(
+        'unauthorized',
+        'this needs an agent token: send Authorization: Bearer <agent token>',
+        {
+          'WWW-Authenticate': 'Bearer realm="cairn-agents"',
+        },
+      )
+    }
+    agents.set(c.req.raw, agent)
+    c.set('principal', {
+      subject: `agent:${agent.name}`,
+      issuer: 'cairn:agents',
+      groups: [],
+      roles: [],
+    })
+    await next()
+  })
+  const agentOf = (c: Context<AppEnv>): AgentIdentity => agents.get(c.req.raw) as AgentIdentity
+
+  app.post('/v1/agent/jobs', async (c) => {
+    const wait = Math.min(queryInt(c, 'wait') ?? 0, MAX_WAIT_S)
+    const job = await service.claimWithin(agentOf(c), wait * 1000, requestSignal(c))
+    return job === undefined ? c.body(null, 204) : c.json({ job })
+  })
+
+  app.get('/v1/agent/runs/:id/config', async (c) => {
+    const job = await service.job(agentOf(c), c.req.param('id'))
+    const config = 'upload' in job.source ? await service.config(job.source.upload) : undefined
+    if (config === undefined)
+      throw new HttpError('not_found', `run ${job.id} has no uploaded configuration`)
+    return c.body(new Uint8Array(config), 200, { 'Content-Type': 'application/gzip' })
+  })
+
+  app.get('/v1/agent/runs/:id/state', async (c) => {
+    const body = await service.state(agentOf(c), c.req.param('id'))
+    if (body === undefined) return c.body(null, 204)
+    return c.body(toWebStream(body), 200, { 'Content-Type': 'application/json' })
+  })
+
+  app.post('/v1/agent/runs/:id/heartbeat', async (c) =>
+    c.json(await service.heartbeat(agentOf(c), c.req.param('id'))),
+  )
+
+  app.post('/v1/agent/runs/:id/logs', async (c) => {
+    const sequence = queryInt(c, 'sequence')
+    if (sequence === undefined) throw new InvalidRequestError('sequence is needed')
+    const text = (await readSmallBody(c, MAX_CHUNK_BYTES)).toString('utf8')
+    await service.appendLog(agentOf(c), c.req.param('id'), sequence, text)
+    return c.body(null, 204)
+  })
+
+  app.post('/v1/agent/runs/:id/planned', async (c) => {
+    const body = await readJsonObject(c, SMALL_BODY_BYTES)
+    const count = (field: string): number => {
+      const value = body[field]
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+        throw new InvalidRequestError(`${field} must be a whole number`)
+      }
+      return value
+    }
+    const counts = { add: count('add'), change: count('change'), destroy: count('destroy') }
+    return c.json(
+      await service.planned(agentOf(c), c.req.param('id'), counts, body['changes'] === true),
+    )
+  })
+
+  app.put('/v1/agent/runs/:id/state', async (c) => {
+    const id = c.req.param('id')
+    const job = await service.job(agentOf(c), id)
+    noteAudit(c, { unit: job.unit })
+    const version = await service.writeState(agentOf(c), id, stateStream(c))
+    noteAudit(c, { version })
+    return c.json({ version })
+  })
+
+  app.post('/v1/agent/runs/:id/finish', async (c) => {
+    const body = await readJsonObject(c, SMALL_BODY_BYTES)
+    const status = body['status']
+    if (status !== 'succeeded' && status !== 'failed' && status !== 'canceled') {
+      throw new InvalidRequestError('status must be succeeded, failed or canceled')
+    }
+    const error = body['error']
+    const run = await service.finish(agentOf(c), c.req.param('id'), {
+      status,
+      ...(typeof error === 'string' ? { error } : {}),
+      ...(body['state_diverged'] === true ? { stateDiverged: true } : {}),
+    })
+    return c.json(run)
+  })
+
+  return app
+}

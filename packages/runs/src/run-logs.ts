@@ -1,0 +1,110 @@
+import { collectBytes, type ObjectStore, PreconditionFailedError } from '@cairn/core'
+import { logChunkKey, RUN_KEYS } from './run-keys'
+
+/** The most one chunk may hold, in bytes: an agent sends more as several. */
+export const MAX_CHUNK_BYTES = 256 * 1024
+
+/** A run's chunks as listed: each one's sequence number, key and size. */
+interface ChunkInfo {
+  sequence: number
+  key: string
+  size: number
+}
+
+/**
+ * A run's log in the store: chunks numbered from 0 by the agent that sends them, each written
+ * once (a retried chunk finds its number taken and is not written again), scrubbed of the run's
+ * secrets before it is stored. A reader asks for the bytes from an offset; the offsets count the
+ * stored (scrubbed) bytes, chunk after chunk.
+ */
+export class RunLogs {
+  readonly #store: ObjectStore
+
+  constructor(store: ObjectStore) {
+    this.#store = store
+  }
+
+  /**
+   * Stores chunk `sequence` of a run's log with every secret replaced. Answers false when that
+   * chunk was stored already (a retry).
+   */
+  async append(
+    run: string,
+    sequence: number,
+    text: string,
+    secrets: readonly string[],
+  ): Promise<boolean> {
+    const scrubbed = scrub(text, secrets)
+    try {
+      await this.#store.put(logChunkKey(run, sequence), Buffer.from(scrubbed, 'utf8'), {
+        condition: { ifNoneMatch: '*' },
+        contentType: 'text/plain; charset=utf-8',
+      })
+      return true
+    } catch (error) {
+      if (error instanceof PreconditionFailedError) return false
+      throw error
+    }
+  }
+
+  /** The log's bytes from `offset` on, as stored so far, and the offset after them. */
+  async read(run: string, offset: number): Promise<{ bytes: Buffer; next: number }> {
+    const parts: Buffer[] = []
+    let at = 0
+    for (const chunk of await this.#chunks(run)) {
+      const end = at + chunk.size
+      if (end > offset) {
+        const object = await this.#store.get(chunk.key)
+        if (object === undefined) break
+        const bytes = Buffer.from(await collectBytes(object.body))
+        parts.push(bytes.subarray(Math.max(0, offset - at)))
+      }
+      at = end
+    }
+    const bytes = Buffer.concat(parts)
+    return { bytes, next: Math.max(offset, at) }
+  }
+
+  /** How many chunks the log holds: the sequence number an agent sends next. */
+  async nextSequence(run: string): Promise<number> {
+    const chunks = await this.#chunks(run)
+    return (chunks.at(-1)?.sequence ?? -1) + 1
+  }
+
+  /** Deletes a run's log (with the run). */
+  async delete(run: string): Promise<void> {
+    for (const chunk of await this.#chunks(run)) await this.#store.delete(chunk.key)
+  }
+
+  /** The chunks in order, up to the first gap: a chunk after a gap is not read until it fills. */
+  async #chunks(run: string): Promise<ChunkInfo[]> {
+    const prefix = `${RUN_KEYS.logs}${run}/`
+    const found: ChunkInfo[] = []
+    let cursor: string | undefined
+    do {
+      const page = await this.#store.list({ prefix, ...(cursor === undefined ? {} : { cursor }) })
+      for (const object of page.objects) {
+        const sequence = Number(object.key.slice(prefix.length))
+        if (Number.isSafeInteger(sequence))
+          found.push({ sequence, key: object.key, size: object.size })
+      }
+      cursor = page.cursor
+    } while (cursor !== undefined)
+    found.sort((a, b) => a.sequence - b.sequence)
+    const contiguous: ChunkInfo[] = []
+    for (const chunk of found) {
+      if (chunk.sequence !== contiguous.length) break
+      contiguous.push(chunk)
+    }
+    return contiguous
+  }
+}
+
+/** `text` with every secret replaced by `***`, the longest first (one may hold another). */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let scrubbed = text
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret !== '') scrubbed = scrubbed.split(secret).join('***')
+  }
+  return scrubbed
+}
