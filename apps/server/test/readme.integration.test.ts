@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fetchAs, terraformBinary, useServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { markedBlocks, scenarioOf, type MarkedBlock } from './support/docs-blocks'
+import { docsBlocks, markedBlocks, scenarioOf, type MarkedBlock } from './support/docs-blocks'
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
 
@@ -63,7 +63,13 @@ interface Run {
 
 function bash(script: string, cwd: string, env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // A group of its own: what a scenario started in the background (an agent) ends with it.
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    })
     let output = ''
     child.stdout.setEncoding('utf8').on('data', (text: string) => (output += text))
     child.stderr.setEncoding('utf8').on('data', (text: string) => (output += text))
@@ -71,6 +77,11 @@ function bash(script: string, cwd: string, env: Record<string, string>): Promise
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(deadline)
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+      } catch {
+        // Nothing of the group is left.
+      }
       resolve({ code, output })
     })
   })
@@ -242,6 +253,38 @@ describe('the access-control example of docs/, on a server with RBAC on', () => 
     expect((await as('/v1/units/team-b/web')).status).toBe(404)
   })
 })
+
+describe('the remote runs example of docs/, on a server started as the page says', () => {
+  const server = useServer(async () => ({
+    auth: true,
+    args: serverFlags(await docsBlocks('start', 'runs')),
+  }))
+  const play = readerShell(server)
+
+  it('runs: an agent token, an agent, a plan, an apply, the runs listed, a detached apply followed', async () => {
+    const run = await play('runs')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('Plan: 1 to add, 0 to change, 0 to destroy.')
+    expect(run.output).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.')
+    expect(run.output).toMatch(/apply\s+succeeded\s+finished/)
+    expect(run.output).toContain('Apply complete! Resources: 0 added, 1 changed, 0 destroyed.')
+    expect(run.output).toMatch(/run-\w+: apply of team\/web, succeeded \(finished\)/)
+    const versions = (await (
+      await fetchAs(server, '/v1/units/team/web/versions', server.token)
+    ).json()) as {
+      versions: { source: string }[]
+    }
+    expect(versions.versions.map((version) => version.source)).toEqual(['run', 'run'])
+  })
+})
+
+/** The flags of a page's `npm start -- <flags>`. */
+function serverFlags(blocks: string[]): string[] {
+  const command = blocks[0]?.trim() ?? ''
+  const match = /^npm start -- (.+)$/.exec(command)
+  if (match === null) throw new Error(`not a start command: ${command}`)
+  return (match[1] as string).split(/\s+/)
+}
 
 /**
  * What the suites of this folder play: this file's `play('<scenario>')` (its files and its runs)

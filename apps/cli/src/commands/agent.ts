@@ -84,7 +84,7 @@ export default defineCommand({
     })
     process.stderr.write(`cairn agent: waiting for runs from ${server}\n`)
     agent.start()
-    await new Promise<void>((resolve) => {
+    const stopped = new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         process.stderr.write(`cairn agent: ${signal}: stopping\n`)
         agent.stop().then(resolve, resolve)
@@ -96,6 +96,12 @@ export default defineCommand({
         stop('SIGINT')
       })
     })
+    await Promise.race([stopped, agent.finished])
+    if (agent.refused !== undefined) {
+      throw new CLIError(
+        `the server refused the agent token (${agent.refused.message}): it was revoked, or belongs to another server`,
+      )
+    }
   },
 })
 

@@ -1,5 +1,6 @@
 import type { Job } from '../run-service'
 import type { AgentApi } from './agent-api'
+import { AgentApiError } from './http-agent-api'
 import { RunExecutor, type ExecutorOptions } from './run-executor'
 
 /** How long one claim waits on the server for a run, in milliseconds. */
@@ -24,6 +25,8 @@ export class Agent {
   readonly #stopping = new AbortController()
   #current: RunExecutor | undefined
   #loop: Promise<void> | undefined
+  /** Why the agent stopped on its own: the server refused its token. */
+  refused: Error | undefined
 
   constructor(options: AgentOptions) {
     this.#options = options
@@ -31,6 +34,11 @@ export class Agent {
 
   start(): void {
     this.#loop ??= this.#run()
+  }
+
+  /** Resolves when the agent has stopped: asked to, or refused by the server (`refused`). */
+  get finished(): Promise<void> {
+    return this.#loop ?? Promise.resolve()
   }
 
   /** Stops claiming, interrupts the run under way, and resolves once it has been reported. */
@@ -54,6 +62,11 @@ export class Agent {
         backoff = 500
       } catch (error) {
         if (this.#stopped()) break
+        if (error instanceof AgentApiError && error.status === 401) {
+          // A revoked or unknown token: trying again changes nothing.
+          this.refused = error
+          break
+        }
         this.#options.onError?.(error)
         await pause(backoff, signal)
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
