@@ -1,4 +1,6 @@
 import { execFile, type ChildProcess } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -68,6 +70,9 @@ describe('remote runs: cairn run and cairn agent against a server with -runs', (
   let agentToken: string
   let work: string
   const agents: ChildProcess[] = []
+  let receiver: Server
+  /** The webhook deliveries the receiver got, as sent. */
+  const delivered: string[] = []
 
   const cairn = (args: string[], timeoutMs = 90_000) =>
     user.run([...args, '--server', server.url], { timeoutMs })
@@ -101,6 +106,8 @@ describe('remote runs: cairn run and cairn agent against a server with -runs', (
         '5s',
         '-runs-git-allowed',
         `file://${work}/`,
+        '-webhook-allowed-hosts',
+        '127.0.0.1',
       ],
     })
   }
@@ -128,9 +135,29 @@ describe('remote runs: cairn run and cairn agent against a server with -runs', (
       await writeFile(join(work, name, 'main.tf'), text)
     }
     startAgent()
+    receiver = createServer((request, response) => {
+      let body = ''
+      request.setEncoding('utf8').on('data', (text: string) => (body += text))
+      request.on('end', () => {
+        delivered.push(body)
+        response.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    const hook = await api('/v1/webhooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: `http://127.0.0.1:${String((receiver.address() as AddressInfo).port)}/hook`,
+        events: ['run.created', 'run.planned', 'run.completed', 'run.canceled'],
+        prefix: 'team/app',
+      }),
+    })
+    expect(hook.status).toBe(201)
   })
 
   afterAll(async () => {
+    receiver.close()
     for (const agent of agents) agent.kill('SIGKILL')
     await server.dispose()
     await rm(dataDir, { recursive: true, force: true })
@@ -185,7 +212,26 @@ describe('remote runs: cairn run and cairn agent against a server with -runs', (
     expect(logs.stdout).toContain('password is ***')
     const audit = await (await api('/v1/audit?limit=200')).text()
     expect(audit).toContain('run.create')
-    for (const text of [listed.stdout, logs.stdout, audit]) {
+    // The webhook subscribed to team/app's runs hears of both, from creation to end.
+    const events = await waitFor(
+      'the runs webhook events',
+      () => {
+        const types = delivered.map((body) => (JSON.parse(body) as { type: string }).type)
+        return types.filter((type) => type === 'run.completed').length >= 2 ? types : undefined
+      },
+      30_000,
+      100,
+    )
+    expect(events.filter((type) => type === 'run.created')).toHaveLength(2)
+    expect(events).toContain('run.planned')
+    const completed = delivered
+      .map(
+        (body) => JSON.parse(body) as { type: string; run?: { operation: string; status: string } },
+      )
+      .filter((event) => event.type === 'run.completed')
+      .map((event) => `${event.run?.operation ?? ''} ${event.run?.status ?? ''}`)
+    expect(completed.sort()).toEqual(['apply succeeded', 'plan succeeded'])
+    for (const text of [listed.stdout, logs.stdout, audit, delivered.join('\n')]) {
       expect(text).not.toContain(PASSWORD)
       expect(text).not.toContain(ENV_SECRET)
     }

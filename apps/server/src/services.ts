@@ -122,7 +122,10 @@ export function composeServices(options: ServicesOptions): Services {
               ids: options.ids ?? randomIds,
               gitAllowed: runs.gitAllowed,
               heartbeatTimeoutMs: runs.heartbeatTimeoutMs,
-              ...(runs.onEvent === undefined ? {} : { onEvent: runs.onEvent }),
+              onEvent: (event) => {
+                runs.onEvent?.(event)
+                void webhooks.runEvents(event)
+              },
             }),
             tokens: new AgentTokens({ store: options.store, authorizer: rbac.authorizer, clock }),
           },

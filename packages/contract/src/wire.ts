@@ -409,6 +409,10 @@ export const WEBHOOK_EVENTS = [
   'unit.restored',
   'unit.deleted',
   'status.changed',
+  'run.created',
+  'run.planned',
+  'run.completed',
+  'run.canceled',
 ] as const
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number]
 export const WebhookEventTypeSchema = v.picklist(
@@ -558,6 +562,20 @@ export const WebhookEventSchema = v.object({
     }),
   ),
   reason: v.optional(v.string()),
+  /** A run's events: the run as `/v1/runs` shows it, less its source and the names of its values. */
+  run: v.optional(
+    v.object({
+      id: v.string(),
+      operation: v.string(),
+      status: v.string(),
+      phase: v.string(),
+      created_by: v.string(),
+      agent: v.nullable(v.string()),
+      plan: v.nullable(v.object({ add: v.number(), change: v.number(), destroy: v.number() })),
+      error: v.nullable(v.string()),
+      version: v.nullable(v.string()),
+    }),
+  ),
   status: v.optional(
     v.object({
       previous: ColourSchema,

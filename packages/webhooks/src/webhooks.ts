@@ -1,3 +1,4 @@
+import type { Run } from '@cairn/contract'
 import type { CommitHooks, ExtensionHost, LockEvent, UnitChange, WriteExtension } from '@cairn/core'
 import { DeliveryQueue } from './delivery-queue'
 import { EventIds } from './event-id'
@@ -14,8 +15,8 @@ export interface WebhooksOptions {
    */
   targets?: WebhookTargets
   /**
-   * Hears of a lock's event that could not be queued. The lock stands; the server logs it as it
-   * logs an extension's step that failed after its commit.
+   * Hears of a lock's or a run's event that could not be queued. The lock or the run stands; the
+   * server logs it as it logs an extension's step that failed after its commit.
    */
   onLockEventError?: (error: unknown) => void
 }
@@ -57,6 +58,38 @@ export class Webhooks implements WriteExtension {
         source: event.source,
         lock: { id: lock.ID, operation: lock.Operation, who: lock.Who, created: lock.Created },
         ...(event.reason === undefined ? {} : { reason: event.reason }),
+      })
+      .catch((error: unknown) => {
+        this.#options.onLockEventError?.(error)
+      })
+  }
+
+  /**
+   * What the runs announce (`run.created`, `run.planned`, `run.completed`, `run.canceled`): their
+   * event, queued for the subscriptions that want it. A run carries no value of its variables.
+   */
+  readonly runEvents = async (event: {
+    type: 'run.created' | 'run.planned' | 'run.completed' | 'run.canceled'
+    run: Run
+  }): Promise<void> => {
+    const { run } = event
+    await this.#recorder
+      ?.record({
+        type: event.type,
+        unit: run.unit,
+        principal: { subject: run.created_by },
+        source: 'run',
+        run: {
+          id: run.id,
+          operation: run.operation,
+          status: run.status,
+          phase: run.phase,
+          created_by: run.created_by,
+          agent: run.agent,
+          plan: run.plan,
+          error: run.error,
+          version: run.version,
+        },
       })
       .catch((error: unknown) => {
         this.#options.onLockEventError?.(error)
