@@ -9,6 +9,7 @@ import { s3 } from './benches/s3/s3'
 import { s3Api } from './benches/s3-api'
 import { stateTransfer } from './benches/state-transfer'
 import { terraformApply } from './benches/terraform/terraform-apply'
+import { runs } from './benches/runs'
 
 /** Every bench, in the order `bench:all` runs them and the README lists them. */
 export const registry: readonly Bench[] = [
@@ -19,6 +20,7 @@ export const registry: readonly Bench[] = [
   s3,
   s3Api,
   terraformApply,
+  runs,
   resourceIndex,
   dashboard,
   hostileProbe,
