@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs'
+import { relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { defineConfig } from 'vitest/config'
 
 /** Every package's tests: `src/` beside the code, `test/` for suites across files. */
@@ -15,6 +19,36 @@ const NEVER = ['**/node_modules/**', '**/dist/**']
  * eight-line notice that it will need Node.js 22; the server silences it the same way.
  */
 const ENV = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }
+
+/**
+ * The seconds each integration suite took in a full run (`scripts/test-durations.json`, which
+ * `scripts/test-durations.mjs` rewrites from a run's output); a suite not listed counts as this.
+ */
+const DURATIONS = (
+  JSON.parse(readFileSync(new URL('scripts/test-durations.json', import.meta.url), 'utf8')) as {
+    seconds: Record<string, number>
+  }
+).seconds
+const UNLISTED_SECONDS = 10
+const ROOT = fileURLToPath(new URL('.', import.meta.url))
+
+/**
+ * Starts the suites longest first. Workers take the next suite as they free up, so the longest
+ * ones starting first keeps one worker from ending minutes after the others; vitest's own order
+ * needs a cache of earlier runs, which a fresh clone (CI) has not.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const seconds = (spec: TestSpecification) =>
+      DURATIONS[relative(ROOT, spec.moduleId).split(sep).join('/')] ?? UNLISTED_SECONDS
+    return sorted.sort((a, b) => {
+      const order = a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder
+      if (order !== 0 || a.project.name !== b.project.name) return order
+      return seconds(b) - seconds(a)
+    })
+  }
+}
 
 /** What both groups of the integration tier share. */
 const integration = {
@@ -39,6 +73,7 @@ const integration = {
  */
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
