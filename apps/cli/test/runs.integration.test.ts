@@ -322,6 +322,52 @@ describe('remote runs: cairn run and cairn agent against a server with -runs', (
     expect(refused.stderr).toContain('is not allowed here')
   })
 
+  it('cancels the run it follows when cairn run apply gets Ctrl-C, and exits 1', async () => {
+    const child = user.spawn([
+      'run',
+      'apply',
+      'team/interrupted',
+      '--dir',
+      join(work, 'slow'),
+      '--auto-approve',
+      '--server',
+      server.url,
+    ])
+    let stdout = ''
+    let stderr = ''
+    child.stdout?.setEncoding('utf8').on('data', (text: string) => (stdout += text))
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text))
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await waitFor('the apply to print', () => stdout.includes('sleeping'), 60_000, 100)
+    child.kill('SIGINT')
+    expect(await exited).toBe(1)
+    expect(stderr).toContain('Canceling run')
+    expect(stderr).toMatch(/run run-\w+ canceled/)
+    expect((await unitOf('team/interrupted')).locked).toBe(false)
+  })
+
+  it('stops an agent whose token is revoked, saying so', async () => {
+    const made = await cairn(['agent-tokens', 'create', 'short-lived', '--json'])
+    const { id, token: shortLived } = JSON.parse(made.stdout) as { id: string; token: string }
+    const agent = user.spawn(['agent', '--server', server.url], {
+      env: { CAIRN_AGENT_TOKEN: shortLived },
+    })
+    let stderr = ''
+    agent.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text))
+    const exited = new Promise<number | null>((resolve) => agent.on('close', resolve))
+    await waitFor(
+      'the agent to wait for runs',
+      () => stderr.includes('waiting for runs'),
+      30_000,
+      100,
+    )
+    const revoked = await cairn(['agent-tokens', 'rm', id, '--yes'])
+    expect(revoked.code, revoked.stderr).toBe(0)
+    // Its long poll ends within 20 s; the next one is refused.
+    expect(await exited).toBe(1)
+    expect(stderr).toContain('the server refused the agent token')
+  })
+
   it('refuses bad input and the wrong tokens, changing nothing', async () => {
     const notGzip = await api('/v1/runs/uploads', { method: 'POST', body: 'plain text' })
     expect(notGzip.status).toBe(400)

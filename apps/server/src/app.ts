@@ -206,6 +206,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       terraformLogins,
       baseUrl,
       heavyRead,
+      runs: deps.runs?.service,
     }),
   )
   return app

@@ -70,6 +70,8 @@ const WEB_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> 
   '/app/unit/unlock': { POST: 'force_unlock' },
   '/app/unit/restore': { POST: 'state.restore' },
   '/app/unit/diff': { GET: 'state.read' },
+  '/app/run/cancel': { POST: 'run.cancel' },
+  '/app/run/confirm': { POST: 'run.confirm' },
   // A unit's page shows its current outputs, as GET /v1/units/{id}/outputs does.
   '/app/unit': { GET: 'outputs.read' },
   // A search reads what the states of many units hold: who looked for what is kept.

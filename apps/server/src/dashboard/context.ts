@@ -1,3 +1,4 @@
+import type { RunService } from '@cairn/runs'
 import type { AuthService } from '@cairn/auth'
 import type { Clock, Core, Permission, UnitId } from '@cairn/core'
 import type { ResourceService } from '@cairn/state-index'
@@ -26,6 +27,8 @@ export interface DashboardDeps {
   baseUrl: (request: Request) => string
   /** Runs a heavy read (a diff, a search) in a slot of the server's pool, as the API does. */
   heavyRead: MiddlewareHandler<AppEnv>
+  /** Remote runs, when the server has them on. */
+  runs: RunService | undefined
 }
 
 /** The signed-in person as the page header shows them. */

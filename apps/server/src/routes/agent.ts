@@ -11,6 +11,20 @@ import { MAX_CHUNK_BYTES } from '@cairn/runs'
 
 /** The longest an agent's claim waits for a run, in seconds. */
 const MAX_WAIT_S = 30
+/** How often a claim that waits checks its token again, in milliseconds. */
+const RECHECK_MS = 2_000
+
+function tokenOf(c: { req: { header(name: string): string | undefined } }): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')?.[1]
+}
+
+function refused(): HttpError {
+  return new HttpError(
+    'unauthorized',
+    'this needs an agent token: send Authorization: Bearer <agent token>',
+    { 'WWW-Authenticate': 'Bearer realm="cairn-agents"' },
+  )
+}
 
 /**
  * The agents' routes (`/v1/agent/...`, DESIGN section 14): claim a run (a long poll), fetch its
@@ -28,17 +42,9 @@ export function agentRoutes(deps: {
   const agents = new WeakMap<Request, AgentIdentity>()
 
   app.use('/v1/agent/*', async (c, next) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '')
-    const agent = match === null ? undefined : await tokens.verify(match[1] as string)
-    if (agent === undefined) {
-      throw new HttpError(
-        'unauthorized',
-        'this needs an agent token: send Authorization: Bearer <agent token>',
-        {
-          'WWW-Authenticate': 'Bearer realm="cairn-agents"',
-        },
-      )
-    }
+    const token = tokenOf(c)
+    const agent = token === undefined ? undefined : await tokens.verify(token)
+    if (agent === undefined) throw refused()
     agents.set(c.req.raw, agent)
     c.set('principal', {
       subject: `agent:${agent.name}`,
@@ -51,9 +57,17 @@ export function agentRoutes(deps: {
   const agentOf = (c: Context<AppEnv>): AgentIdentity => agents.get(c.req.raw) as AgentIdentity
 
   app.post('/v1/agent/jobs', async (c) => {
-    const wait = Math.min(queryInt(c, 'wait') ?? 0, MAX_WAIT_S)
-    const job = await service.claimWithin(agentOf(c), wait * 1000, requestSignal(c))
-    return job === undefined ? c.body(null, 204) : c.json({ job })
+    const until = performance.now() + Math.min(queryInt(c, 'wait') ?? 0, MAX_WAIT_S) * 1000
+    const signal = requestSignal(c)
+    // The long poll looks at its token again every few seconds: a revoked agent is refused
+    // within them, not at the end of its wait.
+    for (;;) {
+      const left = until - performance.now()
+      const job = await service.claimWithin(agentOf(c), Math.min(left, RECHECK_MS), signal)
+      if (job !== undefined) return c.json({ job })
+      if (performance.now() >= until || signal.aborted) return c.body(null, 204)
+      if ((await tokens.verify(tokenOf(c) ?? '')) === undefined) throw refused()
+    }
   })
 
   app.get('/v1/agent/runs/:id/config', async (c) => {

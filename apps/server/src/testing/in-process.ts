@@ -40,6 +40,8 @@ export interface InProcessOptions {
   metrics?: ServerMetrics
   /** `SVC_MAX_MULTIPART_UPLOADS`; the server's default unless given. */
   maxMultipartUploads?: number
+  /** `-runs`: remote runs on (no agent runs them unless a test claims them). */
+  runs?: boolean
 }
 
 /** The server's default `SVC_TOKENS_LOGIN_MAX_AGE`: 30 days. */
@@ -93,6 +95,7 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
         ? {}
         : { lockStaleAfterMs: options.lockStaleAfterMs }),
       ...(options.coreClock === undefined ? {} : { clock: options.coreClock }),
+      ...(options.runs === true ? { runs: { gitAllowed: [], heartbeatTimeoutMs: 60_000 } } : {}),
     })
     const { core } = services
     // Wired as the server wires it.

@@ -14,6 +14,7 @@ import { unitActionRoutes } from './unit-actions'
 import { unitDiffRoutes } from './unit-diff'
 import { unitIdOf } from './unit-query'
 import { DependenciesPanel, LockPanel, OutputsPanel, type ShownOutputs } from './unit-sections'
+import { runRoutes, RunsPanel, unitRuns } from './runs'
 import { VersionsPanel } from './unit-versions'
 
 /** Versions per page of a unit's history. */
@@ -30,7 +31,7 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
     const { core } = deps
     const principal = c.var.principal
     const vcursor = queryOf(c, 'vcursor')
-    const [unit, versions, status, outputs, canManage, canWrite] = await Promise.all([
+    const [unit, versions, status, outputs, canManage, canWrite, runs] = await Promise.all([
       core.units.get(principal, id),
       core.versions.list(principal, id, {
         limit: VERSIONS_PAGE,
@@ -40,6 +41,7 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
       outputsOf(core, principal, id),
       may(c, core, 'unit:manage', id),
       may(c, core, 'unit:write', id),
+      unitRuns(deps, c, id),
     ])
     const now = deps.clock.now()
     // Only the first page of versions starts with the current one.
@@ -99,11 +101,13 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
           now={now}
         />
         <DependenciesPanel id={id} status={status} now={now} />
+        {runs === undefined ? null : <RunsPanel runs={runs} now={now} />}
       </Page>,
     )
   })
   app.route('/', unitActionRoutes(deps))
   app.route('/', unitDiffRoutes(deps))
+  app.route('/', runRoutes(deps))
   return app
 }
 

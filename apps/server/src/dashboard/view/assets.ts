@@ -75,6 +75,10 @@ ul.diff { list-style: none; padding-left: 0; } ul.diff ul { list-style: none; pa
 ul.diff li { margin: .15rem 0; word-break: break-all; }
 .badge.ok { border-color: var(--green); color: var(--green); }
 .badge.pending { border-color: var(--red); color: var(--red); }
+.badge.run-succeeded { border-color: var(--green); color: var(--green); }
+.badge.run-failed { border-color: var(--red); color: var(--red); }
+.badge.run-running, .badge.run-queued { border-color: var(--yellow); color: var(--yellow); }
+pre.log { overflow-x: auto; max-height: 70vh; padding: .6rem; border: 1px solid var(--line); border-radius: .5rem; font-size: .85rem; white-space: pre-wrap; word-break: break-all; }
 svg.graph { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: .5rem; background: var(--panel); }
 svg.graph text { fill: var(--fg); font: 12px system-ui, sans-serif; }
 svg.graph .edge { stroke: var(--muted); fill: none; stroke-width: 1.5; }

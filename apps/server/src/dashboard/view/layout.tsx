@@ -26,16 +26,21 @@ export interface PageProps {
   section?: Section | undefined
   viewer?: Viewer | undefined
   children?: Child
+  /** Reload the page after this many seconds (a run's page while the run goes on). */
+  refreshSeconds?: number | undefined
 }
 
 /** The frame of every page: a skip link, the navigation, who is signed in, the content. */
-export function Page({ title, section, viewer, children }: PageProps) {
+export function Page({ title, section, viewer, children, refreshSeconds }: PageProps) {
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="same-origin" />
+        {refreshSeconds === undefined ? null : (
+          <meta http-equiv="refresh" content={String(refreshSeconds)} />
+        )}
         <title>{`${title} · Cairn`}</title>
         <link rel="icon" href={ICON_ASSET.path} type="image/svg+xml" />
         <link rel="stylesheet" href={STYLE.path} />
