@@ -53,7 +53,7 @@ resource "terraform_data" "slow" {
 const PAUSE = `
 resource "terraform_data" "pause" {
   provisioner "local-exec" {
-    command = "echo pausing; sleep 4; echo resumed"
+    command = "echo pausing; sleep 3; echo resumed"
   }
 }
 `

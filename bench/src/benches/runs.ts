@@ -278,7 +278,7 @@ export const runs = defineBench({
   summary:
     'cairn run apply on an agent against terraform apply of the same configuration here, and the time a log line takes to reach its follower',
   flags,
-  quick: { rounds: 2 },
+  quick: { rounds: 1, resources: 5 },
   inAll: true,
   run: async (values) => report(values, await measure(values)),
 })
