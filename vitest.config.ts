@@ -96,9 +96,9 @@ export default defineConfig({
           exclude: [...NEVER, ...ALONE],
           // One Ceph cluster for the suites that ask for it (`useRgw({ shared: true })`).
           globalSetup: [...integration.globalSetup, 'packages/testkit/src/shared-rgw-setup.ts'],
-          // Three on two cores: the suites mostly wait on servers, Terraform and Ceph, and vitest
-          // splits the files between the workers up front, so a third evens out the long ones.
-          maxWorkers: 3,
+          // Four on two cores: the suites mostly wait on servers, Terraform and Ceph. Each worker
+          // takes the next suite as it frees up, the longest first (`LongestFirst`).
+          maxWorkers: 4,
         },
       },
       {
