@@ -17,7 +17,8 @@ export interface BackgroundWork {
 
 /**
  * Starts what runs beside the requests: the webhook delivery worker, the sweeper of expired
- * staged uploads, and the loading of the search index.
+ * staged uploads, the loading of the search index, and with runs on their reconciler and the
+ * local agent.
  */
 export function startBackgroundWork(options: {
   config: Config
@@ -78,11 +79,17 @@ function startRuns(options: { config: Config; services: Services; log: Logger })
   const runs = services.runs
   if (runs === undefined || config.runs === undefined) return { stop: () => Promise.resolve() }
   const every = Math.max(1000, Math.floor(config.runs.heartbeatTimeoutMs / 4))
-  let reconciling: Promise<void> = Promise.resolve()
+  let reconciling: Promise<void> | undefined
   const timer = setInterval(() => {
-    reconciling = runs.service.reconcile().catch((error: unknown) => {
-      log.warn('the runs reconciler failed; it tries again', { error })
-    })
+    // One at a time: on a slow bucket a reconcile may outlast the interval.
+    reconciling ??= runs.service
+      .reconcile()
+      .catch((error: unknown) => {
+        log.warn('the runs reconciler failed; it tries again', { error })
+      })
+      .finally(() => {
+        reconciling = undefined
+      })
   }, every)
   timer.unref()
   let agent: Agent | undefined
