@@ -65,17 +65,6 @@ export class RunLogs {
     return { bytes, next: Math.max(offset, at) }
   }
 
-  /** How many chunks the log holds: the sequence number an agent sends next. */
-  async nextSequence(run: string): Promise<number> {
-    const chunks = await this.#chunks(run)
-    return (chunks.at(-1)?.sequence ?? -1) + 1
-  }
-
-  /** Deletes a run's log (with the run). */
-  async delete(run: string): Promise<void> {
-    for (const chunk of await this.#chunks(run)) await this.#store.delete(chunk.key)
-  }
-
   /** The chunks in order, up to the first gap: a chunk after a gap is not read until it fills. */
   async #chunks(run: string): Promise<ChunkInfo[]> {
     const prefix = `${RUN_KEYS.logs}${run}/`

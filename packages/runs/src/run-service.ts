@@ -477,17 +477,16 @@ export class RunService {
 
   /** What the agent is to do next; also its proof of life. */
   async heartbeat(agent: AgentIdentity, id: string): Promise<Directive> {
-    await this.#held(agent, id)
+    if (!isRunId(id)) throw new RunNotFoundError(id)
     const now = this.#clock.now()
-    const record = await this.runs.update(id, (current) =>
-      hasEnded(current.status) ? undefined : { ...current, heartbeat: now },
-    )
+    // One read: the check that the agent holds the run is made on the record being changed.
+    const record = await this.runs.update(id, (current) => {
+      if (current.agent !== agent.name || current.status === 'queued') {
+        throw new RunNotFoundError(id)
+      }
+      return hasEnded(current.status) ? undefined : { ...current, heartbeat: now }
+    })
     return directiveOf(record)
-  }
-
-  /** The values a run's log must not show. */
-  async secrets(agent: AgentIdentity, id: string): Promise<string[]> {
-    return secretsOf((await this.#held(agent, id)).record)
   }
 
   /** Stores one chunk of a run's log, scrubbed. */

@@ -1,4 +1,5 @@
 import {
+  listAllKeys,
   PreconditionFailedError,
   readRecord,
   RunNotFoundError,
@@ -100,7 +101,8 @@ export class RunStore {
   /** The IDs of the runs that have not ended (as far as the queue says), oldest first. */
   async active(): Promise<string[]> {
     const ids: string[] = []
-    for await (const key of this.#keys(RUN_KEYS.active)) ids.push(key.slice(RUN_KEYS.active.length))
+    for await (const key of listAllKeys(this.#store, RUN_KEYS.active))
+      ids.push(key.slice(RUN_KEYS.active.length))
     return ids.sort()
   }
 
@@ -126,15 +128,6 @@ export class RunStore {
       last: names.at(-1),
       more: page.cursor !== undefined,
     }
-  }
-
-  async *#keys(prefix: string): AsyncGenerator<string> {
-    let cursor: string | undefined
-    do {
-      const page = await this.#store.list({ prefix, ...(cursor === undefined ? {} : { cursor }) })
-      for (const object of page.objects) yield object.key
-      cursor = page.cursor
-    } while (cursor !== undefined)
   }
 }
 
