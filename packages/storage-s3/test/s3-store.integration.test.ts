@@ -35,7 +35,7 @@ const factory: StoreFactory = async () => {
   return { store, dispose: () => store.close() }
 }
 
-objectStoreContract('s3 on Ceph RGW', factory)
+objectStoreContract('s3 on Ceph RGW', factory, { folderRaceRounds: 4 })
 coreContract('s3 on Ceph RGW', factory)
 dependencyContract('s3 on Ceph RGW', factory)
 

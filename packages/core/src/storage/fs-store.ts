@@ -320,16 +320,19 @@ async function placeFile(
   exclusive: boolean,
   key: string,
 ): Promise<void> {
-  // A concurrent delete may prune the parent directory between mkdir and the move: retry then.
+  // A concurrent delete may prune a parent directory while mkdir walks down (Node's recursive
+  // mkdir then fails with ENOENT, or with ENOTDIR when the folder vanished between its EEXIST and
+  // its stat), or between mkdir and the move (ENOENT): each is retried.
   for (let attempt = 0; ; attempt += 1) {
-    await mkdirDurably(dirname(target))
     try {
+      await mkdirDurably(dirname(target))
       if (exclusive) await link(tmp, target)
       else await rename(tmp, target)
       return
     } catch (error) {
       if (isCode(error, 'EEXIST')) throw new PreconditionFailedError(key)
-      if (!isCode(error, 'ENOENT') || attempt === 3) throw error
+      const vanished = isCode(error, 'ENOENT') || isCode(error, 'ENOTDIR')
+      if (!vanished || attempt === 9) throw error
     }
   }
 }

@@ -10,11 +10,23 @@ import { bytesOf, textOf } from './fixtures'
 /** Makes a fresh, empty store for one test, and disposes of it afterwards. */
 export type StoreFactory = () => Promise<{ store: ObjectStore; dispose: () => Promise<void> }>
 
+/** How hard the suite presses a driver where its requests are costly. */
+export interface ContractOptions {
+  /** Rounds of writes racing deletes in the same folders (150 unless told): a local driver races
+   * in microseconds and needs many; a remote one meets the same interleavings in a few. */
+  folderRaceRounds?: number
+}
+
 /**
  * The behaviour every object-store driver must have, as one vitest suite. Run it for a driver
  * with `objectStoreContract('fs', factory)`.
  */
-export function objectStoreContract(name: string, factory: StoreFactory): void {
+export function objectStoreContract(
+  name: string,
+  factory: StoreFactory,
+  options: ContractOptions = {},
+): void {
+  const folderRaceRounds = options.folderRaceRounds ?? 150
   describe(`object store contract: ${name}`, () => {
     let store: ObjectStore
     let dispose: () => Promise<void>
@@ -179,6 +191,26 @@ export function objectStoreContract(name: string, factory: StoreFactory): void {
       expect(await store.head('d')).toBeUndefined()
       await store.delete('d')
     })
+
+    it('keeps every write while deletes of its neighbours empty their folders', async () => {
+      // Each write goes into a folder whose only key is being deleted: a driver that prunes
+      // empty folders must not fail a write whose folder it prunes under it. Staggered starts
+      // make the two meet at every step of the write.
+      for (let round = 0; round < folderRaceRounds; round += 1) {
+        await Promise.all(
+          Array.from({ length: 8 }, (_, index) => put(`deep/${round}/${index}/old`, 'x')),
+        )
+        await Promise.all(
+          Array.from({ length: 8 }, async (_, index) => {
+            const deleted = store.delete(`deep/${round}/${index}/old`)
+            await new Promise((resolve) => setTimeout(resolve, index % 4))
+            await Promise.all([deleted, put(`deep/${round}/${index}/a/b/new`, 'y')])
+            expect(await store.head(`deep/${round}/${index}/a/b/new`)).toBeDefined()
+            expect(await store.head(`deep/${round}/${index}/old`)).toBeUndefined()
+          }),
+        )
+      }
+    }, 30_000)
 
     it('deletes with ifMatch only while the ETag is unchanged', async () => {
       const first = await put('dm', 'x')
