@@ -335,6 +335,23 @@ describe('remote runs: cairn run and cairn agent against a server with -runs', (
     expect(again.stderr).toContain('has ended (canceled)')
   })
 
+  it('sets where the cloud block runs a unit: cairn unit edit --execution-mode', async () => {
+    const missing = await cairn(['unit', 'edit', 'team/remote', '--execution-mode', 'remote'])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('team/remote')
+    expect((await cairn(['unit', 'create', 'team/remote'])).code).toBe(0)
+    const set = await cairn(['unit', 'edit', 'team/remote', '--execution-mode', 'remote'])
+    expect(set.code, set.stderr).toBe(0)
+    expect(set.stdout).toContain('plans and applies it on Cairn')
+    const settings = await api('/v1/runs/settings?unit=team/remote')
+    expect(await settings.json()).toEqual({ unit: 'team/remote', execution_mode: 'remote' })
+    const wrong = await cairn(['unit', 'edit', 'team/remote', '--execution-mode', 'cloud'])
+    expect(wrong.code).toBe(2)
+    expect(wrong.stderr).toContain('--execution-mode must be one of local, remote, agent')
+    const back = await cairn(['unit', 'edit', 'team/remote', '--execution-mode', 'local', '--json'])
+    expect(JSON.parse(back.stdout)).toEqual({ unit: 'team/remote', execution_mode: 'local' })
+  })
+
   it('stops an agent whose token is revoked, saying so', async () => {
     const made = await cairn(['agent-tokens', 'create', 'short-lived', '--json'])
     const { id, token: shortLived } = JSON.parse(made.stdout) as { id: string; token: string }

@@ -191,6 +191,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       maxStateBytes: deps.maxStateBytes,
       requestBody: (c) => tfeStateStream(c as Context<AppEnv>),
       readBody: (c, limit) => readSmallBody(c as Context<AppEnv>, limit),
+      runs: deps.runs?.service,
     }),
   )
   app.route(

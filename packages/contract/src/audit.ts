@@ -26,6 +26,7 @@ export const AUDIT_ACTIONS = [
   'run.create',
   'run.confirm',
   'run.cancel',
+  'run.settings',
   'agent_token.create',
   'agent_token.revoke',
   'login',

@@ -159,16 +159,18 @@ export {
   WebhookRequestSchema,
   WebhookSchema,
 } from './wire'
-export type { AgentToken, CreatedAgentToken, Run, RunList, RunRequest } from './runs'
+export type { AgentToken, CreatedAgentToken, Run, RunList, RunRequest, RunSettings } from './runs'
 export {
   AgentTokenListSchema,
   AgentTokenSchema,
   ConfigUploadSchema,
   CreatedAgentTokenSchema,
+  EXECUTION_MODES,
   RUN_OPERATIONS,
   RUN_PHASES,
   RUN_STATUSES,
   RunListSchema,
   RunSchema,
+  RunSettingsSchema,
   RunSourceSchema,
 } from './runs'

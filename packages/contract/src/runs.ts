@@ -67,6 +67,15 @@ export interface RunRequest {
 
 export const ConfigUploadSchema = v.object({ id: v.string() })
 
+/** Where the `cloud` block's runs of a unit happen: `local` (the default) or on agents. */
+export const EXECUTION_MODES = ['local', 'remote', 'agent'] as const
+/** `GET` and `PUT /v1/runs/settings?unit=`: a unit's run settings. */
+export const RunSettingsSchema = v.object({
+  unit: v.string(),
+  execution_mode: v.picklist(EXECUTION_MODES),
+})
+export type RunSettings = v.InferOutput<typeof RunSettingsSchema>
+
 export const AgentTokenSchema = v.object({
   id: v.string(),
   name: v.string(),

@@ -11,8 +11,19 @@ export { AGENT_TOKEN_PREFIX, AgentTokens } from './agent-tokens'
 export type { ArchiveEntry } from './config-archive'
 export { ArchiveError, packDirectory, readArchive, unpack } from './config-archive'
 export { MAX_CHUNK_BYTES, scrub } from './run-logs'
-export type { Operation, PlanCounts, RunPhase, RunStatus, RunView } from './run-record'
+export type {
+  Operation,
+  PlanCounts,
+  RunOptions,
+  RunPhase,
+  RunRecord,
+  RunStatus,
+  RunView,
+} from './run-record'
 export { hasEnded } from './run-record'
+export type { Submission } from './run-submission'
+export type { ConfigVersion, ExecutionMode } from './run-workspaces'
+export { EXECUTION_MODES, RunWorkspaces } from './run-workspaces'
 export type { Directive, Job, RunEvent, RunServiceOptions } from './run-service'
 export {
   DEFAULT_HEARTBEAT_TIMEOUT_MS,

@@ -11,6 +11,8 @@ import { STORE_KEYS } from '@cairn/core'
  * | `runs/all/<newest>_<run>`             | an empty object per run, for the listing of all       |
  * | `runs/logs/<run>/<sequence>`          | the run's log, in chunks as the agent sent them       |
  * | `runs/configs/<upload>.tar.gz`        | configurations uploaded for runs                      |
+ * | `runs/config-versions/<id>.json`      | the `cloud` block's configuration versions            |
+ * | `runs/settings/<unit>.json`           | a unit's execution mode, when not `local`             |
  * | `runs/agent-tokens/<id>.json`         | agent tokens (their hashes, never the tokens)         |
  *
  * Run IDs begin with the time they were made, so a listing of `active/` is the order runs came in;
@@ -23,6 +25,8 @@ export const RUN_KEYS = {
   all: `${STORE_KEYS.runs}all/`,
   logs: `${STORE_KEYS.runs}logs/`,
   configs: `${STORE_KEYS.runs}configs/`,
+  configVersions: `${STORE_KEYS.runs}config-versions/`,
+  settings: `${STORE_KEYS.runs}settings/`,
   agentTokens: `${STORE_KEYS.runs}agent-tokens/`,
 } as const
 
@@ -44,4 +48,12 @@ export function logChunkKey(id: string, sequence: number): string {
 
 export function configKey(upload: string): string {
   return `${RUN_KEYS.configs}${upload}.tar.gz`
+}
+
+export function configVersionKey(id: string): string {
+  return `${RUN_KEYS.configVersions}${id}.json`
+}
+
+export function settingsKey(unit: string): string {
+  return `${RUN_KEYS.settings}${unit}.json`
 }

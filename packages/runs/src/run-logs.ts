@@ -47,11 +47,23 @@ export class RunLogs {
     }
   }
 
-  /** The log's bytes from `offset` on, as stored so far, and the offset after them. */
-  async read(run: string, offset: number): Promise<{ bytes: Buffer; next: number }> {
+  /**
+   * The log's bytes from `offset` on, as stored so far, and the offset after them. `from` and
+   * `to` read a part of the log alone: its chunks from `from` and before `to`, `offset` counted
+   * from the part's first byte.
+   */
+  async read(
+    run: string,
+    offset: number,
+    part: { from?: number | undefined; to?: number | undefined } = {},
+  ): Promise<{ bytes: Buffer; next: number }> {
     const parts: Buffer[] = []
     let at = 0
+    const from = part.from ?? 0
+    const to = part.to ?? Number.POSITIVE_INFINITY
     for (const chunk of await this.#chunks(run)) {
+      if (chunk.sequence < from) continue
+      if (chunk.sequence >= to) break
       const end = at + chunk.size
       if (end > offset) {
         const object = await this.#store.get(chunk.key)

@@ -27,6 +27,21 @@ const VariableSchema = v.object({
 
 const EnvSchema = v.object({ value: v.string(), sensitive: v.boolean() })
 
+/** Plan options a run may carry beside its operation. */
+export const RunOptionsSchema = v.object({
+  /** A plan run plans the destruction of everything (`terraform plan -destroy`). */
+  destroy: v.optional(v.boolean()),
+  /** Resource addresses to plan alone (`-target`). */
+  targets: v.optional(v.array(v.string())),
+  /** Resource addresses to replace (`-replace`). */
+  replace: v.optional(v.array(v.string())),
+  /** false: plan without refreshing (`-refresh=false`). */
+  refresh: v.optional(v.boolean()),
+  /** Refresh only (`-refresh-only`): the state follows the real infrastructure, nothing changes. */
+  refresh_only: v.optional(v.boolean()),
+})
+export type RunOptions = v.InferOutput<typeof RunOptionsSchema>
+
 export const SourceSchema = RunSourceSchema
 export type RunSource = v.InferOutput<typeof SourceSchema>
 
@@ -72,6 +87,20 @@ export const RunRecordSchema = v.object({
   cancel: v.nullable(v.object({ mode: v.picklist(['interrupt', 'kill']), by: v.string() })),
   /** Who confirmed a planned apply. */
   confirmed_by: v.nullable(v.string()),
+  /** Terraform's plan options beyond the operation (the `cloud` block's `-target`, `-replace`,
+   * `-refresh=false` and `-refresh-only`); runs written before them had none. */
+  options: v.optional(RunOptionsSchema, {}),
+  /** The number of log chunks the plan wrote: the apply's log begins at this chunk. Null until
+   * the plan is made. */
+  plan_log_chunks: v.optional(v.nullable(v.number()), null),
+  /** Whether the plan found anything to change (resources or outputs); null until it is made. */
+  changes: v.optional(v.nullable(v.boolean()), null),
+  /** When the apply began (confirmed, or at once with `auto_apply`); null if it never did. */
+  apply_started: v.optional(v.nullable(v.string()), null),
+  /** Ended by a discard of its plan (declined at the prompt), not by a cancel. */
+  discarded: v.optional(v.boolean(), false),
+  /** The message the `cloud` block gave its run; null for runs of `/v1`. */
+  message: v.optional(v.nullable(v.string()), null),
 })
 export type RunRecord = v.InferOutput<typeof RunRecordSchema>
 

@@ -19,8 +19,6 @@ import {
   type UnitId,
 } from '@cairn/core'
 import type { AgentIdentity } from './agent-tokens'
-import { readArchive } from './config-archive'
-import { configKey } from './run-keys'
 import { RunLogs } from './run-logs'
 import {
   hasEnded,
@@ -28,17 +26,17 @@ import {
   takesLock,
   viewOf,
   type PlanCounts,
+  type RunOptions,
   type RunRecord,
   type RunStatus,
   type RunView,
 } from './run-record'
-import { parseSubmission } from './run-submission'
+import { parseSubmission, type Submission } from './run-submission'
+import { RunWorkspaces } from './run-workspaces'
 import { isRunId, newRunId, RunStore, type StoredRun } from './run-store'
 
 /** The default bound of an uploaded configuration: 10 MiB compressed (DESIGN section 14). */
 export const DEFAULT_MAX_CONFIG_BYTES = 10 * 1024 * 1024
-/** An archive may unpack to this many times its bound, no more. */
-const UNPACKED_FACTOR = 10
 /** An agent silent for this long has stopped: its run ends as failed and its lock is released. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 60_000
 /** How often a waiting agent's claim looks at the queue again. */
@@ -70,6 +68,8 @@ export interface Job {
   /** Values the agent must never send in a log chunk. */
   secrets: string[]
   timeouts: RunRecord['timeouts']
+  /** Plan options beside the operation; absent from a server that had none. */
+  options?: RunOptions
 }
 
 /** Something that happened to a run, for metrics, webhooks and the log. */
@@ -100,8 +100,9 @@ export interface RunServiceOptions {
 export class RunService {
   readonly runs: RunStore
   readonly logs: RunLogs
+  /** Execution modes and the `cloud` block's configuration versions. */
+  readonly workspaces: RunWorkspaces
   readonly #core: Core
-  readonly #store: ObjectStore
   readonly #clock: Clock
   readonly #ids: IdSource
   readonly #maxConfigBytes: number
@@ -113,7 +114,6 @@ export class RunService {
 
   constructor(options: RunServiceOptions) {
     this.#core = options.core
-    this.#store = options.store
     this.#clock = options.clock
     this.#ids = options.ids
     this.#maxConfigBytes = options.maxConfigBytes ?? DEFAULT_MAX_CONFIG_BYTES
@@ -122,6 +122,13 @@ export class RunService {
     this.#onEvent = options.onEvent ?? (() => undefined)
     this.runs = new RunStore(options.store)
     this.logs = new RunLogs(options.store)
+    this.workspaces = new RunWorkspaces({
+      core: options.core,
+      store: options.store,
+      clock: options.clock,
+      ids: options.ids,
+      maxConfigBytes: this.#maxConfigBytes,
+    })
   }
 
   get maxConfigBytes(): number {
@@ -131,28 +138,15 @@ export class RunService {
   /**
    * Keeps an uploaded configuration, once it has passed the archive's checks; answers its ID.
    *
-   * @throws ArchiveError (400)
+   * @throws ArchiveError, InvalidRequestError (400)
    */
-  async uploadConfig(gzipped: Uint8Array): Promise<{ id: string }> {
-    const entries = readArchive(gzipped, this.#maxConfigBytes * UNPACKED_FACTOR)
-    if (!entries.some((entry) => entry.kind === 'file' && /\.tf(\.json)?$/.test(entry.path))) {
-      throw new InvalidRequestError(
-        'the configuration archive holds no Terraform file (.tf or .tf.json)',
-      )
-    }
-    const id = `cv-${this.#ids.token()}${this.#ids.token()}`
-    await this.#store.put(configKey(id), gzipped, { contentType: 'application/gzip' })
-    return { id }
+  uploadConfig(gzipped: Uint8Array): Promise<{ id: string }> {
+    return this.workspaces.upload(gzipped)
   }
 
   /** The bytes of an uploaded configuration, or undefined. */
-  async config(upload: string): Promise<Buffer | undefined> {
-    if (!/^cv-[0-9a-f]{32}$/.test(upload)) return undefined
-    const object = await this.#store.get(configKey(upload))
-    if (object === undefined) return undefined
-    const parts: Uint8Array[] = []
-    for await (const part of object.body) parts.push(part)
-    return Buffer.concat(parts)
+  config(upload: string): Promise<Buffer | undefined> {
+    return this.workspaces.config(upload)
   }
 
   /**
@@ -161,7 +155,19 @@ export class RunService {
    * @throws InvalidRequestError, ForbiddenError
    */
   async submit(principal: Principal, body: unknown): Promise<RunView> {
-    const submission = parseSubmission(body, this.#gitAllowed)
+    return (await this.queue(principal, parseSubmission(body, this.#gitAllowed))).view
+  }
+
+  /**
+   * Queues a run already checked (the `cloud` block's runs come this way); answers its record
+   * too, for the views of other surfaces.
+   *
+   * @throws InvalidRequestError, ForbiddenError
+   */
+  async queue(
+    principal: Principal,
+    submission: Submission,
+  ): Promise<{ view: RunView; record: RunRecord }> {
     const unit = submission.unit
     await demand(
       this.#core.authorizer,
@@ -170,8 +176,7 @@ export class RunService {
       unit,
     )
     if ('upload' in submission.source) {
-      const found = await this.#store.head(configKey(submission.source.upload))
-      if (found === undefined || !/^cv-[0-9a-f]{32}$/.test(submission.source.upload)) {
+      if (!(await this.workspaces.uploaded(submission.source.upload))) {
         throw new InvalidRequestError(
           `source.upload: no configuration ${submission.source.upload}; upload one to /v1/runs/uploads first`,
         )
@@ -206,11 +211,27 @@ export class RunService {
       confirmed_by: null,
       version: null,
       state_diverged: false,
+      options: submission.options ?? {},
+      plan_log_chunks: null,
+      changes: null,
+      apply_started: null,
+      discarded: false,
+      message: submission.message ?? null,
     }
     await this.runs.create(record, this.#lastId)
     const view = await this.#view(record)
     this.#emit('run.created', view)
-    return view
+    return { view, record }
+  }
+
+  /**
+   * A run's record, for another surface's view of it (the `cloud` block's); a run of a unit the
+   * caller may not read is not found.
+   *
+   * @throws RunNotFoundError
+   */
+  async record(principal: Principal, id: string): Promise<RunRecord> {
+    return (await this.#readable(principal, id)).record
   }
 
   /** @throws RunNotFoundError (also for a run of a unit the caller may not read) */
@@ -332,7 +353,38 @@ export class RunService {
           record.status,
         )
       }
-      return { ...record, phase: 'applying', phase_started: now, confirmed_by: principal.subject }
+      return {
+        ...record,
+        phase: 'applying',
+        phase_started: now,
+        confirmed_by: principal.subject,
+        apply_started: iso(now),
+      }
+    })
+    return this.#view(after)
+  }
+
+  /**
+   * Discards a planned apply that waits for confirmation (declined at Terraform's prompt): the
+   * run ends canceled, its plan never applied, its lock released.
+   *
+   * @throws RunNotFoundError, RunConflictError
+   */
+  async discard(principal: Principal, id: string): Promise<RunView> {
+    const { record: before } = await this.#readable(principal, id)
+    await demand(this.#core.authorizer, principal, 'unit:write', before.unit as UnitId)
+    const after = await this.runs.update(id, (record) => {
+      if (record.status !== 'running' || record.phase !== 'planned' || record.cancel !== null) {
+        throw new RunConflictError(
+          `run ${id} is not waiting for confirmation (it is ${record.status}, ${record.phase}): there is nothing to discard`,
+          record.status,
+        )
+      }
+      return {
+        ...record,
+        cancel: { mode: 'interrupt', by: principal.subject },
+        discarded: true,
+      }
     })
     return this.#view(after)
   }
@@ -346,6 +398,33 @@ export class RunService {
     const { record } = await this.#readable(principal, id)
     const read = await this.logs.read(id, offset)
     return { ...read, ended: hasEnded(record.status) }
+  }
+
+  /**
+   * One part of a run's log, as the `cloud` block reads it, from `offset` within the part: the
+   * plan's (every chunk until the apply begins, then the chunks the plan wrote) or the apply's
+   * (the chunks after), and whether the part is whole: nothing more comes to it. The caller has
+   * checked the right to read the run (a signed URL).
+   *
+   * @throws RunNotFoundError
+   */
+  async readLogPart(
+    id: string,
+    part: 'plan' | 'apply',
+    offset: number,
+  ): Promise<{ bytes: Buffer; done: boolean; record: RunRecord }> {
+    if (!isRunId(id)) throw new RunNotFoundError(id)
+    const { record } = await this.runs.get(id)
+    const over = hasEnded(record.status)
+    const split = record.apply_started === null ? null : record.plan_log_chunks
+    if (part === 'plan') {
+      const { bytes } = await this.logs.read(id, offset, { to: split ?? undefined })
+      const done = over || record.phase === 'planned' || record.apply_started !== null
+      return { bytes, done, record }
+    }
+    if (record.apply_started === null) return { bytes: Buffer.alloc(0), done: over, record }
+    const { bytes } = await this.logs.read(id, offset, { from: split ?? undefined })
+    return { bytes, done: over, record }
   }
 
   // The agents' side. Each call names the run it holds; a run another agent holds is not found.
@@ -507,15 +586,23 @@ export class RunService {
     id: string,
     counts: PlanCounts,
     changes: boolean,
+    logChunks?: number,
   ): Promise<Directive> {
     await this.#held(agent, id)
     const now = this.#clock.now()
     const record = await this.runs.update(id, (current) => {
       if (hasEnded(current.status) || current.phase !== 'planning') return undefined
-      const next = { ...current, plan: counts, heartbeat: now, phase_started: now }
+      const next = {
+        ...current,
+        plan: counts,
+        heartbeat: now,
+        phase_started: now,
+        plan_log_chunks: logChunks ?? null,
+        changes,
+      }
       if (current.operation === 'plan' || !changes) return next
       return current.auto_apply
-        ? { ...next, phase: 'applying' as const }
+        ? { ...next, phase: 'applying' as const, apply_started: iso(now) }
         : { ...next, phase: 'planned' as const }
     })
     this.#emit('run.planned', await this.#view(record))
@@ -599,7 +686,7 @@ export class RunService {
         ? `the ${current.phase === 'planning' ? 'plan' : 'apply'} took longer than its timeout`
         : (outcome.error ??
           (status === 'canceled' && current.cancel !== null
-            ? `canceled by ${current.cancel.by}`
+            ? `${current.discarded ? 'discarded' : 'canceled'} by ${current.cancel.by}`
             : null))
       return {
         ...ended(current, status, now),
@@ -766,5 +853,6 @@ function jobOf(record: RunRecord): Job {
     env: Object.fromEntries(Object.entries(record.env).map(([name, { value }]) => [name, value])),
     secrets: secretsOf(record),
     timeouts: record.timeouts,
+    options: record.options,
   }
 }

@@ -1,5 +1,11 @@
 import { InvalidRequestError, parseUnitId, type UnitId } from '@cairn/core'
-import { OPERATIONS, type Operation, type RunRecord, type RunSource } from './run-record'
+import {
+  OPERATIONS,
+  type Operation,
+  type RunOptions,
+  type RunRecord,
+  type RunSource,
+} from './run-record'
 
 /** The default timeouts of a run's phases: an hour to plan, two to apply. */
 export const DEFAULT_TIMEOUTS = { plan: 60 * 60_000, apply: 2 * 60 * 60_000 }
@@ -24,6 +30,10 @@ export interface Submission {
   env: RunRecord['env']
   timeouts: RunRecord['timeouts']
   autoApply: boolean
+  /** Plan options beside the operation (the `cloud` block's). */
+  options?: RunOptions
+  /** The `cloud` block's message for the run. */
+  message?: string
 }
 
 /**

@@ -96,6 +96,7 @@ export type {
   Run,
   RunList,
   RunRequest,
+  RunSettings,
 } from '@cairn/contract'
 export {
   ApiTokenSchema,
@@ -110,6 +111,7 @@ export {
   DELIVERY_ERRORS,
   DeliverySchema,
   ErrorBodySchema,
+  EXECUTION_MODES,
   FreezeSchema,
   HeldLockViewSchema,
   LockInfoSchema,

@@ -4,11 +4,13 @@ import {
   CreatedAgentTokenSchema,
   RunListSchema,
   RunSchema,
+  RunSettingsSchema,
   type AgentToken,
   type CreatedAgentToken,
   type Run,
   type RunList,
   type RunRequest,
+  type RunSettings,
 } from '@cairn/contract'
 import type { Transport } from './transport'
 
@@ -40,6 +42,23 @@ export class RunsApi {
       headers: { 'content-type': 'application/gzip' },
     })
     return created.id
+  }
+
+  /** A unit's run settings: where the `cloud` block's runs of it happen. */
+  settings(unit: string): Promise<RunSettings> {
+    return this.#transport.json('GET', '/v1/runs/settings', RunSettingsSchema, {
+      query: { unit },
+    })
+  }
+
+  /**
+   * Sets where the `cloud` block's runs of a unit happen: `remote` (or `agent`) on the server's
+   * agents, `local` where Terraform is called. Needs `unit:write`.
+   */
+  setExecutionMode(unit: string, mode: RunSettings['execution_mode']): Promise<RunSettings> {
+    return this.#transport.json('PUT', '/v1/runs/settings', RunSettingsSchema, {
+      body: { json: { unit, execution_mode: mode } },
+    })
   }
 
   /** Queues a run; it starts when an agent takes it and nothing holds its unit. */

@@ -31,6 +31,8 @@ export interface RunningTerraform {
   stdout(): string
   done: Promise<TerraformResult>
   kill(): void
+  /** Ctrl-C: SIGINT, as a terminal sends it. */
+  interrupt(): void
 }
 
 export interface TerraformResult {
@@ -138,6 +140,7 @@ export class TerraformWorkspace {
       stdout: () => plain(stdout),
       done,
       kill: () => child.kill('SIGKILL'),
+      interrupt: () => child.kill('SIGINT'),
     }
   }
 

@@ -49,6 +49,12 @@ export function tfeAuditNote(method: string, path: string): AuditNote | undefine
     }
     if (method === 'PUT' && third === 'upload') return { action: 'state.write' }
   }
+  if (first === 'runs' && method === 'POST') {
+    if (parts.length === 1) return { action: 'run.create' }
+    if (third === 'actions' && parts.length === 4) {
+      return { action: fourth === 'apply' ? 'run.confirm' : 'run.cancel' }
+    }
+  }
   if (first === 'state-version-outputs' && second !== undefined && method === 'GET') {
     const output = parseOutputId(second)
     return {

@@ -1,5 +1,6 @@
 import type { AuditNote } from '@cairn/audit'
 import type { Clock, Core, Principal } from '@cairn/core'
+import type { RunService } from '@cairn/runs'
 import type { Context } from 'hono'
 
 /** The slice of a logger the adapter uses. */
@@ -41,6 +42,11 @@ export interface TfeDeps {
   login: { client: string } | undefined
   clock: Clock
   maxStateBytes: number
+  /**
+   * Remote runs, when the server has them on: the entitlement `operations` is then true, a
+   * workspace's `execution-mode` may be `remote`, and Terraform's plans and applies run on agents.
+   */
+  runs?: RunService | undefined
   /** A request's body as a stream (the server reads Node's request directly). */
   requestBody: (c: Context) => AsyncIterable<Uint8Array>
   /**

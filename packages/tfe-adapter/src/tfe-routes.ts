@@ -3,6 +3,7 @@ import { document } from './jsonapi/document'
 import { errorResponse, renderError } from './jsonapi/errors'
 import { stateVersionRoutes } from './state-versions/routes'
 import type { TfeDeps, TfeEnv } from './tfe-env'
+import { runRoutes } from './runs/routes'
 import { workspaceRoutes } from './workspaces/routes'
 
 /** The API version Terraform requires (at least 2.5) on every response, errors included. */
@@ -12,7 +13,8 @@ const API = '/tfe/api/v2'
 /**
  * Terraform's `cloud` block against Cairn (DESIGN section 10; terraform-wire.md part A): service
  * discovery, and under `/tfe/api/v2` the organization, workspace, lock and state-version calls a
- * state-only TFE needs. Runs stay local (`operations: false`, `execution-mode: local`).
+ * state-only TFE needs; with runs on, remote execution too (`runs/routes.ts`). With runs off, every
+ * run stays local (`operations: false`, `execution-mode: local`).
  */
 export function tfeRoutes(deps: TfeDeps): Hono<TfeEnv> {
   const app = new Hono<TfeEnv>()
@@ -53,8 +55,11 @@ export function tfeRoutes(deps: TfeDeps): Hono<TfeEnv> {
   )
 
   const { api: stateVersions, uploads } = stateVersionRoutes(deps)
-  // The uploads carry no Authorization header: their signed URLs are the capability.
+  const runs = deps.runs === undefined ? undefined : runRoutes(deps, deps.runs)
+  // The uploads and the logs of runs carry no Authorization header that proves anything: their
+  // signed URLs are the capability.
   api.route('/', uploads)
+  if (runs !== undefined) api.route('/', runs.signed)
   api.use(authenticate(deps))
 
   api.get('/ping', (c) => c.json({}))
@@ -93,15 +98,15 @@ export function tfeRoutes(deps: TfeDeps): Hono<TfeEnv> {
         id: `org-${c.req.param('org')}`,
         type: 'entitlement-sets',
         attributes: {
-          // false keeps every run local: Cairn stores state and runs nothing.
-          operations: false,
+          // With runs off, false keeps every run local: Cairn stores state and runs nothing.
+          operations: deps.runs !== undefined,
           'state-storage': true,
           teams: false,
           'vcs-integrations': false,
           sentinel: false,
           'private-module-registry': false,
           sso: false,
-          agents: false,
+          agents: deps.runs !== undefined,
         },
       },
     }),
@@ -109,6 +114,7 @@ export function tfeRoutes(deps: TfeDeps): Hono<TfeEnv> {
 
   api.route('/', workspaceRoutes(deps))
   api.route('/', stateVersions)
+  if (runs !== undefined) api.route('/', runs.api)
   // go-tfe does not retry a 404, and a JSON:API body makes its error message readable.
   api.all('*', (c) =>
     errorResponse(c, 404, 'not found', `no route for ${c.req.method} ${c.req.path}`),

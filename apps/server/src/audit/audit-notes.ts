@@ -167,6 +167,7 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
 /** Runs: made, confirmed and cancelled by people, and the states their agents write. */
 function runNote(path: string, method: string): AuditNote | undefined {
   if (path === '/v1/runs' && method === 'POST') return { action: 'run.create' }
+  if (path === '/v1/runs/settings' && method === 'PUT') return { action: 'run.settings' }
   const run = /^\/v1\/runs\/(run-[a-z0-9]+)(\/apply)?$/.exec(path)
   if (run !== null) {
     const detail = { run_id: run[1] as string }

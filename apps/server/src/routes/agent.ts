@@ -106,8 +106,16 @@ export function agentRoutes(deps: {
       return value
     }
     const counts = { add: count('add'), change: count('change'), destroy: count('destroy') }
+    // An agent of an earlier version sends no split: its log is then the plan's whole.
+    const logChunks = body['log_chunks'] === undefined ? undefined : count('log_chunks')
     return c.json(
-      await service.planned(agentOf(c), c.req.param('id'), counts, body['changes'] === true),
+      await service.planned(
+        agentOf(c),
+        c.req.param('id'),
+        counts,
+        body['changes'] === true,
+        logChunks,
+      ),
     )
   })
 

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '@cairn/core'
+import { demand, InvalidRequestError, parseUnitId, type Core } from '@cairn/core'
 import type { AgentTokens, RunService } from '@cairn/runs'
 import { Hono } from 'hono'
 import { noteAudit } from '../audit/audit-trail'
@@ -8,6 +8,7 @@ import { queryFlag, queryInt, queryText } from '../http/query'
 import { requestSignal } from '../http/request-signal'
 
 export interface RunRoutesDeps {
+  core: Core
   runs: { service: RunService; tokens: AgentTokens } | undefined
 }
 
@@ -26,10 +27,30 @@ export function runRoutes(deps: RunRoutesDeps): Hono<AppEnv> {
   const runs = deps.runs
   if (runs === undefined) return app
   const { service, tokens } = runs
+  const { core } = deps
 
   app.post('/v1/runs/uploads', async (c) => {
     const body = await readSmallBody(c, service.maxConfigBytes)
     return c.json(await service.uploadConfig(body), 201)
+  })
+
+  // A unit's run settings: where the `cloud` block's runs of it happen.
+  app.get('/v1/runs/settings', async (c) => {
+    const unit = parseUnitId(queryText(c, 'unit') ?? '')
+    await demand(core.authorizer, c.var.principal, 'unit:read', unit)
+    return c.json({ unit, execution_mode: await service.workspaces.executionMode(unit) })
+  })
+
+  app.put('/v1/runs/settings', async (c) => {
+    const body = await readJsonObject(c, SMALL_BODY_BYTES)
+    const unit = parseUnitId(typeof body['unit'] === 'string' ? body['unit'] : '')
+    noteAudit(c, { unit })
+    const mode = body['execution_mode']
+    if (typeof mode !== 'string') {
+      throw new InvalidRequestError('execution_mode must be local, remote or agent')
+    }
+    await service.workspaces.setExecutionMode(c.var.principal, unit, mode)
+    return c.json({ unit, execution_mode: await service.workspaces.executionMode(unit) })
   })
 
   app.post('/v1/runs', async (c) => {

@@ -22,7 +22,8 @@ export interface AgentApi {
   heartbeat(run: string): Promise<Directive>
   /** Chunk `sequence` of the run's log; sending one twice stores it once. */
   log(run: string, sequence: number, text: string): Promise<void>
-  planned(run: string, counts: PlanCounts, changes: boolean): Promise<Directive>
+  /** The plan is made; its log is the first `logChunks` chunks. */
+  planned(run: string, counts: PlanCounts, changes: boolean, logChunks: number): Promise<Directive>
   /** Writes the state Terraform left; rejects when the server refused it. */
   writeState(run: string, state: Buffer): Promise<void>
   finish(run: string, outcome: Outcome): Promise<void>

@@ -51,9 +51,14 @@ export class HttpAgentApi implements AgentApi {
     })
   }
 
-  async planned(run: string, counts: PlanCounts, changes: boolean): Promise<Directive> {
+  async planned(
+    run: string,
+    counts: PlanCounts,
+    changes: boolean,
+    logChunks: number,
+  ): Promise<Directive> {
     const answer = await this.#call('POST', `/runs/${run}/planned`, {
-      body: JSON.stringify({ ...counts, changes }),
+      body: JSON.stringify({ ...counts, changes, log_chunks: logChunks }),
       type: 'application/json',
     })
     return (await answer.json()) as Directive

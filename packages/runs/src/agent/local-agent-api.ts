@@ -39,8 +39,13 @@ export class LocalAgentApi implements AgentApi {
     return this.#runs.appendLog(this.#agent, run, sequence, text)
   }
 
-  planned(run: string, counts: PlanCounts, changes: boolean): Promise<Directive> {
-    return this.#runs.planned(this.#agent, run, counts, changes)
+  planned(
+    run: string,
+    counts: PlanCounts,
+    changes: boolean,
+    logChunks: number,
+  ): Promise<Directive> {
+    return this.#runs.planned(this.#agent, run, counts, changes, logChunks)
   }
 
   async writeState(run: string, state: Buffer): Promise<void> {

@@ -40,6 +40,17 @@ export class LogSender {
       }, FLUSH_MS)
   }
 
+  /**
+   * Sends everything written so far and answers how many chunks that made: what is written after
+   * begins a new chunk, so the log splits here (the plan's part and the apply's).
+   */
+  async mark(): Promise<number> {
+    this.#flush(true)
+    const chunks = this.#sequence
+    await this.#sending
+    return chunks
+  }
+
   /** Sends what is left, the last partial line too; resolves once every chunk has gone. */
   async close(): Promise<void> {
     this.#flush(true)

@@ -122,12 +122,20 @@ export class RunExecutor {
       `terraform {\n  backend "local" {\n    path = ${JSON.stringify(stateFile)}\n  }\n}\n`,
     )
     const env = this.#environment(home, tmp)
+    const varFiles = await this.#writeVariables(dir)
     this.#checkCancel()
     await this.#terraform(['init', '-input=false', '-no-color'], config, env, 'init')
     this.#checkCancel()
-    const destroy = job.operation === 'destroy' ? ['-destroy'] : []
     const planCode = await this.#terraform(
-      ['plan', '-input=false', '-no-color', '-detailed-exitcode', '-out=run.tfplan', ...destroy],
+      [
+        'plan',
+        '-input=false',
+        '-no-color',
+        '-detailed-exitcode',
+        '-out=run.tfplan',
+        ...varFiles.map((file) => `-var-file=${file}`),
+        ...planOptions(job),
+      ],
       config,
       env,
       'plan',
@@ -135,7 +143,8 @@ export class RunExecutor {
     )
     const counts = await this.#counts(config, env)
     const changes = planCode === 2
-    this.#directive = await this.#call(() => api.planned(job.id, counts, changes))
+    const logChunks = await this.#log.mark()
+    this.#directive = await this.#call(() => api.planned(job.id, counts, changes, logChunks))
     if (job.operation === 'plan' || !changes) return { status: 'succeeded' }
     while (!this.#directive.apply) {
       this.#checkCancel()
@@ -214,12 +223,36 @@ export class RunExecutor {
     return config
   }
 
-  /** Terraform's environment: the run's variables and env, and nothing of the agent's own. */
+  /**
+   * The run's variables in files outside the configuration, given to the plan with `-var-file`
+   * so they weigh most, as `-var` does: strings in a JSON file (taken as they are), HCL values
+   * (`["a"]`, `5`, the `cloud` block's `-var` values) in a `.tfvars` file.
+   */
+  async #writeVariables(dir: string): Promise<string[]> {
+    const strings: Record<string, string> = {}
+    const hcl: string[] = []
+    for (const [name, { value, hcl: isHcl }] of Object.entries(this.#job.variables)) {
+      if (isHcl) hcl.push(`${name} = ${value}\n`)
+      else strings[name] = value
+    }
+    const files: string[] = []
+    if (Object.keys(strings).length > 0) {
+      const file = join(dir, 'cairn-run.tfvars.json')
+      await writeFile(file, JSON.stringify(strings), { mode: 0o600 })
+      files.push(file)
+    }
+    if (hcl.length > 0) {
+      const file = join(dir, 'cairn-run.tfvars')
+      await writeFile(file, hcl.join(''), { mode: 0o600 })
+      files.push(file)
+    }
+    return files
+  }
+
+  /** Terraform's environment: the run's env, and nothing of the agent's own. */
   #environment(home: string, tmp: string): Record<string, string> {
     const env: Record<string, string> = {}
     for (const [name, value] of Object.entries(this.#job.env)) env[name] = value
-    for (const [name, { value }] of Object.entries(this.#job.variables))
-      env[`TF_VAR_${name}`] = value
     return {
       ...env,
       PATH: this.#options.path,
@@ -387,4 +420,16 @@ function isTransient(error: unknown): boolean {
   if (error instanceof AgentApiError) return [502, 503, 504].includes(error.status)
   // fetch's own failures: no connection, a reset, a closed socket.
   return error instanceof TypeError
+}
+
+/** The plan's flags for the run's operation and options. */
+function planOptions(job: Job): string[] {
+  const options = job.options ?? {}
+  return [
+    ...(job.operation === 'destroy' || options.destroy === true ? ['-destroy'] : []),
+    ...(options.refresh_only === true ? ['-refresh-only'] : []),
+    ...(options.refresh === false ? ['-refresh=false'] : []),
+    ...(options.targets ?? []).map((address) => `-target=${address}`),
+    ...(options.replace ?? []).map((address) => `-replace=${address}`),
+  ]
 }

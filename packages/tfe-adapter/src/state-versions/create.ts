@@ -7,7 +7,7 @@ import { MAX_INLINE_STATE_DOCUMENT_BYTES, readDocument } from '../jsonapi/reques
 import type { TfeDeps, TfeEnv } from '../tfe-env'
 import type { PendingVersions } from './pending-versions'
 import { showStateVersion } from './state-version-view'
-import { UPLOAD_URL_TTL_MS, type UploadUrls } from './upload-urls'
+import { UPLOAD_URL_TTL_MS, type UploadUrls } from '../signing/signed-urls'
 
 const CreateSchema = v.object({
   data: v.object({

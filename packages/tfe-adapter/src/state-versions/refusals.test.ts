@@ -1,6 +1,6 @@
 import type { Authorizer } from '@cairn/core'
 import { describe, expect, it } from 'vitest'
-import { UPLOAD_URL_TTL_MS } from './upload-urls'
+import { UPLOAD_URL_TTL_MS } from '../signing/signed-urls'
 import { base64, md5, setup, stateText, type Answer, type Harness } from '../../test/harness'
 
 const WS = 'ws-app-prod'

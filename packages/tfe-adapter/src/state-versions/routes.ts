@@ -5,7 +5,7 @@ import { downloadRoutes } from './download'
 import { outputRoutes } from './outputs'
 import { PendingVersions } from './pending-versions'
 import { readRoutes } from './reads'
-import { UploadUrls } from './upload-urls'
+import { UploadUrls } from '../signing/signed-urls'
 import { uploadRoutes } from './uploads'
 import { VisibleVersions } from './visible-versions'
 

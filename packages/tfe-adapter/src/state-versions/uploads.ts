@@ -4,7 +4,7 @@ import { noteAudit } from '../audit'
 import { notFound, TfeError } from '../jsonapi/errors'
 import type { TfeDeps, TfeEnv } from '../tfe-env'
 import type { PendingVersion, PendingVersions } from './pending-versions'
-import type { UploadKind, UploadUrls } from './upload-urls'
+import type { UploadKind, UploadUrls } from '../signing/signed-urls'
 
 /**
  * The two uploads of a pending state version, to the signed URLs its creation handed out: the

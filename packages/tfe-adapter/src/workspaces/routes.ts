@@ -7,6 +7,7 @@ import { document, pageOf, pagination } from '../jsonapi/document'
 import { TfeError } from '../jsonapi/errors'
 import { readDocument, readOptionalDocument } from '../jsonapi/request'
 import type { TfeDeps, TfeEnv } from '../tfe-env'
+import { EXECUTION_MODES, type ExecutionMode } from '@cairn/runs'
 import { tagBinding, tagOf, workspaceResource } from './workspace-resource'
 
 const TagRelationSchema = v.object({
@@ -60,8 +61,35 @@ const LockSchema = v.object({
  * use, update, list with tag filters, tags and tag bindings, delete, and the three lock actions.
  */
 export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
-  const { core } = deps
+  const { core, runs } = deps
   const app = new Hono<TfeEnv>()
+  /** A unit's execution mode when runs are on; undefined when they are off. */
+  const executionOf = async (unit: UnitDetails): Promise<ExecutionMode | undefined> =>
+    runs === undefined ? undefined : runs.workspaces.executionMode(unit.id as UnitId)
+  /**
+   * Checks a requested execution mode: with runs off only `local` exists.
+   *
+   * @throws TfeError 422
+   */
+  const requestedMode = (mode: string | null | undefined): ExecutionMode | undefined => {
+    if (mode === undefined || mode === null) return undefined
+    if (runs === undefined) {
+      if (mode === 'local') return undefined
+      throw new TfeError(
+        422,
+        'invalid attribute',
+        'Cairn keeps state only here (runs are off): execution-mode must be local',
+      )
+    }
+    if (!(EXECUTION_MODES as readonly string[]).includes(mode)) {
+      throw new TfeError(
+        422,
+        'invalid attribute',
+        `execution-mode must be one of ${EXECUTION_MODES.join(', ')}`,
+      )
+    }
+    return mode as ExecutionMode
+  }
 
   const show = async (
     c: Context<TfeEnv>,
@@ -71,7 +99,15 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   ) =>
     document(
       c,
-      { data: await workspaceResource(unit, organization, c.var.principal, core.authorizer) },
+      {
+        data: await workspaceResource(
+          unit,
+          organization,
+          c.var.principal,
+          core.authorizer,
+          await executionOf(unit),
+        ),
+      },
       status,
     )
   /**
@@ -98,7 +134,9 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
       limit: size,
     })
     const data = await Promise.all(
-      found.items.map((unit) => workspaceResource(unit, org(c), c.var.principal, core.authorizer)),
+      found.items.map(async (unit) =>
+        workspaceResource(unit, org(c), c.var.principal, core.authorizer, await executionOf(unit)),
+      ),
     )
     return document(c, { data, meta: pagination(page, size, found.total) })
   })
@@ -106,13 +144,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
   app.post('/organizations/:org/workspaces', async (c) => {
     const body = await readDocument(c, deps.readBody, CreateSchema)
     const { attributes, relationships } = body.data
-    if (attributes['execution-mode'] === 'remote' || attributes['execution-mode'] === 'agent') {
-      throw new TfeError(
-        422,
-        'invalid attribute',
-        'Cairn keeps state only: execution-mode must be local',
-      )
-    }
+    const mode = requestedMode(attributes['execution-mode'])
     const tags = [
       ...(relationships?.tags?.data.map((tag) => tag.attributes.name) ?? []),
       ...(relationships?.['tag-bindings']?.data.map((binding) => tagOf(binding.attributes)) ?? []),
@@ -121,6 +153,7 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
     noteAudit(c, { unit })
     await demand(core.authorizer, c.var.principal, ['unit:write', 'unit:outputs'], unit)
     await core.units.create(c.var.principal, unit, { tags })
+    if (mode !== undefined) await runs?.workspaces.setExecutionMode(c.var.principal, unit, mode)
     const version = attributes['terraform-version']
     const details =
       version === undefined || version === null
@@ -142,13 +175,8 @@ export function workspaceRoutes(deps: TfeDeps): Hono<TfeEnv> {
         'a workspace is named by its unit and cannot be renamed',
       )
     }
-    if (attributes['execution-mode'] === 'remote' || attributes['execution-mode'] === 'agent') {
-      throw new TfeError(
-        422,
-        'invalid attribute',
-        'Cairn keeps state only: execution-mode must be local',
-      )
-    }
+    const mode = requestedMode(attributes['execution-mode'])
+    if (mode !== undefined) await runs?.workspaces.setExecutionMode(c.var.principal, unit, mode)
     const details = await core.units.update(c.var.principal, unit, {
       ...(attributes['terraform-version'] === undefined
         ? {}

@@ -20,6 +20,7 @@ export const WORKSPACE_PERMISSIONS = {
   'can-destroy': 'unit:manage',
   // Present for everyone: Terraform's `workspace delete` reads it and crashes on a missing one.
   'can-force-delete': 'unit:manage',
+  // With runs off nobody may queue a run; with runs on, as `/v1/runs` grants (RUN_PERMISSIONS).
   'can-queue-run': null,
   'can-queue-apply': null,
   'can-queue-destroy': null,
@@ -32,15 +33,30 @@ export const WORKSPACE_PERMISSIONS = {
   'can-manage-ephemeral-workspaces': null,
 } as const satisfies Record<string, Permission | null>
 
+/** The run permissions of a workspace when the server runs Terraform: those of `/v1/runs`. */
+const RUN_PERMISSIONS = {
+  'can-queue-run': 'unit:read',
+  'can-queue-apply': 'unit:write',
+  'can-queue-destroy': 'unit:write',
+  'can-read-run': 'unit:read',
+} as const satisfies Partial<Record<keyof typeof WORKSPACE_PERMISSIONS, Permission>>
+
 export type WorkspacePermissions = Record<keyof typeof WORKSPACE_PERMISSIONS, boolean>
 
-/** What `principal` may do to the workspace of `unit`, asking the authorizer once a permission. */
+/**
+ * What `principal` may do to the workspace of `unit`, asking the authorizer once a permission;
+ * `runs` when the server runs Terraform.
+ */
 export async function workspacePermissions(
   principal: Principal,
   unit: UnitId,
   authorizer: Authorizer,
+  runs = false,
 ): Promise<WorkspacePermissions> {
-  const wanted = [...new Set(Object.values(WORKSPACE_PERMISSIONS).filter((held) => held !== null))]
+  const fields: Record<string, Permission | null> = runs
+    ? { ...WORKSPACE_PERMISSIONS, ...RUN_PERMISSIONS }
+    : WORKSPACE_PERMISSIONS
+  const wanted = [...new Set(Object.values(fields).filter((held) => held !== null))]
   const granted = new Map(
     await Promise.all(
       wanted.map(
@@ -50,7 +66,7 @@ export async function workspacePermissions(
     ),
   )
   return Object.fromEntries(
-    Object.entries(WORKSPACE_PERMISSIONS).map(([field, permission]) => [
+    Object.entries(fields).map(([field, permission]) => [
       field,
       permission !== null && granted.get(permission) === true,
     ]),

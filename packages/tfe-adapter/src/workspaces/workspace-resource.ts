@@ -1,11 +1,13 @@
 import type { Authorizer, Principal, UnitDetails, UnitId } from '@cairn/core'
+import type { ExecutionMode } from '@cairn/runs'
 import { timestamp, type Resource } from '../jsonapi/document'
 import { workspaceId, workspaceName } from '../ids'
 import { workspacePermissions } from './workspace-permissions'
 
 /**
- * A unit as a TFE workspace (terraform-wire.md A2c): `execution-mode` local, since runs happen
- * where Terraform is; `permissions` always present (a missing object crashes `workspace delete`)
+ * A unit as a TFE workspace (terraform-wire.md A2c): `execution-mode` local unless runs are on
+ * and the unit's mode says otherwise (`execution` undefined: runs are off); `permissions` always
+ * present (a missing object crashes `workspace delete`)
  * and saying what this caller may do; `tag-names` so the tags strategy finds its workspaces.
  */
 export async function workspaceResource(
@@ -13,16 +15,18 @@ export async function workspaceResource(
   organization: string,
   principal: Principal,
   authorizer: Authorizer,
+  execution?: ExecutionMode,
 ): Promise<Resource> {
   const id = unit.id as UnitId
-  const permissions = await workspacePermissions(principal, id, authorizer)
+  const permissions = await workspacePermissions(principal, id, authorizer, execution !== undefined)
+  const mode = execution ?? 'local'
   return {
     id: workspaceId(id),
     type: 'workspaces',
     attributes: {
       name: workspaceName(id),
-      'execution-mode': 'local',
-      operations: false,
+      'execution-mode': mode,
+      operations: mode !== 'local',
       'auto-apply': false,
       'terraform-version': unit.terraform_version ?? 'latest',
       locked: unit.locked,

@@ -6,6 +6,7 @@ export default defineCommand({
     ls: () => import('./ls').then((module) => module.default),
     create: () => import('./create').then((module) => module.default),
     info: () => import('./info').then((module) => module.default),
+    edit: () => import('./edit').then((module) => module.default),
     rm: () => import('./rm').then((module) => module.default),
     pull: () => import('./pull').then((module) => module.default),
     push: () => import('./push').then((module) => module.default),

@@ -51,6 +51,14 @@ describe('runs on the dashboard', () => {
     expect(row(second.id)).toBeLessThan(row(first.id))
   })
 
+  it("sends the link Terraform's cloud block prints for a run to the run's page", async () => {
+    const run = await submit('team/app')
+    const seen = await browser.get(`/app/acme/team__app/runs/${run.id}`)
+    expect(seen.status).toBe(302)
+    expect(seen.headers.get('location')).toBe(`/app/run?id=${run.id}`)
+    expect((await browser.get('/app/acme/team__app/runs/not-a-run')).status).toBe(404)
+  })
+
   it("shows a run's log, scrubbed, reloading while the run goes on and not after", async () => {
     const run = await runs.submit(ADMIN, {
       unit: 'team/app',

@@ -66,6 +66,13 @@ export function runRoutes(deps: DashboardDeps): Hono<AppEnv> {
   const runs = deps.runs
   if (runs === undefined) return app
 
+  // The link Terraform's cloud block prints for each run (HCP Terraform's path): its page here.
+  app.get('/app/:organization/:workspace/runs/:id', (c) => {
+    const id = c.req.param('id')
+    if (!/^run-[0-9a-z]{1,64}$/.test(id)) return c.notFound()
+    return c.redirect(`/app/run?id=${id}`, 302)
+  })
+
   app.get('/app/run', async (c) => {
     const id = runIdOf(c)
     const run = await runs.get(c.var.principal, id)
