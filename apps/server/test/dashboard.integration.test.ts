@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -18,6 +18,7 @@ import {
   type PageWatch,
   type RunningProvider,
 } from '@cairn/testkit'
+import { packDirectory } from '@cairn/runs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /**
@@ -67,7 +68,8 @@ async function shoot(page: Page, name: string): Promise<void> {
 }
 
 describe('the dashboard in Chromium, in local mode with real Terraform', () => {
-  const server = useServer({ auth: true })
+  // Runs on, with an agent inside the server: the run pages are tested here too.
+  const server = useServer({ auth: true, args: ['-runs', '-runs-local-agent'] })
   let browser: Browser
   let context: BrowserContext
   let page: Page
@@ -214,6 +216,41 @@ describe('the dashboard in Chromium, in local mode with real Terraform', () => {
     expect(await page.locator('svg.graph').count()).toBe(1)
     expect(await page.textContent('svg.graph')).toContain(NETWORK)
     await shoot(page, 'graph')
+  })
+
+  it('follows a run on its page, and confirms its plan there: Terraform applies on the agent', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-dashboard-run-'))
+    await writeFile(join(dir, 'main.tf'), 'resource "terraform_data" "site" {\n  input = "v1"\n}\n')
+    const upload = await fetch(`${server.url}/v1/runs/uploads`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/gzip' },
+      body: await packDirectory(dir),
+    })
+    await rm(dir, { recursive: true, force: true })
+    const { id: config } = (await upload.json()) as { id: string }
+    const created = await api('/v1/runs', {
+      method: 'POST',
+      body: JSON.stringify({ unit: 'team/site', operation: 'apply', source: { upload: config } }),
+    })
+    const { id } = (await created.json()) as { id: string }
+    const phase = async () =>
+      ((await (await api(`/v1/runs/${id}`)).json()) as { phase: string }).phase
+    await expect.poll(phase, { timeout: 60_000, interval: 250 }).toBe('planned')
+
+    await page.goto(`${server.url}/app/unit?id=${encodeURIComponent('team/site')}`)
+    await page.getByRole('link', { name: id }).click()
+    await page.waitForURL(/\/app\/run\?id=/)
+    expect(await page.textContent('main')).toContain('Plan: 1 to add, 0 to change, 0 to destroy.')
+    await shoot(page, 'run')
+    await page.getByRole('link', { name: 'Confirm and apply' }).click()
+    await page.waitForURL(/\/app\/run\/confirm\?/)
+    await page.getByRole('button', { name: 'Apply' }).click()
+    await page.waitForURL(/\/app\/run\?id=/)
+    // The page reloads itself while the run goes on, until the apply's end is in the log.
+    await expect
+      .poll(async () => page.textContent('main'), { timeout: 60_000, interval: 500 })
+      .toContain('Apply complete! Resources: 1 added')
+    expect(await phase()).toBe('finished')
   })
 
   it('creates a token whose secret is shown once and works with the API', async () => {

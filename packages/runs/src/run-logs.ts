@@ -3,6 +3,13 @@ import { logChunkKey, RUN_KEYS } from './run-keys'
 
 /** The most one chunk may hold, in bytes: an agent sends more as several. */
 export const MAX_CHUNK_BYTES = 256 * 1024
+/** The most a run's log keeps, in bytes: an agent stops sending past it, saying so in the log. */
+export const MAX_LOG_BYTES = 64 * 1024 * 1024
+/**
+ * The most chunks a run's log keeps, whatever an agent sends: past it chunks are dropped unread.
+ * An agent that flushes every 300 ms for a day's run stays under it.
+ */
+export const MAX_LOG_CHUNKS = 300_000
 
 /** A run's chunks as listed: each one's sequence number, key and size. */
 interface ChunkInfo {
@@ -34,6 +41,7 @@ export class RunLogs {
     text: string,
     secrets: readonly string[],
   ): Promise<boolean> {
+    if (sequence >= MAX_LOG_CHUNKS) return false
     const scrubbed = scrub(text, secrets)
     try {
       await this.#store.put(logChunkKey(run, sequence), Buffer.from(scrubbed, 'utf8'), {

@@ -152,6 +152,25 @@ describe('RunService', () => {
     expect((await runs.record(ALICE, run.id)).discarded).toBe(true)
   })
 
+  it('removes uploads no run took after a day, and keeps the one a waiting run needs', async () => {
+    const { runs, clock, submit, upload } = await setUp()
+    const { id: unused } = await runs.uploadConfig(archiveOf())
+    const run = await submit('team/app')
+    clock.advance(25 * 60 * 60_000)
+    await runs.reconcile()
+    expect(await runs.config(unused)).toBeUndefined()
+    expect(await runs.config(upload)).toBeDefined()
+    await runs.claim(AGENT)
+    await runs.finish(AGENT, run.id, { status: 'succeeded' })
+    // Swept at most once an hour on an instance.
+    clock.advance(30 * 60_000)
+    await runs.reconcile()
+    expect(await runs.config(upload)).toBeDefined()
+    clock.advance(31 * 60_000)
+    await runs.reconcile()
+    expect(await runs.config(upload)).toBeUndefined()
+  })
+
   it('takes no lock for a plan', async () => {
     const { runs, core, submit } = await setUp()
     await core.units.create(ALICE, parseUnitId('team/app'))

@@ -41,6 +41,8 @@ export const DEFAULT_MAX_CONFIG_BYTES = 10 * 1024 * 1024
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 60_000
 /** How often a waiting agent's claim looks at the queue again. */
 const CLAIM_POLL_MS = 1_000
+/** How often an instance sweeps the uploads no run took. */
+const SWEEP_EVERY_MS = 60 * 60_000
 /** The issuer of every run's principal: no login or token has it. */
 export const RUN_ISSUER = 'cairn:runs'
 
@@ -111,6 +113,8 @@ export class RunService {
   readonly #onEvent: (event: RunEvent) => void
   /** The time in the last run ID made here, which the next one passes. */
   #lastId = 0
+  /** When this instance last swept unused uploads. */
+  #lastSweep = 0
 
   constructor(options: RunServiceOptions) {
     this.#core = options.core
@@ -705,6 +709,7 @@ export class RunService {
    */
   async reconcile(): Promise<void> {
     const now = this.#clock.now()
+    const inUse = new Set<string>()
     for (const id of await this.runs.active()) {
       const stored = await this.runs.read(id)
       if (stored === undefined) {
@@ -712,6 +717,7 @@ export class RunService {
         continue
       }
       const { record } = stored
+      if ('upload' in record.source) inUse.add(record.source.upload)
       if (hasEnded(record.status)) {
         await this.#afterEnd(record, false)
         continue
@@ -738,6 +744,10 @@ export class RunService {
             : undefined,
         )
       }
+    }
+    if (now - this.#lastSweep >= SWEEP_EVERY_MS) {
+      this.#lastSweep = now
+      await this.workspaces.sweep(inUse)
     }
   }
 

@@ -2,6 +2,7 @@ import {
   demand,
   InvalidRequestError,
   iso,
+  listAllKeys,
   PreconditionFailedError,
   readRecord,
   writeRecord,
@@ -15,11 +16,13 @@ import {
 import { EXECUTION_MODES } from '@cairn/contract'
 import * as v from 'valibot'
 import { readArchive } from './config-archive'
-import { configKey, configVersionKey, settingsKey } from './run-keys'
+import { configKey, configVersionKey, RUN_KEYS, settingsKey } from './run-keys'
 
 /** An archive may unpack to this many times its bound, no more. */
 const UNPACKED_FACTOR = 10
 const CONFIG_ID = /^cv-[0-9a-f]{32}$/
+/** An upload no run has taken is removed after this long. */
+export const UNUSED_CONFIG_MS = 24 * 60 * 60_000
 
 export { EXECUTION_MODES }
 /** Where a unit's runs happen when Terraform's `cloud` block plans or applies it. */
@@ -114,7 +117,7 @@ export class RunWorkspaces {
   ): Promise<ConfigVersion> {
     await demand(this.#core.authorizer, principal, speculative ? 'unit:read' : 'unit:write', unit)
     const record = {
-      id: `cv-${this.#ids.token()}${this.#ids.token()}`,
+      id: this.#newId(),
       unit,
       speculative,
       created: iso(this.#clock.now()),
@@ -151,7 +154,7 @@ export class RunWorkspaces {
         'the configuration archive holds no Terraform file (.tf or .tf.json)',
       )
     }
-    const key = id ?? `cv-${this.#ids.token()}${this.#ids.token()}`
+    const key = id ?? this.#newId()
     try {
       await this.#store.put(configKey(key), gzipped, {
         contentType: 'application/gzip',
@@ -176,8 +179,41 @@ export class RunWorkspaces {
     return Buffer.concat(parts)
   }
 
+  /**
+   * Removes the uploads and configuration versions older than `UNUSED_CONFIG_MS` that no run
+   * waiting or under way names (`inUse`): a run takes its configuration when it starts, so an
+   * ended run needs it no more. Answers how many it removed.
+   */
+  async sweep(inUse: ReadonlySet<string>): Promise<number> {
+    const before = this.#clock.now() - UNUSED_CONFIG_MS
+    let removed = 0
+    for (const prefix of [RUN_KEYS.configs, RUN_KEYS.configVersions]) {
+      for await (const key of listAllKeys(this.#store, prefix)) {
+        const id = /^(cv-[0-9a-f]{32})\.(?:tar\.gz|json)$/.exec(key.slice(prefix.length))?.[1]
+        if (id === undefined || inUse.has(id) || createdAt(id) > before) continue
+        await this.#store.delete(key)
+        removed += 1
+      }
+    }
+    return removed
+  }
+
+  /** A new configuration ID: its creation time (ms, 12 hex digits), then 20 random ones. */
+  #newId(): string {
+    const time = this.#clock.now().toString(16).padStart(12, '0')
+    return `cv-${time}${`${this.#ids.token()}${this.#ids.token()}`.slice(0, 20)}`
+  }
+
   /** Whether an upload of this ID holds a configuration. */
   async uploaded(upload: string): Promise<boolean> {
     return CONFIG_ID.test(upload) && (await this.#store.head(configKey(upload))) !== undefined
   }
+}
+
+/**
+ * When a configuration ID was made. IDs made before they carried their time read as a time far
+ * ahead, almost always, and so are kept.
+ */
+function createdAt(id: string): number {
+  return Number.parseInt(id.slice(3, 15), 16)
 }

@@ -1,4 +1,4 @@
-import { MAX_CHUNK_BYTES, scrub } from '../run-logs'
+import { MAX_CHUNK_BYTES, MAX_LOG_BYTES, scrub } from '../run-logs'
 import type { AgentApi } from './agent-api'
 
 /** How long text waits before it is sent, at most. */
@@ -22,13 +22,19 @@ export class LogSender {
   #sequence = 0
   #timer: NodeJS.Timeout | undefined
   #sending: Promise<void> = Promise.resolve()
+  /** Bytes handed to the server so far; past `MAX_LOG_BYTES` the rest is dropped. */
+  #sent = 0
+  #full = false
   /** Set once a chunk could not be sent at all: the log goes on, with a gap the run reports. */
   lost = false
 
-  constructor(api: AgentApi, run: string, secrets: readonly string[]) {
+  readonly #limit: number
+
+  constructor(api: AgentApi, run: string, secrets: readonly string[], limit = MAX_LOG_BYTES) {
     this.#api = api
     this.#run = run
     this.#secrets = secrets
+    this.#limit = limit
   }
 
   write(text: string): void {
@@ -69,8 +75,14 @@ export class LogSender {
         }, FLUSH_MS)
       return
     }
-    const text = scrub(this.#pending.slice(0, end), this.#secrets)
+    let text = scrub(this.#pending.slice(0, end), this.#secrets)
     this.#pending = this.#pending.slice(end)
+    if (this.#full) return
+    this.#sent += Buffer.byteLength(text)
+    if (this.#sent > this.#limit) {
+      this.#full = true
+      text = `\ncairn: the log passed ${Math.round(this.#limit / 1024 / 1024)} MiB; the rest of Terraform's output is not kept\n`
+    }
     for (const chunk of chunksOf(text)) {
       const sequence = this.#sequence
       this.#sequence += 1
