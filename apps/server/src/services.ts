@@ -9,7 +9,7 @@ import {
   type ObjectStore,
 } from '@cairn/core'
 import { createRbac, type RbacService } from '@cairn/rbac'
-import { AgentTokens, RunService, type RunEvent } from '@cairn/runs'
+import { AgentTokens, RunService, runSettingsExtension, type RunEvent } from '@cairn/runs'
 import { StateIndex, type PostingsBuilder, type ResourceService } from '@cairn/state-index'
 import { Webhooks, type WebhookService, type WebhookTargets } from '@cairn/webhooks'
 
@@ -94,7 +94,11 @@ export function composeServices(options: ServicesOptions): Services {
     ...coreOptions,
     clock,
     authorizer: rbac.authorizer,
-    extensions: [webhooks, index],
+    extensions: [
+      webhooks,
+      index,
+      ...(runs === undefined ? [] : [runSettingsExtension(options.store)]),
+    ],
     lockEvents: webhooks.lockEvents,
   })
   const audit = new AuditLog({

@@ -23,7 +23,7 @@ export type {
 export { hasEnded } from './run-record'
 export type { Submission } from './run-submission'
 export type { ConfigVersion, ExecutionMode } from './run-workspaces'
-export { EXECUTION_MODES, RunWorkspaces } from './run-workspaces'
+export { EXECUTION_MODES, RunWorkspaces, runSettingsExtension } from './run-workspaces'
 export type { Directive, Job, RunEvent, RunServiceOptions } from './run-service'
 export {
   DEFAULT_HEARTBEAT_TIMEOUT_MS,

@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { gzipSync } from 'node:zlib'
 import type { AgentIdentity } from './agent-tokens'
 import { RunService, type Job, type RunEvent } from './run-service'
+import { runSettingsExtension } from './run-workspaces'
 
 const ALICE: Principal = { subject: 'alice', groups: [], roles: [] }
 const AGENT: AgentIdentity = { tokenId: 't1', name: 'build-1' }
@@ -56,7 +57,12 @@ function archiveOf(): Uint8Array {
 async function setUp(options: { authorizer?: Authorizer; heartbeatTimeoutMs?: number } = {}) {
   const store = createMemoryStore()
   const clock = testClock()
-  const core = createCore({ store, authorizer: options.authorizer ?? allowAll, clock })
+  const core = createCore({
+    store,
+    authorizer: options.authorizer ?? allowAll,
+    clock,
+    extensions: [runSettingsExtension(store)],
+  })
   const events: RunEvent[] = []
   const runs = new RunService({
     core,
@@ -169,6 +175,23 @@ describe('RunService', () => {
     clock.advance(31 * 60_000)
     await runs.reconcile()
     expect(await runs.config(upload)).toBeUndefined()
+  })
+
+  it("keeps a unit's execution mode until the unit is deleted, and refuses one for no unit", async () => {
+    const { runs, core } = await setUp()
+    const unit = parseUnitId('team/app')
+    await expect(runs.workspaces.setExecutionMode(ALICE, unit, 'remote')).rejects.toMatchObject({
+      code: 'unit_not_found',
+    })
+    await core.units.create(ALICE, unit)
+    await expect(runs.workspaces.setExecutionMode(ALICE, unit, 'cloud')).rejects.toMatchObject({
+      code: 'invalid_request',
+    })
+    await runs.workspaces.setExecutionMode(ALICE, unit, 'remote')
+    expect(await runs.workspaces.executionMode(unit)).toBe('remote')
+    await core.units.delete(ALICE, unit)
+    await core.units.create(ALICE, unit)
+    expect(await runs.workspaces.executionMode(unit)).toBe('local')
   })
 
   it('takes no lock for a plan', async () => {

@@ -12,6 +12,7 @@ import {
   type ObjectStore,
   type Principal,
   type UnitId,
+  type WriteExtension,
 } from '@cairn/core'
 import { EXECUTION_MODES } from '@cairn/contract'
 import * as v from 'valibot'
@@ -216,4 +217,20 @@ export class RunWorkspaces {
  */
 function createdAt(id: string): number {
   return Number.parseInt(id.slice(3, 15), 16)
+}
+
+/**
+ * Core's write extension that forgets a unit's execution mode when the unit is deleted, so a unit
+ * made again under the same name starts `local`, as every new unit does.
+ */
+export function runSettingsExtension(store: ObjectStore): WriteExtension {
+  return {
+    name: 'runs',
+    beforeCommit: (change) =>
+      Promise.resolve(
+        change.kind === 'delete'
+          ? { afterCommit: () => store.delete(settingsKey(change.unit)) }
+          : undefined,
+      ),
+  }
 }
