@@ -148,6 +148,25 @@ describe("Terraform's cloud block with remote execution: plans and applies run o
       expect(await unitOf('cloud/app')).toMatchObject({ locked: false, serial: null })
     })
 
+    it('passes -target and -refresh=false on to the plan on the agent', async () => {
+      const plan = await tf.run(
+        ['plan', '-input=false', '-refresh=false', '-target=terraform_data.app'],
+        { timeoutMs: 120_000 },
+      )
+      expect(plan.code, plan.stderr).toBe(0)
+      // Terraform on the agent says so when it plans with -target.
+      expect(plan.stdout).toContain('Resource targeting is in effect')
+      expect(plan.stdout).toContain('Plan: 1 to add, 0 to change, 0 to destroy.')
+    })
+
+    it('refuses a saved plan, saying why', async () => {
+      const plan = await tf.run(['plan', '-input=false', '-out=saved.tfplan'], {
+        timeoutMs: 120_000,
+      })
+      expect(plan.code).toBe(1)
+      expect(plan.stderr).toContain('Cairn does not keep saved plans')
+    })
+
     it('applies with -auto-approve and a -var: the apply streams, the state is written by the run', async () => {
       const apply = await tf.run(
         ['apply', '-auto-approve', '-input=false', '-var', 'greeting=from the cli'],
@@ -287,6 +306,7 @@ describe("Terraform's cloud block with remote execution: plans and applies run o
       'discarded',
       'applied',
       'applied',
+      'planned_and_finished',
       'planned_and_finished',
     ])
     const plan = await api(`/tfe/api/v2/plans/plan-${(runs[0]?.id ?? '').slice(4)}`)
