@@ -7,7 +7,7 @@ import { unitOfWorkspaceId, workspaceId } from '../ids'
 import { document, pageOf, pagination, timestamp, type Resource } from '../jsonapi/document'
 import { notFound, TfeError } from '../jsonapi/errors'
 import { readDocument, readOptionalDocument } from '../jsonapi/request'
-import { SignedUrls } from '../signing/signed-urls'
+import { demandSigned, SignedUrls } from '../signing/signed-urls'
 import type { TfeDeps, TfeEnv } from '../tfe-env'
 import { applyResource, planResource, runOfPart, runResource, tfeStateOf } from './run-resources'
 
@@ -88,20 +88,16 @@ export function runRoutes(
 
   /** Checks a signed URL's path. @throws TfeError 403 for a bad or old one */
   const checkSigned = (c: Context, method: 'GET' | 'PUT', base: string, what: string): void => {
-    const verdict = urls.verify(
-      method,
-      base,
-      c.req.param('expires') ?? '',
-      c.req.param('signature') ?? '',
-      deps.clock.now(),
+    demandSigned(
+      urls.verify(
+        method,
+        base,
+        c.req.param('expires') ?? '',
+        c.req.param('signature') ?? '',
+        deps.clock.now(),
+      ),
+      what,
     )
-    if (verdict !== 'ok') {
-      throw new TfeError(
-        403,
-        'forbidden',
-        `the ${what} URL is ${verdict === 'expired' ? 'expired' : 'not valid'}`,
-      )
-    }
   }
 
   const configVersionResource = (

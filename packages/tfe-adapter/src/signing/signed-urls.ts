@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
+import { TfeError } from '../jsonapi/errors'
 
 /** How long an upload URL works after the state version is created. */
 export const UPLOAD_URL_TTL_MS = 10 * 60 * 1000
@@ -43,6 +44,16 @@ export class SignedUrls {
   #mac(method: string, path: string): string {
     return createHmac('sha256', this.#key).update(`${method}\n${path}`).digest('base64url')
   }
+}
+
+/**
+ * Refuses a request whose signed URL did not verify: 403, saying whether it is wrong or old.
+ *
+ * @throws TfeError 403
+ */
+export function demandSigned(verdict: 'ok' | 'expired' | 'invalid', what: string): void {
+  if (verdict === 'invalid') throw new TfeError(403, 'forbidden', `the ${what} URL is not valid`)
+  if (verdict === 'expired') throw new TfeError(403, 'forbidden', `the ${what} URL has expired`)
 }
 
 /** The signed URLs of a state version's two uploads. */

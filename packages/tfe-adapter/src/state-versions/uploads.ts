@@ -4,7 +4,7 @@ import { noteAudit } from '../audit'
 import { notFound, TfeError } from '../jsonapi/errors'
 import type { TfeDeps, TfeEnv } from '../tfe-env'
 import type { PendingVersion, PendingVersions } from './pending-versions'
-import type { UploadKind, UploadUrls } from '../signing/signed-urls'
+import { demandSigned, type UploadKind, type UploadUrls } from '../signing/signed-urls'
 
 /**
  * The two uploads of a pending state version, to the signed URLs its creation handed out: the
@@ -32,8 +32,7 @@ export function uploadRoutes(
       c.req.param('signature') ?? '',
       deps.clock.now(),
     )
-    if (verdict === 'invalid') throw new TfeError(403, 'forbidden', 'the upload URL is not valid')
-    if (verdict === 'expired') throw new TfeError(403, 'forbidden', 'the upload URL has expired')
+    demandSigned(verdict, 'upload')
     const found = await pending.get(id)
     if (found === undefined) throw notFound(`no state version ${id}`)
     return found
