@@ -8,6 +8,7 @@ export const AUDIT_ACTIONS = [
   'state.read',
   'state.write',
   'state.restore',
+  'state.import',
   'outputs.read',
   'search',
   'lock',

@@ -39,7 +39,7 @@ export {
   RestoreRequestSchema,
   UnlockRequestSchema,
 } from './requests'
-export type { HistoryEvent, Source, Unit, Version } from './units'
+export type { HistoryEvent, Provenance, Source, Unit, Version } from './units'
 export { HistoryEventSchema, SOURCES, SourceSchema, UnitSchema, VersionSchema } from './units'
 export type {
   ApiToken,

@@ -2,7 +2,7 @@ import * as v from 'valibot'
 import { LockInfoSchema } from './locks'
 
 /** The surfaces a write or lock may come through. */
-export const SOURCES = ['api', 'cloud', 's3', 'http', 'restore', 'run'] as const
+export const SOURCES = ['api', 'cloud', 's3', 'http', 'restore', 'run', 'import'] as const
 
 /** Which surface a write or lock came through. */
 export const SourceSchema = v.picklist(SOURCES)
@@ -18,8 +18,25 @@ export const VersionSchema = v.object({
   lineage: v.nullable(v.string()),
   author: v.string(),
   source: SourceSchema,
+  /**
+   * Where an imported version came from (`source: "import"`, DESIGN section 16): the source's
+   * identity of the version (`s3://bucket/key?versionId=...`, `tfe+https://host/org/ws#sv-...`),
+   * absent on versions written here.
+   */
+  imported_from: v.optional(v.string()),
+  /** When the source says the imported version was made; null when it does not say. */
+  original_created: v.optional(v.nullable(v.string())),
+  /** Who the source says made the imported version; null when it does not say. */
+  original_author: v.optional(v.nullable(v.string())),
 })
 export type Version = v.InferOutput<typeof VersionSchema>
+
+/** What an imported version keeps of its source (the fields of `Version` only imports have). */
+export interface Provenance {
+  imported_from: string
+  original_created: string | null
+  original_author: string | null
+}
 
 /** Unit metadata as every API shows it (DESIGN section 2). */
 export const UnitSchema = v.object({

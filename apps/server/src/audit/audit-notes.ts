@@ -110,6 +110,7 @@ const UNIT_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>>
   lock: { POST: 'lock' },
   unlock: { DELETE: 'unlock' },
   restore: { POST: 'state.restore' },
+  versions: { POST: 'state.import' },
   outputs: { GET: 'outputs.read' },
   diff: { GET: 'state.read' },
   dependencies: { PUT: 'dependencies.change' },

@@ -1,4 +1,5 @@
 import {
+  InvalidRequestError,
   parseLockRequest,
   parseUnitId,
   toWebStream,
@@ -13,6 +14,7 @@ import {
   RestoreRequestSchema,
   UnlockRequestSchema,
   type Outputs,
+  type Provenance,
 } from '@cairn/contract'
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { noteAudit, noteUnlock } from '../audit/audit-trail'
@@ -46,6 +48,43 @@ type Handler = (c: Context<AppEnv>, id: UnitId) => Promise<Response>
 const PREFIX = '/v1/units/'
 /** The route words whose reads run in a slot of the pool of heavy reads. */
 const HEAVY = new Set(['diff'])
+
+/** The largest provenance field an import may carry. */
+const MAX_PROVENANCE = 2048
+const HEX_MD5 = /^[0-9a-f]{32}$/i
+
+/**
+ * An import's provenance from its query: `imported_from` (required), `original_created` (RFC
+ * 3339) and `original_author`. @throws HttpError 400 naming the field at fault
+ */
+function provenanceOf(c: Context<AppEnv>): Provenance {
+  const from = queryText(c, 'imported_from')
+  if (from === undefined || from === '') {
+    throw new InvalidRequestError("imported_from is required: the source's identity of the version")
+  }
+  const created = queryText(c, 'original_created') ?? null
+  if (created !== null && Number.isNaN(Date.parse(created))) {
+    throw new InvalidRequestError(`original_created ${created} is not an RFC 3339 time`)
+  }
+  const author = queryText(c, 'original_author') ?? null
+  for (const [name, value] of [
+    ['imported_from', from],
+    ['original_author', author],
+  ] as const) {
+    if (value !== null && value.length > MAX_PROVENANCE) {
+      throw new InvalidRequestError(`${name} is longer than ${MAX_PROVENANCE} characters`)
+    }
+  }
+  const md5 = queryText(c, 'md5')
+  if (md5 !== undefined && !HEX_MD5.test(md5)) {
+    throw new InvalidRequestError('md5 must be 32 hex digits')
+  }
+  return {
+    imported_from: from,
+    original_created: created === null ? null : new Date(created).toISOString(),
+    original_author: author,
+  }
+}
 
 /**
  * The `/v1/units` API (service spec, Management API; bodies and codes from DESIGN section 6), with
@@ -164,6 +203,24 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
       GET: async (c, id) => {
         const page = await core.versions.list(c.var.principal, id, pageQuery(c, {}))
         return c.json({ versions: page.items, next_cursor: page.nextCursor })
+      },
+      // An imported version, appended with its provenance (DESIGN section 16).
+      POST: async (c, id) => {
+        const sizeHint = checkStateLength(c, deps.maxStateBytes)
+        const provenance = provenanceOf(c)
+        const md5 = queryText(c, 'md5')
+        const lockId = queryText(c, 'lock_id')
+        const version = await core.states.import(c.var.principal, id, stateStream(c), {
+          provenance,
+          ...(sizeHint === undefined ? {} : { sizeHint }),
+          ...(md5 === undefined ? {} : { expectedMd5: md5 }),
+          ...(lockId === undefined ? {} : { lockId }),
+        })
+        noteAudit(c, {
+          version: version.timestamp,
+          detail: { imported_from: provenance.imported_from },
+        })
+        return c.json(version, 201)
       },
     },
     restore: {

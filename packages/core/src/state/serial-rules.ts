@@ -32,3 +32,34 @@ export function checkSerial(
     )
   }
 }
+
+/**
+ * The rule for an imported version (DESIGN section 16): it never goes behind the serial of a
+ * state written here. Into an empty unit, or one whose current version is itself imported, the
+ * source's history comes as it was, lineage changes and serials starting again included.
+ *
+ * @throws SerialConflictError (`serial_conflict`) naming the current serial and lineage.
+ */
+export function checkImportSerial(current: VersionRecord | null, incoming: InspectedState): void {
+  if (current === null || current.source === 'import' || current.serial === null) return
+  const next = incoming.scan.terraform
+  const state = { serial: current.serial, lineage: current.lineage ?? '' }
+  if (next === undefined) {
+    throw new SerialConflictError(
+      `the unit's current state (serial ${current.serial}) was written here; an imported body that is not a Terraform state cannot follow it`,
+      state,
+    )
+  }
+  if (next.serial < current.serial) {
+    throw new SerialConflictError(
+      `serial ${next.serial} would go behind the current serial ${current.serial}, written here; an import only appends`,
+      state,
+    )
+  }
+  if (next.serial === current.serial && incoming.sha256 !== current.sha256) {
+    throw new SerialConflictError(
+      `serial ${next.serial} is already stored with different content; an import only appends`,
+      state,
+    )
+  }
+}

@@ -8,7 +8,12 @@ export interface InspectedState {
   md5: string
   size: number
   scan: ScannedState
+  /** Why the body was kept unscanned: set only for a reader that keeps bodies that are not JSON. */
+  opaque?: string
 }
+
+/** What is known of a body kept unscanned: nothing, and no index. */
+const UNSCANNED: ScannedState = { outputsTooLarge: false, resources: { none: 'not JSON' } }
 
 /**
  * Passes a state body through unchanged while hashing it, counting it against the size limit and
@@ -20,12 +25,43 @@ export class StateInspector {
   readonly #md5 = createHash('md5')
   readonly #scanner: ChunkScanner
   readonly #limit: number
+  readonly #keepOpaque: boolean
   #size = 0
   #result: InspectedState | undefined
+  /** The scanner's refusal, once a body kept whatever it is turned out not to be JSON. */
+  #opaque: string | undefined
 
-  constructor(limit: number, scanner: ChunkScanner) {
+  /**
+   * `keepOpaque`: a body that is not JSON passes anyway, unscanned, with the reason in
+   * `opaque` (an import keeps what its source kept); otherwise it fails the stream.
+   */
+  constructor(limit: number, scanner: ChunkScanner, options: { keepOpaque?: boolean } = {}) {
     this.#limit = limit
     this.#scanner = scanner
+    this.#keepOpaque = options.keepOpaque === true
+  }
+
+  /** Scans a chunk, unless the body turned out not to be JSON and is kept anyway. */
+  async #scan(chunk: Uint8Array): Promise<void> {
+    if (this.#opaque !== undefined) return
+    try {
+      await this.#scanner.write(chunk)
+    } catch (error) {
+      if (!this.#keepOpaque || !(error instanceof Error)) throw error
+      this.#opaque = error.message
+      this.#scanner.abandon?.()
+    }
+  }
+
+  async #end(): Promise<ScannedState> {
+    if (this.#opaque !== undefined) return UNSCANNED
+    try {
+      return await this.#scanner.end()
+    } catch (error) {
+      if (!this.#keepOpaque || !(error instanceof Error)) throw error
+      this.#opaque = error.message
+      return UNSCANNED
+    }
   }
 
   async *pass(body: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
@@ -35,22 +71,23 @@ export class StateInspector {
         this.#size += chunk.byteLength
         if (this.#size > this.#limit) throw new StateTooLargeError(this.#limit)
         // A scanner on another thread works on this chunk while this one hashes it.
-        const scanned = this.#scanner.write(chunk)
+        const scanned = this.#scan(chunk)
         this.#sha256.update(chunk)
         this.#md5.update(chunk)
-        if (scanned !== undefined) await scanned
+        await scanned
         yield chunk
       }
-      const scan = await this.#scanner.end()
+      const scan = await this.#end()
       finished = true
       this.#result = {
         sha256: this.#sha256.digest('hex'),
         md5: this.#md5.digest('hex'),
         size: this.#size,
         scan,
+        ...(this.#opaque === undefined ? {} : { opaque: this.#opaque }),
       }
     } finally {
-      if (!finished) this.#scanner.abandon?.()
+      if (!finished && this.#opaque === undefined) this.#scanner.abandon?.()
     }
   }
 

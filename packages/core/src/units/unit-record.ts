@@ -43,6 +43,12 @@ export const VersionRecordSchema = v.looseObject({
   serial_span: v.nullable(v.tuple([v.number(), v.number()])),
   output_digests: v.optional(v.nullable(OutputDigestsSchema)),
   acks: v.optional(v.array(AckSchema)),
+  /** An imported version's provenance (DESIGN section 16); absent on versions written here. */
+  imported_from: v.optional(v.string()),
+  original_created: v.optional(v.nullable(v.string())),
+  original_author: v.optional(v.nullable(v.string())),
+  /** True when the body is not JSON: only an import keeps such a body, as its source kept it. */
+  opaque: v.optional(v.literal(true)),
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 

@@ -30,6 +30,13 @@ export function toVersion(record: VersionRecord): Version {
     lineage: record.lineage,
     author: record.author,
     source: record.source,
+    ...(record.imported_from === undefined
+      ? {}
+      : {
+          imported_from: record.imported_from,
+          original_created: record.original_created ?? null,
+          original_author: record.original_author ?? null,
+        }),
   }
 }
 

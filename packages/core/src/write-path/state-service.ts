@@ -1,7 +1,7 @@
 import { demand } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import type { UnitId } from '../units/unit-id'
-import type { Version } from '@cairn/contract'
+import type { Provenance, Version } from '@cairn/contract'
 import { parseTimestamp, versionAt } from '../versions/version-lookup'
 import type { StateWriter, WriteOptions } from './state-writer'
 import type { Kernel } from '../kernel'
@@ -39,6 +39,29 @@ export class StateService {
   ): Promise<Version> {
     await demand(this.#kernel.authorizer, principal, 'unit:write', id)
     return this.#writer.write(principal, id, body, options)
+  }
+
+  /**
+   * Appends a version imported from another store with its provenance (DESIGN section 16): needs
+   * `unit:manage`, creates the unit when it is new, keeps a body that is not JSON as its source
+   * kept it, and never goes behind a serial written here (`checkImportSerial`).
+   *
+   * @throws LockConflictError, SerialConflictError, ChecksumMismatchError, StateTooLargeError,
+   *   UnitFrozenError, ForbiddenError
+   */
+  async import(
+    principal: Principal,
+    id: UnitId,
+    body: AsyncIterable<Uint8Array>,
+    options: Pick<WriteOptions, 'expectedMd5' | 'sizeHint' | 'lockId'> & { provenance: Provenance },
+  ): Promise<Version> {
+    await demand(this.#kernel.authorizer, principal, 'unit:manage', id)
+    return this.#writer.write(principal, id, body, {
+      ...options,
+      source: 'import',
+      create: true,
+      keepOpaque: true,
+    })
   }
 
   /**

@@ -10,7 +10,7 @@ import { checkWriteLock, type LockGuard } from '../locks/lock-rules'
 import { iso } from '../runtime/clock'
 import { beforeAnswer } from '../runtime/request-scope'
 import { rewriteSerial } from '../state/serial-rewrite'
-import { checkSerial } from '../state/serial-rules'
+import { checkImportSerial, checkSerial } from '../state/serial-rules'
 import type { ScannerSource } from '@cairn/state-scan'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
@@ -26,7 +26,7 @@ import {
   type VersionRecord,
 } from '../units/unit-record'
 import { toVersion } from '../units/unit-view'
-import type { Source, Version } from '@cairn/contract'
+import type { Provenance, Source, Version } from '@cairn/contract'
 import { openVersion } from '../versions/version-lookup'
 import {
   beginCommit,
@@ -61,6 +61,14 @@ export interface WriteOptions extends LockGuard {
    * on the ETag the S3 surface gives). Checked before the body is read and again in the commit.
    */
   expectCurrent?: { absent: true } | { sha256Prefix: string }
+  /**
+   * An imported version's provenance (DESIGN section 16). Such a write follows the import's
+   * serial rule (`checkImportSerial`) and is kept even if its bytes are the current version's,
+   * unless that version came from the same source version.
+   */
+  provenance?: Provenance
+  /** Keep a body that is not JSON as it is (an import of what its source kept). */
+  keepOpaque?: boolean
 }
 
 interface StateWriterOptions {
@@ -143,6 +151,7 @@ export class StateWriter {
       before?.record.epoch ?? newEpoch(this.#kernel.clock, this.#kernel.ids),
       body,
       options.sizeHint,
+      options.keepOpaque === true,
     )
     try {
       checkDeclared(staged.inspected, options)
@@ -193,6 +202,7 @@ export class StateWriter {
     epoch: string,
     body: AsyncIterable<Uint8Array>,
     sizeHint: number | undefined,
+    keepOpaque = false,
   ): Promise<Staged> {
     const object = stateKey(id, epoch, this.#kernel.clock.now(), this.#kernel.ids.token())
     const parts = this.#extensions.flatMap((extension) => extension.stage?.(object) ?? [])
@@ -207,6 +217,7 @@ export class StateWriter {
     const inspector = new StateInspector(
       this.#maxStateBytes,
       this.#scanners(sizeHint, { index }, onEntries),
+      { keepOpaque },
     )
     // What the parts store is stored as the body streams in.
     const storing = parts.map((part) => part.stored())
@@ -275,12 +286,20 @@ export class StateWriter {
         const held = record.lock
         const holder =
           held !== null && isSamePrincipal(held, principal) && held.source === options.source
-        checkSerial(
-          current,
-          staged.inspected,
-          options.force === true || (options.holderOverridesSerial === true && holder),
-        )
-        if (!restoring && current?.sha256 === staged.inspected.sha256) {
+        const provenance = options.provenance
+        if (provenance === undefined) {
+          checkSerial(
+            current,
+            staged.inspected,
+            options.force === true || (options.holderOverridesSerial === true && holder),
+          )
+        } else {
+          checkImportSerial(current, staged.inspected)
+        }
+        const again =
+          current?.sha256 === staged.inspected.sha256 &&
+          (provenance === undefined || current.imported_from === provenance.imported_from)
+        if (!restoring && again) {
           // The same bytes again (a retried request): already stored, nothing new to version.
           committed = undefined
           return { keep: true as const, result: toVersion(current) }
@@ -384,6 +403,8 @@ export class StateWriter {
       object,
       terraform_version: terraform?.terraformVersion ?? null,
       serial_span: span === undefined ? null : [span.start, span.end],
+      ...options.provenance,
+      ...(inspected.opaque === undefined ? {} : { opaque: true as const }),
     }
   }
 
