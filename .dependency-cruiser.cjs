@@ -8,6 +8,19 @@ const EXTENSIONS = ['state-index', 'webhooks', 'rbac', 'audit', 'runs']
 module.exports = {
   forbidden: [
     {
+      name: 'migrate-is-a-client',
+      severity: 'error',
+      comment:
+        'the importer and exporter run beside Terraform, not in the server: they reach Cairn through the SDK only',
+      from: { path: '^packages/migrate/' },
+      to: {
+        path: [
+          '^packages/(core|server|storage-s3|tfe-adapter|runs|rbac|audit|webhooks|state-index)/',
+          '^apps/',
+        ],
+      },
+    },
+    {
       name: 'no-cycles',
       severity: 'error',
       comment:

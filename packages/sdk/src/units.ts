@@ -102,9 +102,11 @@ export class UnitsApi {
     })
   }
 
-  /** The current state, as a stream. */
-  async download(id: string): Promise<StateDownload> {
-    const response = await this.#transport.send('GET', `/v1/units/${unitPath(id)}/download`)
+  /** The current state, or the version written at `version` (its timestamp), as a stream. */
+  async download(id: string, options: { version?: string } = {}): Promise<StateDownload> {
+    const response = await this.#transport.send('GET', `/v1/units/${unitPath(id)}/download`, {
+      query: { version: options.version },
+    })
     if (response.body === null) throw new CairnError('the download answered no body')
     const length = response.headers.get('content-length')
     const md5 = response.headers.get('content-md5')
@@ -140,6 +142,38 @@ export class UnitsApi {
     return this.#transport.json('POST', `/v1/units/${unitPath(id)}/upload`, VersionSchema, {
       body,
       query: { if_locked_by: options.ifLockedBy, ...flag('force', options.force) },
+    })
+  }
+
+  /**
+   * Appends a version imported from another store with its provenance (DESIGN section 16): the
+   * unit is created when new; `md5` is the source's declared MD5, checked against the bytes.
+   * Needs `unit:manage`. `@cairn/migrate` drives this for whole sources.
+   */
+  importVersion(
+    id: string,
+    state: StateBody,
+    options: {
+      importedFrom: string
+      originalCreated?: string | null
+      originalAuthor?: string | null
+      md5?: string
+      lockId?: string
+    },
+  ): Promise<Version> {
+    const body =
+      typeof state === 'string' || state instanceof Uint8Array
+        ? { bytes: state }
+        : { stream: state }
+    return this.#transport.json('POST', `/v1/units/${unitPath(id)}/versions`, VersionSchema, {
+      body,
+      query: {
+        imported_from: options.importedFrom,
+        original_created: options.originalCreated ?? undefined,
+        original_author: options.originalAuthor ?? undefined,
+        md5: options.md5,
+        lock_id: options.lockId,
+      },
     })
   }
 

@@ -32,6 +32,8 @@ export const root = defineCommand({
     run: () => import('./run/index').then((module) => module.default),
     agent: () => import('./agent').then((module) => module.default),
     'agent-tokens': () => import('./agent-tokens/index').then((module) => module.default),
+    import: () => import('./import').then((module) => module.default),
+    export: () => import('./export').then((module) => module.default),
     search: () => import('./search').then((module) => module.default),
     reindex: () => import('./reindex').then((module) => module.default),
     api: () => import('./api').then((module) => module.default),

@@ -157,7 +157,11 @@ export function unitRoutes(deps: UnitRoutesDeps): Hono<AppEnv> {
     },
     download: {
       GET: async (c, id) => {
-        const { version, body } = await core.versions.download(c.var.principal, id)
+        const at = queryText(c, 'version')
+        const { version, body } =
+          at === undefined
+            ? await core.versions.download(c.var.principal, id)
+            : await core.versions.downloadVersion(c.var.principal, id, at)
         noteAudit(c, { version: version.timestamp })
         return c.body(toWebStream(body), 200, stateHeaders(version))
       },

@@ -1,0 +1,234 @@
+import { createHash } from 'node:crypto'
+import { Readable } from 'node:stream'
+import {
+  GetBucketVersioningCommand,
+  ListObjectVersionsCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3'
+import type { CairnClient } from '@cairn/sdk'
+import type { Unit, Version } from '@cairn/contract'
+import {
+  EXPORT_FORMAT,
+  EXPORT_FORMAT_VERSION,
+  unitFolder,
+  versionFile,
+  type Manifest,
+  type UnitFile,
+  type VersionLine,
+} from './archive-format'
+import { describe, s3Client, type S3Location } from './sources/s3'
+import { endOfArchive, fileHeader, padding } from './tar'
+
+export interface ExportOptions {
+  /** Only the units whose IDs start with this. */
+  prefix?: string
+  /** Hears each unit as it is written. */
+  onProgress?: (progress: { unit: string; done: number; total: number; bytes: number }) => void
+}
+
+/**
+ * Every unit and every version as one archive (`archive-format.ts`), as a stream of chunks: the
+ * units' IDs are listed first (for the manifest), then each unit's versions one after another,
+ * each body streamed from the server into the archive and checked against its SHA-256 on the
+ * way. Memory holds one unit's list of versions, never a state.
+ */
+export async function* exportArchive(
+  client: CairnClient,
+  options: ExportOptions = {},
+): AsyncGenerator<Uint8Array> {
+  const prefix = options.prefix ?? ''
+  const units: Unit[] = []
+  for await (const unit of client.units.listAll({ prefix })) units.push(unit)
+  const now = new Date()
+  const manifest: Manifest = {
+    format: EXPORT_FORMAT,
+    format_version: EXPORT_FORMAT_VERSION,
+    exported_at: now.toISOString(),
+    server: client.baseUrl,
+    prefix,
+    units: units.map((unit) => unit.id),
+  }
+  yield* small('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`, now)
+  let bytes = 0
+  for (const [at, unit] of units.entries()) {
+    const [dependencies, versions] = await Promise.all([
+      client.units.dependencies(unit.id),
+      allVersions(client, unit.id),
+    ])
+    const file: UnitFile = {
+      id: unit.id,
+      created: unit.created,
+      tags: unit.tags,
+      dependencies: dependencies.dependencies,
+    }
+    yield* small(`${unitFolder(unit.id)}/unit.json`, `${JSON.stringify(file, null, 2)}\n`, now)
+    const lines = versions.map((version, index) => versionLine(unit.id, version, index + 1))
+    yield* small(
+      `${unitFolder(unit.id)}/versions.ndjson`,
+      lines.map((line) => `${JSON.stringify(line)}\n`).join(''),
+      now,
+    )
+    for (const line of lines) {
+      yield fileHeader(line.file, line.size, new Date(line.timestamp))
+      yield* checkedBody(client, unit.id, line)
+      yield padding(line.size)
+      bytes += line.size
+    }
+    options.onProgress?.({ unit: unit.id, done: at + 1, total: units.length, bytes })
+  }
+  yield endOfArchive()
+}
+
+/** A unit's versions, oldest first. */
+async function allVersions(client: CairnClient, unit: string): Promise<Version[]> {
+  const versions: Version[] = []
+  let cursor: string | undefined
+  do {
+    const page = await client.units.versions(unit, {
+      limit: 1000,
+      ...(cursor === undefined ? {} : { cursor }),
+    })
+    versions.push(...page.versions)
+    cursor = page.next_cursor ?? undefined
+  } while (cursor !== undefined)
+  return versions.reverse()
+}
+
+function versionLine(unit: string, version: Version, index: number): VersionLine {
+  return { file: versionFile(unit, index), ...version }
+}
+
+function* small(name: string, text: string, mtime: Date): Generator<Uint8Array> {
+  const bytes = Buffer.from(text)
+  yield fileHeader(name, bytes.length, mtime)
+  yield bytes
+  yield padding(bytes.length)
+}
+
+/** A version's bytes from the server, failing the export if they are not what the list says. */
+async function* checkedBody(
+  client: CairnClient,
+  unit: string,
+  line: VersionLine,
+): AsyncGenerator<Uint8Array> {
+  const download = await client.units.download(unit, { version: line.timestamp })
+  const sha256 = createHash('sha256')
+  let size = 0
+  for await (const chunk of download.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength
+    if (size > line.size) break
+    sha256.update(chunk)
+    yield chunk
+  }
+  const digest = sha256.digest('hex')
+  if (size !== line.size || digest !== line.sha256) {
+    throw new Error(
+      `version ${line.timestamp} of ${unit} read as ${size} bytes with SHA-256 ${digest}, not the ${line.size} bytes with SHA-256 ${line.sha256} listed: the export stops`,
+    )
+  }
+}
+
+export interface S3ExportReport {
+  units: number
+  versions: number
+  bytes: number
+  /** Versions the bucket had from an earlier run, not written again. */
+  skipped: number
+}
+
+/** The key Terraform's `s3` backend reads a unit from (DESIGN section 11, the other way). */
+export function keyOfUnit(prefix: string, unit: string): string {
+  const base = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`
+  return unit.endsWith('.tfstate') ? `${base}${unit}` : `${base}${unit}/terraform.tfstate`
+}
+
+/**
+ * Every unit's versions, oldest first, into a bucket with versioning: each unit at the key
+ * Terraform's `s3` backend uses for it (`<prefix>/<unit>/terraform.tfstate`), so the bucket's
+ * history is the unit's and its newest object the current state. A bucket without versioning is
+ * refused (it would keep the last version only). Run again, it writes only what the key lacks:
+ * the versions the key already has, in order, by their MD5, are skipped.
+ */
+export async function exportToS3(
+  client: CairnClient,
+  location: S3Location,
+  options: ExportOptions = {},
+  s3: S3Client = s3Client(location),
+): Promise<S3ExportReport> {
+  const versioning = await s3
+    .send(new GetBucketVersioningCommand({ Bucket: location.bucket }))
+    .catch((error: unknown) => {
+      throw new Error(`cannot read the versioning of bucket ${location.bucket}: ${describe(error)}`)
+    })
+  if (versioning.Status !== 'Enabled') {
+    throw new Error(
+      `bucket ${location.bucket} does not have versioning enabled: it would keep only each unit's last version (aws s3api put-bucket-versioning --bucket ${location.bucket} --versioning-configuration Status=Enabled)`,
+    )
+  }
+  const report: S3ExportReport = { units: 0, versions: 0, bytes: 0, skipped: 0 }
+  const units: Unit[] = []
+  for await (const unit of client.units.listAll({ prefix: options.prefix ?? '' })) units.push(unit)
+  for (const [at, unit] of units.entries()) {
+    const key = keyOfUnit(location.prefix, unit.id)
+    const versions = await allVersions(client, unit.id)
+    const present = await keyVersions(s3, location.bucket, key)
+    let start = 0
+    while (
+      start < versions.length &&
+      start < present.length &&
+      present[start] === versions[start]?.md5
+    )
+      start += 1
+    report.skipped += start
+    for (const version of versions.slice(start)) {
+      const line = versionLine(unit.id, version, 0)
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: location.bucket,
+          Key: key,
+          Body: Readable.from(checkedBody(client, unit.id, line)),
+          ContentLength: version.size,
+          ContentMD5: Buffer.from(version.md5, 'hex').toString('base64'),
+          ContentType: 'application/json',
+        }),
+      )
+      report.versions += 1
+      report.bytes += version.size
+    }
+    report.units += 1
+    options.onProgress?.({ unit: unit.id, done: at + 1, total: units.length, bytes: report.bytes })
+  }
+  return report
+}
+
+/** The MD5s of a key's versions, oldest first. */
+async function keyVersions(s3: S3Client, bucket: string, key: string): Promise<string[]> {
+  const found: { md5: string; at: number }[] = []
+  let keyMarker: string | undefined
+  let versionMarker: string | undefined
+  for (;;) {
+    const page = await s3.send(
+      new ListObjectVersionsCommand({
+        Bucket: bucket,
+        Prefix: key,
+        KeyMarker: keyMarker,
+        VersionIdMarker: versionMarker,
+      }),
+    )
+    for (const version of page.Versions ?? []) {
+      if (version.Key !== key) continue
+      found.push({
+        md5: (version.ETag ?? '').replaceAll('"', ''),
+        at: version.LastModified?.getTime() ?? 0,
+      })
+    }
+    if (page.IsTruncated !== true) break
+    keyMarker = page.NextKeyMarker
+    versionMarker = page.NextVersionIdMarker
+  }
+  return found
+    .reverse()
+    .sort((a, b) => a.at - b.at)
+    .map((each) => each.md5)
+}
