@@ -211,7 +211,12 @@ async function failingProxy(
     failNext: (count) => {
       failing = count
     },
-    close: () => new Promise((resolve) => proxy.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        proxy.close(() => {
+          resolve()
+        })
+      }),
   }
 }
 
@@ -309,7 +314,7 @@ async function fakeGitlab(states: Record<string, Record<number, string>>, token:
         return
       }
       // The first read of a serial is the importer's probe; the second is the copy.
-      if (held !== undefined && held.serial === Number(match?.[2]) && ++held.seen === 2) {
+      if (held?.serial === Number(match?.[2]) && ++held.seen === 2) {
         await new Promise<void>((resolve) => {
           const current = held
           if (current !== undefined) current.release = resolve
@@ -329,7 +334,12 @@ async function fakeGitlab(states: Record<string, Record<number, string>>, token:
       held = undefined
       current?.release()
     },
-    close: () => new Promise<void>((resolve) => gitlab.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        gitlab.close(() => {
+          resolve()
+        })
+      }),
   }
 }
 

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs'
+import { Readable } from 'node:stream'
 import { open } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import * as v from 'valibot'
@@ -110,7 +111,7 @@ export class ArchiveSource implements MigrationSource {
           open: () =>
             Promise.resolve(
               entry.size === 0
-                ? (async function* () {})()
+                ? Readable.from([])
                 : createReadStream(this.#path, {
                     start: entry.offset,
                     end: entry.offset + entry.size - 1,

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream'
+import type { ReadableStream as WebReadableStream } from 'node:stream/web'
 import { SourceError } from '../source'
 
 /** How long one request to a source may take before the import calls it failed. */
@@ -44,7 +45,7 @@ export async function get(
 /** A response's body as a Node stream (an `AsyncIterable` of chunks). */
 export function bodyOf(response: Response): AsyncIterable<Uint8Array> {
   if (response.body === null) return Readable.from([])
-  return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>)
+  return Readable.fromWeb(response.body as WebReadableStream<Uint8Array>)
 }
 
 function reason(error: unknown): string {

@@ -98,7 +98,7 @@ export class TfeSource implements MigrationSource {
   ): Promise<T[]> {
     const base = await this.#base()
     const items: T[] = []
-    for (let page: number | null | undefined = 1; page !== null && page !== undefined;) {
+    for (let page: number | null = 1; page !== null;) {
       const url = new URL(path, base)
       for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value)
       url.searchParams.set('page[number]', String(page))
