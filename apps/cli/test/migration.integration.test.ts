@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
+import { connect, createServer as createTcpServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { Readable } from 'node:stream'
 import { join } from 'node:path'
 import {
   GetObjectCommand,
@@ -11,6 +13,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3'
 import { createClient, type CairnClient } from '@cairn/sdk'
+import { importSource, type MigrationSource, type SourceVersion } from '@cairn/migrate'
 import type { Version } from '@cairn/contract'
 import { startServer, TerraformWorkspace, useRgw, type RunningServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -161,6 +164,158 @@ describe('a versioned bucket on Ceph RGW', () => {
     expect((await allVersions(client, 'env:/dev/team/net')).length).toBe(1)
     expect(await client.units.downloadText('odd.tfstate')).toBe('this is not a state')
   }, 120_000)
+})
+
+/**
+ * A TCP proxy in front of an RGW gateway that, after `reads` object reads (GETs with a
+ * `versionId`), drops every connection and refuses new ones, as a gateway killed mid-import
+ * would, until `revive`. (The shared cluster's own gateways are never killed: other suites use
+ * them.)
+ */
+async function dyingGateway(endpoint: string) {
+  const target = new URL(endpoint)
+  const sockets = new Set<Socket>()
+  let reads = Number.POSITIVE_INFINITY
+  let dead = false
+  const proxy = createTcpServer((client) => {
+    if (dead) {
+      client.destroy()
+      return
+    }
+    const upstream = connect(Number(target.port), target.hostname)
+    sockets.add(client).add(upstream)
+    const drop = () => {
+      sockets.delete(client)
+      sockets.delete(upstream)
+      client.destroy()
+      upstream.destroy()
+    }
+    client.on('data', (chunk: Buffer) => {
+      if (/^GET [^ ]*versionId=/.test(chunk.subarray(0, 2048).toString('latin1'))) {
+        reads -= 1
+        if (reads < 0) {
+          dead = true
+          for (const socket of sockets) socket.destroy()
+          sockets.clear()
+          return
+        }
+      }
+      upstream.write(chunk)
+    })
+    upstream.on('data', (chunk: Buffer) => client.write(chunk))
+    client.on('error', drop).on('close', drop)
+    upstream.on('error', drop).on('close', drop)
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  return {
+    endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    dieAfter: (count: number) => {
+      reads = count
+    },
+    revive: () => {
+      dead = false
+      reads = Number.POSITIVE_INFINITY
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        proxy.close(() => {
+          resolve()
+        })
+      }),
+  }
+}
+
+describe('a source failing under the import', () => {
+  it('a gateway that dies mid-import fails the unit; run again, it completes with nothing doubled', async () => {
+    const bucket = await rgw.createBucket()
+    const s3 = new S3Client({
+      region: rgw.region,
+      endpoint: rgw.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
+    })
+    await s3.send(
+      new PutBucketVersioningCommand({
+        Bucket: bucket,
+        VersioningConfiguration: { Status: 'Enabled' },
+      }),
+    )
+    for (const serial of [1, 2, 3, 4, 5]) {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: 'a/terraform.tfstate',
+          Body: state(serial, 'a'),
+        }),
+      )
+    }
+    const gateway = await dyingGateway(rgw.endpoint)
+    const { running, client } = await server()
+    const env = {
+      AWS_ACCESS_KEY_ID: rgw.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey,
+      AWS_REGION: rgw.region,
+    }
+    try {
+      gateway.dieAfter(2)
+      const failed = await cairn(
+        running,
+        ['import', `s3://${bucket}`, '--endpoint', gateway.endpoint],
+        env,
+      )
+      expect(failed.code).toBe(1)
+      expect(failed.stdout).toMatch(/a: failed: cannot read s3:\/\/.*a\/terraform\.tfstate version/)
+      expect((await allVersions(client, 'a')).map((version) => version.serial)).toEqual([1, 2])
+      gateway.revive()
+      const again = await cairn(
+        running,
+        ['import', `s3://${bucket}`, '--endpoint', gateway.endpoint],
+        env,
+      )
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stdout).toContain('Imported 3 versions')
+      expect((await allVersions(client, 'a')).map((version) => version.serial)).toEqual([
+        1, 2, 3, 4, 5,
+      ])
+    } finally {
+      await gateway.close()
+    }
+  }, 120_000)
+
+  it('a version whose bytes are not the MD5 the source declares is refused, and what came before it stays', async () => {
+    const { client } = await server()
+    const version = (serial: number, md5: string | null): SourceVersion => ({
+      id: `test://unit#${serial}`,
+      created: null,
+      author: null,
+      size: null,
+      md5,
+      serial,
+      open: () => Promise.resolve(Readable.from([Buffer.from(state(serial, 'm'))])),
+    })
+    const md5 = (text: string) => createHash('md5').update(text).digest('hex')
+    const source: MigrationSource = {
+      description: 'a source declaring MD5s (in process)',
+      locks: false,
+      units: () =>
+        Readable.from([
+          {
+            name: 'm',
+            defaultTarget: 'team/m',
+            versions: () =>
+              Promise.resolve([
+                version(1, md5(state(1, 'm'))),
+                version(2, md5('something else')),
+                version(3, null),
+              ]),
+          },
+        ]),
+    }
+    const summary = await importSource(client, source)
+    expect(summary.units[0]?.failure).toMatch(/MD5/)
+    expect((await allVersions(client, 'team/m')).map((each) => each.serial)).toEqual([1])
+  }, 60_000)
 })
 
 /**
