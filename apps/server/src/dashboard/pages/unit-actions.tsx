@@ -13,6 +13,7 @@ import { queryOf, viewerOf, type DashboardDeps } from '../context'
 import { Ago, CsrfField, Notice, Page, size, unitHref } from '../view/layout'
 import { unitIdOf } from './unit-query'
 import { LockFacts } from './unit-sections'
+import { Provenance } from './unit-versions'
 
 /**
  * The two destructive actions of a unit's page, each a confirmation page whose form posts the
@@ -133,7 +134,10 @@ export function unitActionRoutes(deps: DashboardDeps): Hono<AppEnv> {
           <dt>Author</dt>
           <dd>{version.author}</dd>
           <dt>Source</dt>
-          <dd>{version.source}</dd>
+          <dd>
+            {version.source}
+            <Provenance version={version} />
+          </dd>
           <dt>Size</dt>
           <dd>{size(version.size)}</dd>
         </dl>

@@ -45,7 +45,10 @@ export function VersionsPanel({ id, page, current, vcursor, canWrite, now }: Ver
                 {size(version.size)}
               </td>
               <td data-label="Author">{version.author}</td>
-              <td data-label="Source">{version.source}</td>
+              <td data-label="Source">
+                {version.source}
+                <Provenance version={version} />
+              </td>
               <td data-label="Actions">
                 {canWrite && version.timestamp !== current ? (
                   <a
@@ -95,5 +98,26 @@ function CompareForm({ id, versions }: { id: string; versions: readonly Version[
       {pick('to', 'To version', versions[0]?.timestamp)}
       <button type="submit">Compare versions</button>
     </form>
+  )
+}
+
+/**
+ * Where an imported version came from: the source's identity of it, and when and by whom the
+ * source says it was made. Nothing for a version written here.
+ */
+export function Provenance({ version }: { version: Version }) {
+  if (version.imported_from === undefined) return null
+  const created = version.original_created ?? null
+  const author = version.original_author ?? null
+  return (
+    <span class="provenance muted">
+      from <span class="mono">{version.imported_from}</span>
+      {created === null ? null : (
+        <>
+          , made <time datetime={created}>{created}</time>
+        </>
+      )}
+      {author === null ? null : <> by {author}</>}
+    </span>
   )
 }

@@ -188,6 +188,21 @@ describe("a unit's page", () => {
     expect(second).toContain('Newest versions')
   })
 
+  it('shows where an imported version came from, and when and by whom the source says it was made', async () => {
+    const browser = await signedInAsAdmin()
+    await fixture.core.states.import(ARRANGER, UNIT, bytesOf(terraformState({ serial: 3 })), {
+      provenance: {
+        imported_from: 's3://old/team/shop/terraform.tfstate?versionId=v1',
+        original_created: '2024-05-06T07:08:09.000Z',
+        original_author: 'ci-bot',
+      },
+    })
+    const html = await browser.page(unitPage(UNIT))
+    expect(html).toContain(
+      '<span class="provenance muted">from <span class="mono">s3://old/team/shop/terraform.tfstate?versionId=v1</span>, made <time datetime="2024-05-06T07:08:09.000Z">2024-05-06T07:08:09.000Z</time> by ci-bot</span>',
+    )
+  })
+
   it('shows a unit without state without outputs or versions to restore', async () => {
     const browser = await signedInAsAdmin()
     await fixture.core.units.create(ARRANGER, UNIT, {})

@@ -45,6 +45,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .scroll { overflow-x: auto; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .9em; }
 .muted { color: var(--muted); }
+.provenance { display: block; font-size: .85em; overflow-wrap: anywhere; }
 .status { display: inline-flex; align-items: center; gap: .35rem; font-weight: 600; }
 .status::before { content: ""; width: .7rem; height: .7rem; border-radius: 50%; background: currentColor; }
 .status.red { color: var(--red); } .status.yellow { color: var(--yellow); } .status.green { color: var(--green); }
