@@ -10,6 +10,7 @@ import { s3Api } from './benches/s3-api'
 import { stateTransfer } from './benches/state-transfer'
 import { terraformApply } from './benches/terraform/terraform-apply'
 import { runs } from './benches/runs'
+import { migration } from './benches/migration'
 
 /** Every bench, in the order `bench:all` runs them and the README lists them. */
 export const registry: readonly Bench[] = [
@@ -21,6 +22,7 @@ export const registry: readonly Bench[] = [
   s3Api,
   terraformApply,
   runs,
+  migration,
   resourceIndex,
   dashboard,
   hostileProbe,

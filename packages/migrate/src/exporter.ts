@@ -6,7 +6,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import type { CairnClient } from '@cairn/sdk'
+import type { CairnClient, DependencySet, StateDownload } from '@cairn/sdk'
 import type { Unit, Version } from '@cairn/contract'
 import {
   EXPORT_FORMAT,
@@ -19,6 +19,11 @@ import {
 } from './archive-format'
 import { describe, s3Client, type S3Location } from './sources/s3'
 import { endOfArchive, fileHeader, padding } from './tar'
+
+/** How many units' lists are read ahead of the one being written. */
+const LOOKAHEAD = 8
+/** How many versions' downloads are asked for ahead of the one being written. */
+const WINDOW = 8
 
 export interface ExportOptions {
   /** Only the units whose IDs start with this. */
@@ -51,11 +56,9 @@ export async function* exportArchive(
   }
   yield* small('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`, now)
   let bytes = 0
-  for (const [at, unit] of units.entries()) {
-    const [dependencies, versions] = await Promise.all([
-      client.units.dependencies(unit.id),
-      allVersions(client, unit.id),
-    ])
+  const plan = new ReadAhead(client, units)
+  for (let at = 0; at < units.length; at += 1) {
+    const { unit, dependencies, lines } = await plan.unit(at)
     const file: UnitFile = {
       id: unit.id,
       created: unit.created,
@@ -63,21 +66,104 @@ export async function* exportArchive(
       dependencies: dependencies.dependencies,
     }
     yield* small(`${unitFolder(unit.id)}/unit.json`, `${JSON.stringify(file, null, 2)}\n`, now)
-    const lines = versions.map((version, index) => versionLine(unit.id, version, index + 1))
     yield* small(
       `${unitFolder(unit.id)}/versions.ndjson`,
       lines.map((line) => `${JSON.stringify(line)}\n`).join(''),
       now,
     )
-    for (const line of lines) {
+    for (const [index, line] of lines.entries()) {
       yield fileHeader(line.file, line.size, new Date(line.timestamp))
-      yield* checkedBody(client, unit.id, line)
+      yield* checkedBody(unit.id, line, await plan.download(at, index))
       yield padding(line.size)
       bytes += line.size
     }
     options.onProgress?.({ unit: unit.id, done: at + 1, total: units.length, bytes })
   }
   yield endOfArchive()
+}
+
+interface PlannedUnit {
+  unit: Unit
+  dependencies: DependencySet
+  lines: VersionLine[]
+}
+
+/**
+ * What the export will need next, asked for before it is needed: the lists of the next units
+ * (`LOOKAHEAD`), and the downloads of the next versions (`WINDOW`, across units), each answer
+ * read in order as the archive reaches it. An answer not read yet holds only what its connection
+ * buffers, so memory stays flat; the time is the server's, not one round trip after another.
+ */
+class ReadAhead {
+  readonly #client: CairnClient
+  readonly #units: readonly Unit[]
+  readonly #planned = new Map<number, Promise<PlannedUnit>>()
+  readonly #downloads = new Map<string, Promise<StateDownload>>()
+  /** The next version whose download is not asked for yet. */
+  #nextUnit = 0
+  #nextLine = 0
+
+  constructor(client: CairnClient, units: readonly Unit[]) {
+    this.#client = client
+    this.#units = units
+  }
+
+  unit(at: number): Promise<PlannedUnit> {
+    for (let ahead = at; ahead < Math.min(at + LOOKAHEAD, this.#units.length); ahead += 1) {
+      if (!this.#planned.has(ahead)) {
+        const unit = this.#units[ahead]
+        if (unit === undefined) break
+        const planned = this.#plan(unit)
+        planned.catch(() => undefined)
+        this.#planned.set(ahead, planned)
+      }
+    }
+    const planned = this.#planned.get(at)
+    if (planned === undefined) throw new Error(`no unit ${at} to export`)
+    // Units before this one are written: their plans are not needed again.
+    this.#planned.delete(at - 1)
+    return planned
+  }
+
+  async #plan(unit: Unit): Promise<PlannedUnit> {
+    const [dependencies, versions] = await Promise.all([
+      this.#client.units.dependencies(unit.id),
+      allVersions(this.#client, unit.id),
+    ])
+    const lines = versions.map((version, index) => versionLine(unit.id, version, index + 1))
+    return { unit, dependencies, lines }
+  }
+
+  /** The download of line `index` of unit `at`, after asking for the next ones. */
+  async download(at: number, index: number): Promise<StateDownload> {
+    while (this.#downloads.size < WINDOW && this.#nextUnit < this.#units.length) {
+      if (this.#nextUnit > at + LOOKAHEAD) break
+      const { unit, lines } = await this.unitPlanned(this.#nextUnit)
+      const line = lines[this.#nextLine]
+      if (line === undefined) {
+        this.#nextUnit += 1
+        this.#nextLine = 0
+        continue
+      }
+      const download = this.#client.units.download(unit.id, { version: line.timestamp })
+      download.catch(() => undefined)
+      this.#downloads.set(`${this.#nextUnit}/${this.#nextLine}`, download)
+      this.#nextLine += 1
+    }
+    const key = `${at}/${index}`
+    const started = this.#downloads.get(key)
+    this.#downloads.delete(key)
+    if (started !== undefined) return started
+    const { unit, lines } = await this.unitPlanned(at)
+    return this.#client.units.download(unit.id, { version: lines[index]?.timestamp ?? '' })
+  }
+
+  /** A unit's plan, asked for now if it was not yet. */
+  unitPlanned(at: number): Promise<PlannedUnit> {
+    const planned = this.#planned.get(at)
+    if (planned !== undefined) return planned
+    return this.unit(at)
+  }
 }
 
 /** A unit's versions, oldest first. */
@@ -108,11 +194,10 @@ function* small(name: string, text: string, mtime: Date): Generator<Uint8Array> 
 
 /** A version's bytes from the server, failing the export if they are not what the list says. */
 async function* checkedBody(
-  client: CairnClient,
   unit: string,
   line: VersionLine,
+  download: StateDownload,
 ): AsyncGenerator<Uint8Array> {
-  const download = await client.units.download(unit, { version: line.timestamp })
   const sha256 = createHash('sha256')
   let size = 0
   for await (const chunk of download.body as AsyncIterable<Uint8Array>) {
@@ -187,7 +272,13 @@ export async function exportToS3(
         new PutObjectCommand({
           Bucket: location.bucket,
           Key: key,
-          Body: Readable.from(checkedBody(client, unit.id, line)),
+          Body: Readable.from(
+            checkedBody(
+              unit.id,
+              line,
+              await client.units.download(unit.id, { version: line.timestamp }),
+            ),
+          ),
           ContentLength: version.size,
           ContentMD5: Buffer.from(version.md5, 'hex').toString('base64'),
           ContentType: 'application/json',

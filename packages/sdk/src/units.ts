@@ -108,11 +108,12 @@ export class UnitsApi {
       query: { version: options.version },
     })
     if (response.body === null) throw new CairnError('the download answered no body')
+    const body = bodyHolding(response, response.body)
     const length = response.headers.get('content-length')
     const md5 = response.headers.get('content-md5')
     const etag = response.headers.get('etag')
     return {
-      body: response.body,
+      body,
       size: length === null ? undefined : Number(length),
       sha256: etag === null ? undefined : etag.replaceAll('"', ''),
       md5: md5 === null ? undefined : hexOfBase64(md5),
@@ -381,4 +382,33 @@ function flag(name: string, value: boolean | undefined): Record<string, string> 
 function hexOfBase64(text: string): string {
   const binary = atob(text)
   return Array.from(binary, (char) => char.charCodeAt(0).toString(16).padStart(2, '0')).join('')
+}
+
+/**
+ * The body of `response`, as a stream that holds the response itself. Node's fetch cancels the
+ * body of a response it has collected, so a body kept without its response (a download asked for
+ * ahead of its reading) could end early and empty.
+ */
+function bodyHolding(
+  response: Response,
+  body: ReadableStream<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader()
+  // Let go once the body is read or cancelled; until then this stream keeps the response.
+  let held: Response | undefined = response
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await reader.read()
+      if (next.done || held === undefined) {
+        held = undefined
+        controller.close()
+        return
+      }
+      controller.enqueue(next.value)
+    },
+    cancel(reason) {
+      held = undefined
+      return reader.cancel(reason)
+    },
+  })
 }
