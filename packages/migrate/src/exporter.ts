@@ -43,8 +43,9 @@ export async function* exportArchive(
   options: ExportOptions = {},
 ): AsyncGenerator<Uint8Array> {
   const prefix = options.prefix ?? ''
-  const units: Unit[] = []
-  for await (const unit of client.units.listAll({ prefix })) units.push(unit)
+  // Only the IDs are kept (for the manifest); each unit is read again when its turn comes.
+  const units: string[] = []
+  for await (const unit of client.units.listAll({ prefix })) units.push(unit.id)
   const now = new Date()
   const manifest: Manifest = {
     format: EXPORT_FORMAT,
@@ -52,7 +53,7 @@ export async function* exportArchive(
     exported_at: now.toISOString(),
     server: client.baseUrl,
     prefix,
-    units: units.map((unit) => unit.id),
+    units,
   }
   yield* small('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`, now)
   let bytes = 0
@@ -96,14 +97,14 @@ interface PlannedUnit {
  */
 class ReadAhead {
   readonly #client: CairnClient
-  readonly #units: readonly Unit[]
+  readonly #units: readonly string[]
   readonly #planned = new Map<number, Promise<PlannedUnit>>()
   readonly #downloads = new Map<string, Promise<StateDownload>>()
   /** The next version whose download is not asked for yet. */
   #nextUnit = 0
   #nextLine = 0
 
-  constructor(client: CairnClient, units: readonly Unit[]) {
+  constructor(client: CairnClient, units: readonly string[]) {
     this.#client = client
     this.#units = units
   }
@@ -125,10 +126,11 @@ class ReadAhead {
     return planned
   }
 
-  async #plan(unit: Unit): Promise<PlannedUnit> {
-    const [dependencies, versions] = await Promise.all([
-      this.#client.units.dependencies(unit.id),
-      allVersions(this.#client, unit.id),
+  async #plan(id: string): Promise<PlannedUnit> {
+    const [unit, dependencies, versions] = await Promise.all([
+      this.#client.units.get(id),
+      this.#client.units.dependencies(id),
+      allVersions(this.#client, id),
     ])
     const lines = versions.map((version, index) => versionLine(unit.id, version, index + 1))
     return { unit, dependencies, lines }
@@ -252,9 +254,11 @@ export async function exportToS3(
     )
   }
   const report: S3ExportReport = { units: 0, versions: 0, bytes: 0, skipped: 0 }
-  const units: Unit[] = []
-  for await (const unit of client.units.listAll({ prefix: options.prefix ?? '' })) units.push(unit)
-  for (const [at, unit] of units.entries()) {
+  const units: string[] = []
+  for await (const unit of client.units.listAll({ prefix: options.prefix ?? '' }))
+    units.push(unit.id)
+  for (const [at, id] of units.entries()) {
+    const unit = { id }
     const key = keyOfUnit(location.prefix, unit.id)
     const versions = await allVersions(client, unit.id)
     const present = await keyVersions(s3, location.bucket, key)
