@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { StateTooLargeError } from '../errors'
+import { InvalidStateError, StateTooLargeError } from '../errors'
 import type { ChunkScanner, ScannedState } from '@cairn/state-scan'
 
 /** What a state body turned out to be, known once the whole body has passed. */
@@ -47,7 +47,7 @@ export class StateInspector {
     try {
       await this.#scanner.write(chunk)
     } catch (error) {
-      if (!this.#keepOpaque || !(error instanceof Error)) throw error
+      if (!this.#keepOpaque || !(error instanceof InvalidStateError)) throw error
       this.#opaque = error.message
       this.#scanner.abandon?.()
     }
@@ -58,7 +58,7 @@ export class StateInspector {
     try {
       return await this.#scanner.end()
     } catch (error) {
-      if (!this.#keepOpaque || !(error instanceof Error)) throw error
+      if (!this.#keepOpaque || !(error instanceof InvalidStateError)) throw error
       this.#opaque = error.message
       return UNSCANNED
     }

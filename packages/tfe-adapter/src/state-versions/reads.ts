@@ -46,7 +46,8 @@ export function readRoutes(deps: TfeDeps, versions: VisibleVersions): Hono<TfeEn
       cursor = batch.nextCursor ?? undefined
       more = cursor !== undefined
     }
-    const total = more ? listed.length + 1 : listed.length
+    // The count HCP Terraform gives: every version of the workspace, not only those read.
+    const total = more ? (await core.units.get(c.var.principal, unit)).version_count : listed.length
     const base = deps.baseUrl(c.req.raw)
     const data = listed.slice((page - 1) * size, page * size).map((version) =>
       stateVersionResource(base, {
