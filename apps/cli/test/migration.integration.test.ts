@@ -56,6 +56,31 @@ async function allVersions(client: CairnClient, unit: string): Promise<Version[]
   return (await client.units.versions(unit, { limit: 1000 })).versions.reverse()
 }
 
+/** The AWS SDK on the shared RGW, as a test's own client. */
+const rgwClient = () =>
+  new S3Client({
+    region: rgw.region,
+    endpoint: rgw.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
+  })
+
+/** What the CLI's AWS chain reads to reach the shared RGW. */
+const rgwEnv = () => ({
+  AWS_ACCESS_KEY_ID: rgw.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey,
+  AWS_REGION: rgw.region,
+})
+
+async function versioning(s3: S3Client, bucket: string): Promise<void> {
+  await s3.send(
+    new PutBucketVersioningCommand({
+      Bucket: bucket,
+      VersioningConfiguration: { Status: 'Enabled' },
+    }),
+  )
+}
+
 const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex')
 
 describe('a directory written by Terraform', () => {
@@ -107,18 +132,8 @@ describe('a directory written by Terraform', () => {
 describe('a versioned bucket on Ceph RGW', () => {
   it('comes in with every object version; a body that is not JSON is kept as it is, and the summary says so', async () => {
     const bucket = await rgw.createBucket()
-    const s3 = new S3Client({
-      region: rgw.region,
-      endpoint: rgw.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
-    })
-    await s3.send(
-      new PutBucketVersioningCommand({
-        Bucket: bucket,
-        VersioningConfiguration: { Status: 'Enabled' },
-      }),
-    )
+    const s3 = rgwClient()
+    await versioning(s3, bucket)
     const put = (Key: string, Body: string) =>
       s3.send(new PutObjectCommand({ Bucket: bucket, Key, Body }))
     for (const serial of [1, 2, 3]) await put('team/net/terraform.tfstate', state(serial, 'net'))
@@ -126,11 +141,7 @@ describe('a versioned bucket on Ceph RGW', () => {
     await put('env:/dev/team/net/terraform.tfstate', state(1, 'dev'))
     await put('odd.tfstate', 'this is not a state')
     const { running, client } = await server()
-    const env = {
-      AWS_ACCESS_KEY_ID: rgw.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey,
-      AWS_REGION: rgw.region,
-    }
+    const env = rgwEnv()
     const from = `s3://${bucket}`
 
     // A mapping that sends two keys to one unit is refused, in the dry run too.
@@ -229,18 +240,8 @@ async function dyingGateway(endpoint: string) {
 describe('a source failing under the import', () => {
   it('a gateway that dies mid-import fails the unit; run again, it completes with nothing doubled', async () => {
     const bucket = await rgw.createBucket()
-    const s3 = new S3Client({
-      region: rgw.region,
-      endpoint: rgw.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
-    })
-    await s3.send(
-      new PutBucketVersioningCommand({
-        Bucket: bucket,
-        VersioningConfiguration: { Status: 'Enabled' },
-      }),
-    )
+    const s3 = rgwClient()
+    await versioning(s3, bucket)
     for (const serial of [1, 2, 3, 4, 5]) {
       await s3.send(
         new PutObjectCommand({
@@ -252,11 +253,7 @@ describe('a source failing under the import', () => {
     }
     const gateway = await dyingGateway(rgw.endpoint)
     const { running, client } = await server()
-    const env = {
-      AWS_ACCESS_KEY_ID: rgw.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey,
-      AWS_REGION: rgw.region,
-    }
+    const env = rgwEnv()
     try {
       gateway.dieAfter(2)
       const failed = await cairn(
@@ -587,17 +584,8 @@ describe('cairn export', () => {
 
     // Into a versioned bucket, then read by Terraform's own s3 backend.
     const bucket = await rgw.createBucket()
-    const s3 = new S3Client({
-      region: rgw.region,
-      endpoint: rgw.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
-    })
-    const env = {
-      AWS_ACCESS_KEY_ID: rgw.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: rgw.secretAccessKey,
-      AWS_REGION: rgw.region,
-    }
+    const s3 = rgwClient()
+    const env = rgwEnv()
     const unversioned = await cairn(
       source.running,
       ['export', '--to', `s3://${bucket}/cairn`, '--endpoint', rgw.endpoint],
@@ -605,12 +593,7 @@ describe('cairn export', () => {
     )
     expect(unversioned.code).toBe(1)
     expect(unversioned.stderr).toContain('does not have versioning enabled')
-    await s3.send(
-      new PutBucketVersioningCommand({
-        Bucket: bucket,
-        VersioningConfiguration: { Status: 'Enabled' },
-      }),
-    )
+    await versioning(s3, bucket)
     const toS3 = await cairn(
       source.running,
       ['export', '--to', `s3://${bucket}/cairn`, '--endpoint', rgw.endpoint],

@@ -305,6 +305,23 @@ async function playedExamples(): Promise<Set<string>> {
   return played
 }
 
+describe('the migration page', () => {
+  const server = useServer({ auth: true })
+  const play = readerShell(server)
+
+  it('imports a directory Terraform wrote, with its backup and workspace, and exports it again', async () => {
+    const run = await play('migration')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toMatch(/Dry run of .*legacy: 2 units, 3 versions; nothing was written\./)
+    expect(run.output).toContain('Imported 3 versions')
+    expect(run.output).toContain('manifest.json')
+    expect(run.output).toMatch(/old\/legacy\s+copy\/legacy\s+2/)
+    const listed = await fetchAs(server, '/v1/units/old/legacy/versions', server.token)
+    const { versions } = (await listed.json()) as { versions: { source: string }[] }
+    expect(versions.map((version) => version.source)).toEqual(['import', 'import'])
+  })
+})
+
 describe('the marked examples of the README and docs/', () => {
   it('each belong to a scenario that a suite plays, so none stops running unseen', async () => {
     const played = await playedExamples()

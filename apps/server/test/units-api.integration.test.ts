@@ -278,7 +278,7 @@ describe('/v1/units against the real server', () => {
       ['GET', '/v1/units/routes/x/upload', ['POST']],
       ['GET', '/v1/units/routes/x/lock', ['POST']],
       ['POST', '/v1/units/routes/x/unlock', ['DELETE']],
-      ['DELETE', '/v1/units/routes/x/versions', ['GET']],
+      ['DELETE', '/v1/units/routes/x/versions', ['GET', 'POST']],
       ['GET', '/v1/units/routes/x/restore', ['POST']],
       ['PUT', '/v1/units/routes/x/status', ['GET']],
     ])(

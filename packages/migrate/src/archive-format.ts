@@ -1,3 +1,4 @@
+import { VersionSchema } from '@cairn/contract'
 import * as v from 'valibot'
 
 /**
@@ -34,19 +35,11 @@ export const UnitFileSchema = v.object({
 export type UnitFile = v.InferOutput<typeof UnitFileSchema>
 
 export const VersionLineSchema = v.object({
+  ...VersionSchema.entries,
   /** The archive entry holding the bytes. */
   file: v.string(),
-  timestamp: v.string(),
-  sha256: v.string(),
-  md5: v.string(),
-  size: v.number(),
-  serial: v.nullable(v.number()),
-  lineage: v.nullable(v.string()),
-  author: v.string(),
+  /** Any surface's name: an archive from a newer server may name one this reader does not know. */
   source: v.string(),
-  imported_from: v.optional(v.string()),
-  original_created: v.optional(v.nullable(v.string())),
-  original_author: v.optional(v.nullable(v.string())),
 })
 export type VersionLine = v.InferOutput<typeof VersionLineSchema>
 
