@@ -394,8 +394,31 @@ describe('another Cairn server through its TFE API', () => {
       const broken = report.units.find((unit) => unit.failure !== undefined)
       expect(broken?.failure).toContain('answered 500')
 
-      const second = await cairn(target.running, ['import', from, '--token', 'unused'])
+      // --lock-source: a workspace someone else holds is not copied; the others are, each under
+      // the source's lock, which is released after.
+      await source.client.units.lock('team/db', { Who: 'someone@else' })
+      const held = await cairn(target.running, [
+        'import',
+        from,
+        '--token',
+        'unused',
+        '--lock-source',
+      ])
+      expect(held.code).toBe(1)
+      expect(held.stdout).toContain('acme/team/db: failed: cannot lock workspace')
+      expect(held.stdout).toContain('(it is locked already)')
+      expect((await source.client.units.get('team/app')).locked).toBe(false)
+      await source.client.units.unlock('team/db', { force: true })
+
+      const second = await cairn(target.running, [
+        'import',
+        from,
+        '--token',
+        'unused',
+        '--lock-source',
+      ])
       expect(second.code, second.stderr).toBe(0)
+      expect((await source.client.units.get('team/db')).locked).toBe(false)
       for (const [unit, count] of [
         ['acme/team/app', 4],
         ['acme/team/db', 1],
