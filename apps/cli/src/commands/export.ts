@@ -6,7 +6,7 @@ import { defineCommand } from 'citty'
 import { exportArchive, exportToS3 } from '@cairn/migrate'
 import { CLIError, UsageError } from '../cli-error'
 import { openContext } from '../context'
-import { bytes } from '../output/output'
+import { bytes, count } from '../output/output'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -67,7 +67,7 @@ export default defineCommand({
       context.out.result(
         report,
         () =>
-          `Wrote ${report.versions} versions (${bytes(report.bytes)}) of ${report.units} units to ${args.to}; ${report.skipped} were there already.`,
+          `Wrote ${count(report.versions, 'version')} (${bytes(report.bytes)}) of ${count(report.units, 'unit')} to ${args.to}; ${report.skipped} ${report.skipped === 1 ? 'was' : 'were'} there already.`,
       )
       return
     }

@@ -12,7 +12,7 @@ import {
 } from '@cairn/migrate'
 import { CLIError, UsageError } from '../cli-error'
 import { openContext } from '../context'
-import { bytes, table } from '../output/output'
+import { bytes, count, table } from '../output/output'
 import { common } from './_shared'
 
 export default defineCommand({
@@ -100,7 +100,7 @@ export default defineCommand({
     const failed = summary.units.filter((unit) => unit.failure !== undefined)
     if (failed.length > 0) {
       throw new CLIError(
-        `${failed.length} of ${summary.units.length} units did not import whole; run the same command again to resume`,
+        `${failed.length} of ${count(summary.units.length, 'unit')} did not import whole; run the same command again to resume`,
       )
     }
   },
@@ -120,7 +120,7 @@ function dryRunText(summary: ImportSummary): string {
       : `failed: ${unit.failure}`,
   ])
   const total = summary.units.reduce((sum, unit) => sum + unit.versions, 0)
-  return `${table(['SOURCE', 'UNIT', 'VERSIONS', 'SERIALS', 'GAPS', 'LINEAGE CHANGES', 'BYTES', 'NOTE'], rows)}\nDry run of ${summary.source}: ${summary.units.length} units, ${total} versions; nothing was written.`
+  return `${table(['SOURCE', 'UNIT', 'VERSIONS', 'SERIALS', 'GAPS', 'LINEAGE CHANGES', 'BYTES', 'NOTE'], rows)}\nDry run of ${summary.source}: ${count(summary.units.length, 'unit')}, ${count(total, 'version')}; nothing was written.`
 }
 
 function summaryText(summary: ImportSummary): string {
@@ -129,12 +129,12 @@ function summaryText(summary: ImportSummary): string {
   const importedBytes = units.reduce((sum, unit) => sum + unit.importedBytes, 0)
   const skipped = units.reduce((sum, unit) => sum + unit.alreadyImported, 0)
   const lines = [
-    `Imported ${imported} versions (${bytes(importedBytes)}) into ${units.length} units from ${summary.source}; ${skipped} were there already.`,
+    `Imported ${count(imported, 'version')} (${bytes(importedBytes)}) into ${count(units.length, 'unit')} from ${summary.source}; ${skipped} ${skipped === 1 ? 'was' : 'were'} there already.`,
   ]
   for (const unit of units) {
     if (unit.notJson > 0)
       lines.push(
-        `  ${unit.target}: ${unit.notJson} versions are not JSON; kept as the source kept them`,
+        `  ${unit.target}: ${count(unit.notJson, 'version')} not JSON; kept as the source kept ${unit.notJson === 1 ? 'it' : 'them'}`,
       )
     if (unit.failure !== undefined) lines.push(`  ${unit.target}: failed: ${unit.failure}`)
   }

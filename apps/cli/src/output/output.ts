@@ -100,3 +100,8 @@ export function age(seconds: number): string {
 export function unreadable(count: number): string {
   return `${String(count)} ${count === 1 ? 'unit' : 'units'} you may not read`
 }
+
+/** A count with its noun: `1 version`, `3 versions`. */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
+}
