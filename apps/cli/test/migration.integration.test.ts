@@ -162,9 +162,7 @@ describe('a versioned bucket on Ceph RGW', () => {
     const done = await cairn(running, ['import', from, '--endpoint', rgw.endpoint], env)
     expect(done.code, done.stderr).toBe(0)
     expect(done.stdout).toContain('Imported 5 versions')
-    expect(done.stdout).toContain(
-      'odd.tfstate: 1 version not JSON; kept as the source kept it',
-    )
+    expect(done.stdout).toContain('odd.tfstate: 1 version not JSON; kept as the source kept it')
     const net = await allVersions(client, 'team/net')
     expect(net.map((version) => version.serial)).toEqual([1, 2, 3])
     expect(net[0]?.imported_from).toMatch(
