@@ -13,7 +13,7 @@ import { startBackgroundWork } from './startup/background-work'
 import { readCommandLine } from './startup/command-line'
 import { startIdentity } from './startup/identity'
 import { listen } from './startup/listen'
-import { openStore, upgradeStore } from './startup/open-store'
+import { encryptedStore, openStore, upgradeStore } from './startup/open-store'
 import { requestLimits } from './startup/request-limits'
 import { serveMetrics } from './startup/serve-metrics'
 import { closeServer, stopOnSignals } from './startup/shutdown'
@@ -42,7 +42,15 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(config, metrics, log)
   const opened = await openStore(config, log)
   // Every store operation is measured, core's and the server's own (identity, health) alike.
-  const store = instrumentStore(opened.store, metrics)
+  const store = await encryptedStore(
+    config,
+    instrumentStore(opened.store, metrics),
+    log,
+    (key, reason) => {
+      metrics.encryptionRefused.inc()
+      log.error('an encrypted object was refused: it is not served', { key, reason })
+    },
+  )
   await upgradeStore(store, log)
   const scanners = new WorkerScanners()
   const postings = new PostingsWorkers()

@@ -30,6 +30,8 @@ export interface Config {
   readonly auditRetentionMs: number
   /** API and refresh tokens of a user whose last login is older than this are refused. */
   readonly tokensLoginMaxAgeMs: number
+  /** `-encryption-keys`: the key-encryption keys, as given; undefined when encryption is off. */
+  readonly encryptionKeys: string | undefined
   /** Index the resources of each state as it is written (diff, resources, search). */
   readonly resourceIndex: boolean
   readonly limits: ServerLimits
@@ -128,6 +130,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       auditRetentionMs: values['audit-retention'],
       tokensLoginMaxAgeMs: values['tokens-login-max-age'],
       resourceIndex: values['resource-index'],
+      encryptionKeys: values['encryption-keys'],
       limits: Object.freeze({
         headersTimeoutMs: values['headers-timeout'],
         idleTimeoutMs: values['idle-timeout'],

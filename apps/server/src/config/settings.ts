@@ -204,6 +204,11 @@ export const SETTINGS = {
     schema: wholeNumber(1, 10_000),
     help: 'heavy reads at once for one principal; more answer 503',
   },
+  'encryption-keys': {
+    env: 'SVC_ENCRYPTION_KEYS',
+    schema: nonEmpty,
+    help: 'encrypt states at rest: key-encryption keys as <id>=file:<path> or <id>=command:<path>, comma-separated; the first encrypts, all decrypt (docs/encryption.md)',
+  },
   'tls-cert': {
     env: 'SVC_TLS_CERT_PATH',
     schema: nonEmpty,

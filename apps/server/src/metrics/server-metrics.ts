@@ -33,6 +33,8 @@ export interface ServerMetrics {
   readonly recordWriteRetries: Counter
   readonly auditRecords: Counter<'outcome'>
   readonly webhookDeliveries: Counter<'event' | 'outcome'>
+  /** Encrypted objects refused on reading: tampered, or under no listed key. */
+  readonly encryptionRefused: Counter
   /** Runs ended, by operation and status; with the time they waited and ran. */
   readonly runsEnded: Counter<'operation' | 'status'>
   readonly runQueueWait: Histogram<'operation'>
@@ -120,6 +122,11 @@ export function createServerMetrics(): ServerMetrics {
       name: 'cairn_webhook_deliveries_total',
       help: 'Webhook delivery attempts, by event and outcome (delivered, retried, failed)',
       labelNames: ['event', 'outcome'],
+      registers,
+    }),
+    encryptionRefused: new Counter({
+      name: 'cairn_encryption_refused_total',
+      help: 'Encrypted objects refused on reading (changed, cut, or under a key-encryption key not listed): never served',
       registers,
     }),
     runsEnded: new Counter({

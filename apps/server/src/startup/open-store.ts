@@ -73,6 +73,33 @@ export async function openStore(config: Config, log: Logger): Promise<OpenedStor
   }
 }
 
+/**
+ * With `-encryption-keys`, the store that encrypts what carries state and opens what it reads
+ * (DESIGN section 15), after the keys are loaded and checked against what the store holds; the
+ * store itself otherwise. Refuses to start, in one line, on a key it cannot use.
+ */
+export async function encryptedStore(
+  config: Config,
+  store: ObjectStore,
+  log: Logger,
+  onRefused: (key: string, reason: string) => void,
+): Promise<ObjectStore> {
+  if (config.encryptionKeys === undefined) return store
+  const { checkKeys, EncryptingStore, KeySetupError, loadKeys } = await import('@cairn/encryption')
+  try {
+    const keys = await loadKeys(config.encryptionKeys)
+    await checkKeys(store, keys)
+    log.info('encryption at rest', {
+      encrypts_with: keys[0]?.id,
+      decrypts_with: keys.map((key) => key.id),
+    })
+    return new EncryptingStore(store, keys, { refused: onRefused })
+  } catch (error) {
+    if (error instanceof KeySetupError) refuse(error.message)
+    refuse(`cannot check the encryption keys against the store: ${firstLine(error)}`)
+  }
+}
+
 /** Brings the store to the layout this version reads, before anything is served from it. */
 export async function upgradeStore(store: ObjectStore, log: Logger): Promise<void> {
   try {

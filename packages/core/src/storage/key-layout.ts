@@ -29,6 +29,7 @@
  * | `webhooks/done/`         | webhooks                  | deliveries finished, newest first, kept 7 days    |
  * | `search/changes/`        | state-index, search       | units changed, for every instance's search index  |
  * | `runs/`                  | runs                      | runs, their logs and configurations; agent tokens |
+ * | `encryption/`            | encryption                | a canary per key-encryption key that encrypted    |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -58,6 +59,7 @@ export const STORE_KEYS = {
   webhookDone: 'webhooks/done/',
   searchChanges: 'search/changes/',
   runs: 'runs/',
+  encryption: 'encryption/',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */

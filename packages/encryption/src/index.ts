@@ -1,0 +1,6 @@
+export { EncryptingStore, ENCRYPTED_PREFIXES } from './encrypting-store'
+export type { EncryptionEvents } from './encrypting-store'
+export { EnvelopeError, isEnvelope, MAGIC, SEGMENT_BYTES } from './envelope'
+export { KeySetupError, loadKeys, UnwrapError } from './keys'
+export type { KeyEncryptionKey } from './keys'
+export { CANARY_PREFIX, checkKeys } from './key-check'

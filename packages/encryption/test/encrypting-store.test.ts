@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto'
+import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { allowAll, bodyOf, collectBytes, createCore, openFsStore, parseUnitId } from '@cairn/core'
+import {
+  coreContract,
+  createMemoryStore,
+  objectStoreContract,
+  terraformState,
+  bytesOf,
+  type StoreFactory,
+} from '@cairn/core/testing'
+import { describe, expect, it } from 'vitest'
+import { EncryptingStore } from '../src/encrypting-store'
+import { loadKeys, KeySetupError } from '../src/keys'
+import type { KeyEncryptionKey } from '../src/keys'
+
+/**
+ * The encrypting store under core's own contracts, over the memory and fs drivers, with every
+ * object encrypted: it must behave as the store beneath it does. Then what is on disk, what a
+ * tampered object does, and key rotation.
+ */
+
+async function keyFile(dir: string, name: string): Promise<string> {
+  const path = join(dir, name)
+  await writeFile(path, randomBytes(32).toString('base64'))
+  await chmod(path, 0o600)
+  return path
+}
+
+async function someKeys(): Promise<{ dir: string; keys: KeyEncryptionKey[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'cairn-keys-'))
+  const keys = await loadKeys(`k1=file:${await keyFile(dir, 'k1.key')}`)
+  return { dir, keys }
+}
+
+const encryptAll = { encrypts: () => true }
+
+/** An empty body, for an object that is unexpectedly missing (the expectation then fails). */
+const none = () => bodyOf(new Uint8Array())
+
+const memory: StoreFactory = async () => {
+  const { keys } = await someKeys()
+  return {
+    store: new EncryptingStore(createMemoryStore(), keys, {}, encryptAll),
+    dispose: () => Promise.resolve(),
+  }
+}
+
+const fs: StoreFactory = async () => {
+  const root = await mkdtemp(join(tmpdir(), 'cairn-fs-enc-'))
+  const inner = await openFsStore(root)
+  const { keys } = await someKeys()
+  return {
+    store: new EncryptingStore(inner, keys, {}, encryptAll),
+    dispose: async () => {
+      await inner.close()
+      await rm(root, { recursive: true, force: true })
+    },
+  }
+}
+
+objectStoreContract('encrypted memory', memory, { folderRaceRounds: 20 })
+objectStoreContract('encrypted fs', fs, { folderRaceRounds: 20 })
+coreContract('encrypted fs', fs)
+
+async function filesUnder(root: string): Promise<string[]> {
+  const found: string[] = []
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) found.push(join(entry.parentPath, entry.name))
+  }
+  return found
+}
+
+describe('an encrypting store over fs', () => {
+  it('leaves no state text on disk, reads plaintext written before, and refuses a tampered object', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'cairn-fs-enc-'))
+    const inner = await openFsStore(root)
+    const { keys } = await someKeys()
+    const refused: string[] = []
+    const store = new EncryptingStore(inner, keys, { refused: (key) => refused.push(key) })
+    try {
+      await inner.put('units/old/plain.json', bytesOf('{"secret":"old-plaintext"}'))
+      const core = createCore({ store, authorizer: allowAll })
+      const state = terraformState({ serial: 1, outputs: { password: 'hunter2-at-rest' } })
+      await core.states.write({ subject: 'a' }, parseUnitId('team/app'), bytesOf(state), {
+        source: 'api',
+        create: true,
+      })
+      for (const file of await filesUnder(root)) {
+        expect((await readFile(file)).includes('hunter2-at-rest'), file).toBe(false)
+      }
+      const download = await core.versions.download({ subject: 'a' }, parseUnitId('team/app'))
+      expect(Buffer.from(await collectBytes(download.body)).toString()).toBe(state)
+      const old = await store.get('units/old/plain.json')
+      expect(Buffer.from(await collectBytes(old?.body ?? none())).toString()).toContain(
+        'old-plaintext',
+      )
+
+      // One byte changed in the middle of the state object: refused, never served.
+      const [object] = (await filesUnder(root)).filter((file) => file.includes('/states/'))
+      if (object === undefined) throw new Error('no state object on disk')
+      const bytes = await readFile(object)
+      bytes[bytes.length - 20] = (bytes[bytes.length - 20] ?? 0) ^ 1
+      await writeFile(object, bytes)
+      const key = object
+        .slice(root.length + 1)
+        .split('/')
+        .join('/')
+      await expect(store.get(key)).rejects.toThrow(/is not genuine/)
+      expect(refused).toEqual([key])
+    } finally {
+      await inner.close()
+      await rm(root, { recursive: true, force: true })
+    }
+  })
+
+  it('reads under every listed key and writes under the first, and refuses what no listed key opens', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-keys-'))
+    const one = await keyFile(dir, 'one.key')
+    const two = await keyFile(dir, 'two.key')
+    const base = createMemoryStore()
+    const before = new EncryptingStore(base, await loadKeys(`k1=file:${one}`))
+    await before.put('units/a', bytesOf('written under k1'))
+    const rotated = new EncryptingStore(base, await loadKeys(`k2=file:${two},k1=file:${one}`))
+    await rotated.put('units/b', bytesOf('written under k2'))
+    for (const [key, text] of [
+      ['units/a', 'written under k1'],
+      ['units/b', 'written under k2'],
+    ] as const) {
+      const read = await rotated.get(key)
+      expect(Buffer.from(await collectBytes(read?.body ?? none())).toString()).toBe(text)
+    }
+    const withoutOne = new EncryptingStore(base, await loadKeys(`k2=file:${two}`))
+    await expect(withoutOne.get('units/a')).rejects.toThrow(
+      /key-encryption key k1, which -encryption-keys does not list/,
+    )
+    const wrongKey = new EncryptingStore(base, await loadKeys(`k1=file:${two}`))
+    await expect(wrongKey.get('units/a')).rejects.toThrow(
+      /does not open under key-encryption key k1/,
+    )
+  })
+
+  it('refuses key settings it cannot use, in one line naming the key', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-keys-'))
+    const open = join(dir, 'open.key')
+    await writeFile(open, randomBytes(32))
+    await chmod(open, 0o644)
+    const short = join(dir, 'short.key')
+    await writeFile(short, 'too short')
+    await chmod(short, 0o600)
+    for (const [setting, message] of [
+      ['', /names no key/],
+      [`k1=file:${join(dir, 'missing.key')}`, /key k1: cannot read .*ENOENT/],
+      [`k1=file:${open}`, /readable by others/],
+      [`k1=file:${short}`, /must hold 32 random bytes/],
+      ['k1=vault:x', /the providers are file: and command:/],
+      [`bad id=file:${short}`, /must be <id>=<provider>:<argument>/],
+      [`k1=command:${join(dir, 'nope')}`, /the command .* does not exist/],
+    ] as const) {
+      await expect(loadKeys(setting)).rejects.toThrow(KeySetupError)
+      await expect(loadKeys(setting)).rejects.toThrow(message)
+    }
+  })
+})
