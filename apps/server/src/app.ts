@@ -28,6 +28,8 @@ import { createServerMetrics, type ServerMetrics } from './metrics/server-metric
 import { auditRoutes } from './routes/audit'
 import { authRoutes } from './routes/auth'
 import { backendRoutes } from './routes/backend'
+import { encryptionRoutes } from './routes/encryption'
+import type { EncryptionMaintenance } from '@cairn/encryption'
 import { freezeRoutes } from './routes/freezes'
 import { searchRoutes } from './routes/search'
 import { webhookRoutes } from './routes/webhooks'
@@ -63,6 +65,8 @@ export interface AppDeps extends Services {
     /** How many of them one principal may run at once (2 unless given). */
     maxHeavyReadsPerPrincipal?: number
   }
+  /** The store's encryption upkeep (`/v1/admin/encryption`); absent without -encryption-keys. */
+  encryption?: EncryptionMaintenance | undefined
   /** Where requests are counted; a registry of its own when absent (tests). */
   metrics?: ServerMetrics
   /**
@@ -115,6 +119,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', backendRoutes(deps))
   app.route('/', rbacRoutes(deps))
   app.route('/', freezeRoutes(deps))
+  app.route('/', encryptionRoutes(deps))
   app.route('/', auditRoutes(deps))
   app.route('/', webhookRoutes(deps))
   app.route('/', searchRoutes({ ...deps, heavyRead }))

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const metricsServer = await serveMetrics(config, metrics, log)
   const opened = await openStore(config, log)
   // Every store operation is measured, core's and the server's own (identity, health) alike.
-  const store = await encryptedStore(
+  const { store, maintenance } = await encryptedStore(
     config,
     instrumentStore(opened.store, metrics),
     log,
@@ -107,6 +107,7 @@ async function main(): Promise<void> {
     limits: requestLimits(config),
     metrics,
     metricsToken: config.metrics.token,
+    encryption: maintenance,
   })
   early.serve(getRequestListener(app.fetch))
   const background = startBackgroundWork({ config, services, webhookTargets, metrics, log })

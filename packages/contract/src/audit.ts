@@ -28,6 +28,7 @@ export const AUDIT_ACTIONS = [
   'run.confirm',
   'run.cancel',
   'run.settings',
+  'encryption.rewrite',
   'agent_token.create',
   'agent_token.revoke',
   'login',

@@ -39,6 +39,9 @@ export const ENCRYPTED_PREFIXES = [
   'runs/',
 ] as const
 
+/** What an object under the encrypted prefixes is now. */
+export type ObjectState = { kind: 'plain' } | { kind: 'encrypted'; kek: string }
+
 export interface EncryptingStoreOptions {
   /** Which keys are encrypted when written (default: those under `ENCRYPTED_PREFIXES`). */
   encrypts?: (key: string) => boolean
@@ -79,13 +82,51 @@ export class EncryptingStore implements ObjectStore {
     return this.#store.exclusive === true
   }
 
-  /** Whether objects at `key` are encrypted when written. */
+  /** The KEK that encrypts what is written now. */
+  get currentKek(): string {
+    return this.#keys[0]?.id ?? ''
+  }
+
+  /** Whether this store encrypts what it writes at `key`. */
+  encryptsKey(key: string): boolean {
+    return this.#encrypts(key)
+  }
+
+  /** Whether the object at `key` is plain or under which KEK; undefined when there is none. */
+  async stateOf(key: string): Promise<ObjectState | undefined> {
+    const info = await this.#store.head(key)
+    if (info === undefined) return undefined
+    const start = await this.#startOf(key, info.size)
+    return start === undefined ? { kind: 'plain' } : { kind: 'encrypted', kek: start.header.kek }
+  }
+
+  /** An envelope's start, read with one ranged read; undefined for a plain object. */
+  async #startOf(key: string, size: number) {
+    if (size < MAGIC.length + 4) return undefined
+    const read = await this.#store.get(key, {
+      range: { start: 0, end: Math.min(size, MAGIC.length + 4 + MAX_HEADER_BYTES) - 1 },
+    })
+    if (read === undefined) return undefined
+    const iterator = read.body[Symbol.asyncIterator]()
+    let first = Buffer.alloc(0)
+    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
+      first = Buffer.concat([first, next.value])
+    }
+    return isEnvelope(first) ? readStart(iterator, first, key) : undefined
+  }
+
+  /** Whether objects at `key` are encrypted when written by default. */
   static encrypts(key: string): boolean {
     return ENCRYPTED_PREFIXES.some((prefix) => key.startsWith(prefix))
   }
 
-  async put(key: string, body: Body, options?: PutOptions): Promise<ObjectInfo> {
-    if (!this.#encrypts(key)) return this.#store.put(key, body, options)
+  async put(
+    key: string,
+    body: Body,
+    options?: PutOptions & { forceEncrypt?: boolean },
+  ): Promise<ObjectInfo> {
+    if (options?.forceEncrypt !== true && !this.#encrypts(key))
+      return this.#store.put(key, body, options)
     const [kek] = this.#keys
     if (kek === undefined) throw new Error('no key-encryption key')
     const dataKey = newDataKey()
@@ -100,7 +141,8 @@ export class EncryptingStore implements ObjectStore {
       yield start
       yield* sealSegments(plaintext, dataKey, key, kek?.id ?? '')
     }
-    const info = await this.#store.put(key, sealed(), options)
+    const { forceEncrypt: _, ...rest } = options ?? {}
+    const info = await this.#store.put(key, sealed(), rest)
     // The caller wrote the plaintext: the size it learns is the plaintext's.
     return { ...info, size: plaintextSize(info.size, start.length) }
   }
@@ -160,19 +202,11 @@ export class EncryptingStore implements ObjectStore {
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     const info = await this.#store.head(key)
-    if (info === undefined || info.size < MAGIC.length + 4) return info
-    const start = await this.#store.get(key, {
-      range: { start: 0, end: Math.min(info.size, MAGIC.length + 4 + MAX_HEADER_BYTES) - 1 },
-    })
-    if (start === undefined) return undefined
-    const iterator = start.body[Symbol.asyncIterator]()
-    let first = Buffer.alloc(0)
-    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
-      first = Buffer.concat([first, next.value])
-    }
-    if (!isEnvelope(first)) return info
-    const { header, startBytes } = await readStart(iterator, first, key)
-    return { ...info, size: plaintextSize(info.size, startBytes, header.seg) }
+    if (info === undefined) return undefined
+    const start = await this.#startOf(key, info.size)
+    return start === undefined
+      ? info
+      : { ...info, size: plaintextSize(info.size, start.startBytes, start.header.seg) }
   }
 
   delete(key: string, options?: { ifMatch?: string }): Promise<void> {

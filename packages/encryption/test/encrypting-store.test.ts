@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto'
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { allowAll, bodyOf, collectBytes, createCore, openFsStore, parseUnitId } from '@cairn/core'
+import {
+  allowAll,
+  bodyOf,
+  collectBytes,
+  createCore,
+  openFsStore,
+  parseUnitId,
+  PreconditionFailedError,
+} from '@cairn/core'
 import {
   coreContract,
   createMemoryStore,
@@ -13,7 +21,9 @@ import {
 } from '@cairn/core/testing'
 import { describe, expect, it } from 'vitest'
 import { EncryptingStore } from '../src/encrypting-store'
+import { checkKeys } from '../src/key-check'
 import { loadKeys, KeySetupError } from '../src/keys'
+import { EncryptionMaintenance } from '../src/maintenance'
 import type { KeyEncryptionKey } from '../src/keys'
 
 /**
@@ -162,5 +172,80 @@ describe('an encrypting store over fs', () => {
       await expect(loadKeys(setting)).rejects.toThrow(KeySetupError)
       await expect(loadKeys(setting)).rejects.toThrow(message)
     }
+  })
+})
+
+describe('status, encrypt-existing and rewrap', () => {
+  it('encrypt what is plain, move everything to the current key, and retire the old one', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-keys-'))
+    const one = await keyFile(dir, 'one.key')
+    const two = await keyFile(dir, 'two.key')
+    const base = createMemoryStore()
+    // Before encryption: two plain states, and a record outside the encrypted prefixes.
+    await base.put('units/a/states/1.tfstate', bytesOf('{"plain":1}'))
+    await base.put('units/a/states/2.tfstate', bytesOf('{"plain":2}'))
+    await base.put('audit/2026/x.json', bytesOf('{"audit":true}'))
+    const k1 = await loadKeys(`k1=file:${one}`)
+    await checkKeys(base, k1)
+    await new EncryptingStore(base, k1).put('units/b/states/1.tfstate', bytesOf('{"under":"k1"}'))
+
+    const keys = await loadKeys(`k2=file:${two},k1=file:${one}`)
+    await checkKeys(base, keys)
+    const store = new EncryptingStore(base, keys)
+    const maintenance = new EncryptionMaintenance(store, base)
+    const total = async () => {
+      const page = await maintenance.status()
+      return { plain: page.plain, byKek: page.byKek }
+    }
+    expect(await total()).toEqual({ plain: 2, byKek: { k1: 1 } })
+
+    // A page at a time, as the CLI goes: one object a page here.
+    const pages: number[] = []
+    for (let cursor: string | undefined, more = true; more;) {
+      const page = await maintenance.rewrite('encrypt-existing', cursor, 1)
+      pages.push(page.rewritten)
+      cursor = page.nextCursor ?? undefined
+      more = page.nextCursor !== null
+    }
+    expect(pages.reduce((sum, count) => sum + count, 0)).toBe(2)
+    expect(await total()).toEqual({ plain: 0, byKek: { k1: 1, k2: 2 } })
+    const rewrap = await maintenance.rewrite('rewrap')
+    expect(rewrap).toMatchObject({ rewritten: 1, nextCursor: null, retired: ['k1'] })
+    expect(await total()).toEqual({ plain: 0, byKek: { k2: 3 } })
+
+    // k1 is retired: a start with k2 alone passes, and every object reads.
+    const only = await loadKeys(`k2=file:${two}`)
+    await checkKeys(base, only)
+    const after = new EncryptingStore(base, only)
+    for (const [key, text] of [
+      ['units/a/states/1.tfstate', '{"plain":1}'],
+      ['units/b/states/1.tfstate', '{"under":"k1"}'],
+      ['audit/2026/x.json', '{"audit":true}'],
+    ] as const) {
+      const read = await after.get(key)
+      expect(Buffer.from(await collectBytes(read?.body ?? none())).toString()).toBe(text)
+    }
+    // The audit record was never encrypted: it is outside the prefixes that carry state.
+    const audit = await base.get('audit/2026/x.json')
+    expect(Buffer.from(await collectBytes(audit?.body ?? none())).toString()).toBe('{"audit":true}')
+  })
+
+  it('leaves an object a writer changed meanwhile to that writer', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-keys-'))
+    const base = createMemoryStore()
+    await base.put('units/a/states/1.tfstate', bytesOf('{"plain":1}'))
+    const keys = await loadKeys(`k1=file:${await keyFile(dir, 'k1.key')}`)
+    const store = new EncryptingStore(base, keys)
+    // A store whose conditional write always loses, as to a writer between the read and the write.
+    const racing: typeof base = {
+      ...base,
+      put: (key, body, options) =>
+        options?.condition !== undefined
+          ? Promise.reject(new PreconditionFailedError(key))
+          : base.put(key, body, options),
+    }
+    const raced = new EncryptionMaintenance(new EncryptingStore(racing, keys), base)
+    expect(await raced.rewrite('encrypt-existing')).toMatchObject({ rewritten: 0, skipped: 1 })
+    expect((await new EncryptionMaintenance(store, base).status()).plain).toBe(1)
   })
 })

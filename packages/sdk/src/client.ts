@@ -1,6 +1,7 @@
 import { AuditApi } from './audit'
 import { AuthApi, TokensApi } from './auth'
 import { LocksApi } from './locks'
+import { EncryptionApi } from './encryption'
 import { FreezesApi } from './freezes'
 import { RbacApi } from './rbac'
 import { SearchApi } from './search'
@@ -45,6 +46,8 @@ export interface CairnClient {
   readonly tokens: TokensApi
   readonly rbac: RbacApi
   readonly freezes: FreezesApi
+  /** Encryption at rest: status, encrypt-existing, rewrap (administrators). */
+  readonly encryption: EncryptionApi
   readonly audit: AuditApi
   readonly webhooks: WebhooksApi
   /** Remote runs, and the agents' tokens (when the server has runs on). */
@@ -88,6 +91,7 @@ export function createClient(options: ClientOptions): CairnClient {
     tokens: new TokensApi(transport),
     rbac: new RbacApi(transport),
     freezes: new FreezesApi(transport),
+    encryption: new EncryptionApi(transport),
     audit: new AuditApi(transport),
     webhooks: new WebhooksApi(transport),
     runs: new RunsApi(transport),

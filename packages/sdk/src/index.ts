@@ -14,6 +14,8 @@ export {
 } from './errors'
 export { LocksApi } from './locks'
 export { FreezesApi } from './freezes'
+export { EncryptionApi } from './encryption'
+export type { EncryptionRewritePage, EncryptionStatus, EncryptionStatusPage } from './encryption'
 export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
 export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
 export type { SearchFilter, SearchQuery } from './search'

@@ -36,6 +36,7 @@ export const root = defineCommand({
     export: () => import('./export').then((module) => module.default),
     search: () => import('./search').then((module) => module.default),
     reindex: () => import('./reindex').then((module) => module.default),
+    admin: () => import('./admin/index').then((module) => module.default),
     api: () => import('./api').then((module) => module.default),
     completion: () => import('./completion').then((module) => module.default),
     version: () => import('./version').then((module) => module.default),

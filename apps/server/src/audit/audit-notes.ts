@@ -153,6 +153,9 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
     return { action: 'rbac.change', detail: { request: `${method} ${path}` } }
   }
   if (path === '/v1/freezes' && method === 'POST') return { action: 'freeze.create' }
+  if (path.startsWith('/v1/admin/encryption/') && method === 'POST') {
+    return { action: 'encryption.rewrite' }
+  }
   if (path === '/v1/webhooks' && method === 'POST') return { action: 'webhook.create' }
   const webhook = /^\/v1\/webhooks\/([^/]+)$/.exec(path)
   if (webhook !== null && method === 'DELETE') {

@@ -61,6 +61,8 @@ describe.each([
       ['GET', '/v1/rbac/users', undefined],
       ['POST', '/v1/rbac/assignments', { principal: 'user:alice', role: 'admin', scope: '*' }],
       ['POST', '/v1/search/reindex', {}],
+      ['GET', '/v1/admin/encryption/status', undefined],
+      ['POST', '/v1/admin/encryption/rewrap', {}],
     ] as const) {
       const answer = await alice(method, path, body)
       expect(answer.status, `${method} ${path}: ${await answer.text()}`).toBe(403)

@@ -6,6 +6,7 @@ import {
   type FsStore,
   type ObjectStore,
 } from '@cairn/core'
+import type { EncryptionMaintenance } from '@cairn/encryption'
 import type { Config } from '../config/config'
 import type { Logger } from '../log/logger'
 import { firstLine, refuse } from './refuse'
@@ -83,9 +84,10 @@ export async function encryptedStore(
   store: ObjectStore,
   log: Logger,
   onRefused: (key: string, reason: string) => void,
-): Promise<ObjectStore> {
-  if (config.encryptionKeys === undefined) return store
-  const { checkKeys, EncryptingStore, KeySetupError, loadKeys } = await import('@cairn/encryption')
+): Promise<{ store: ObjectStore; maintenance?: EncryptionMaintenance }> {
+  if (config.encryptionKeys === undefined) return { store }
+  const { checkKeys, EncryptingStore, EncryptionMaintenance, KeySetupError, loadKeys } =
+    await import('@cairn/encryption')
   try {
     const keys = await loadKeys(config.encryptionKeys)
     await checkKeys(store, keys)
@@ -93,7 +95,8 @@ export async function encryptedStore(
       encrypts_with: keys[0]?.id,
       decrypts_with: keys.map((key) => key.id),
     })
-    return new EncryptingStore(store, keys, { refused: onRefused })
+    const encrypting = new EncryptingStore(store, keys, { refused: onRefused })
+    return { store: encrypting, maintenance: new EncryptionMaintenance(encrypting, store) }
   } catch (error) {
     if (error instanceof KeySetupError) refuse(error.message)
     refuse(`cannot check the encryption keys against the store: ${firstLine(error)}`)

@@ -1,0 +1,8 @@
+import { defineCommand } from 'citty'
+
+export default defineCommand({
+  meta: { name: 'admin', description: 'Look after the server itself (administrators)' },
+  subCommands: {
+    encryption: () => import('./encryption/index').then((module) => module.default),
+  },
+})
