@@ -11,6 +11,7 @@ import { stateTransfer } from './benches/state-transfer'
 import { terraformApply } from './benches/terraform/terraform-apply'
 import { runs } from './benches/runs'
 import { migration } from './benches/migration'
+import { encryption } from './benches/encryption'
 
 /** Every bench, in the order `bench:all` runs them and the README lists them. */
 export const registry: readonly Bench[] = [
@@ -23,6 +24,7 @@ export const registry: readonly Bench[] = [
   terraformApply,
   runs,
   migration,
+  encryption,
   resourceIndex,
   dashboard,
   hostileProbe,

@@ -56,6 +56,45 @@ export function plaintextSize(stored: number, startBytes: number, seg = SEGMENT_
   return sealed - segments * TAG_BYTES
 }
 
+/**
+ * Bytes queued as they came, taken from the front in pieces: a piece that lies within one chunk is
+ * a view of it, and only one that spans chunks is copied.
+ */
+class ByteQueue {
+  #parts: Buffer[] = []
+  length = 0
+
+  push(chunk: Uint8Array): void {
+    if (chunk.length === 0) return
+    this.#parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+    this.length += chunk.length
+  }
+
+  take(bytes: number): Buffer {
+    const first = this.#parts[0]
+    if (first !== undefined && first.length >= bytes) {
+      const piece = first.subarray(0, bytes)
+      if (first.length === bytes) this.#parts.shift()
+      else this.#parts[0] = first.subarray(bytes)
+      this.length -= bytes
+      return piece
+    }
+    const piece = Buffer.allocUnsafe(bytes)
+    let at = 0
+    while (at < bytes) {
+      const part = this.#parts[0]
+      if (part === undefined) throw new RangeError('taking more bytes than are queued')
+      const used = Math.min(part.length, bytes - at)
+      part.copy(piece, at, 0, used)
+      at += used
+      if (used === part.length) this.#parts.shift()
+      else this.#parts[0] = part.subarray(used)
+    }
+    this.length -= bytes
+    return piece
+  }
+}
+
 function nonceOf(index: number): Buffer {
   const nonce = Buffer.alloc(12)
   nonce.writeUIntBE(index, 6, 6)
@@ -81,28 +120,27 @@ export async function* sealSegments(
   kek: string,
   seg = SEGMENT_BYTES,
 ): AsyncGenerator<Uint8Array> {
-  let pending = Buffer.alloc(0)
+  const pending = new ByteQueue()
   let index = 0
-  const seal = (bytes: Buffer, last: boolean): Buffer => {
+  /** A segment sealed: its ciphertext, then its tag (GCM's final adds no bytes). */
+  const seal = (bytes: Buffer, last: boolean): Buffer[] => {
     const cipher = createCipheriv('aes-256-gcm', dataKey, nonceOf(index))
     cipher.setAAD(aadOf(storageKey, kek, index, last))
-    const sealed = Buffer.concat([cipher.update(bytes), cipher.final(), cipher.getAuthTag()])
+    const sealed = cipher.update(bytes)
+    cipher.final()
     index += 1
-    return sealed
+    return [sealed, cipher.getAuthTag()]
   }
   for await (const chunk of plaintext) {
-    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk])
+    pending.push(chunk)
     // A full segment is sealed only once a byte after it is known: the last one is marked so.
-    while (pending.length > seg) {
-      yield seal(pending.subarray(0, seg), false)
-      pending = pending.subarray(seg)
-    }
+    // What one chunk seals goes on as one buffer: fewer, larger writes downstream.
+    const out: Buffer[] = []
+    while (pending.length > seg) out.push(...seal(pending.take(seg), false))
+    if (out.length > 0) yield Buffer.concat(out)
   }
-  if (pending.length === seg) {
-    yield seal(pending, false)
-    pending = Buffer.alloc(0)
-  }
-  yield seal(pending, true)
+  if (pending.length === seg) yield Buffer.concat(seal(pending.take(seg), false))
+  yield Buffer.concat(seal(pending.take(pending.length), true))
 }
 
 /**
@@ -117,7 +155,7 @@ export async function* openSegments(
   seg: number,
 ): AsyncGenerator<Uint8Array> {
   const whole = seg + TAG_BYTES
-  let pending = Buffer.alloc(0)
+  const pending = new ByteQueue()
   let index = 0
   const open = (bytes: Buffer, last: boolean): Buffer => {
     if (bytes.length < TAG_BYTES) throw new EnvelopeError(storageKey, 'a segment is cut short')
@@ -125,10 +163,9 @@ export async function* openSegments(
     decipher.setAAD(aadOf(storageKey, kek, index, last))
     decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
     try {
-      const plain = Buffer.concat([
-        decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)),
-        decipher.final(),
-      ])
+      const plain = decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES))
+      // GCM's final adds no bytes: it checks the tag, and throws when it does not hold.
+      decipher.final()
       index += 1
       return plain
     } catch {
@@ -136,16 +173,16 @@ export async function* openSegments(
     }
   }
   for await (const chunk of sealed) {
-    pending = pending.length === 0 ? Buffer.from(chunk) : Buffer.concat([pending, chunk])
-    while (pending.length > whole) {
-      yield open(pending.subarray(0, whole), false)
-      pending = pending.subarray(whole)
-    }
+    pending.push(chunk)
+    // What one chunk opens goes on as one buffer: fewer, larger writes downstream.
+    const out: Buffer[] = []
+    while (pending.length > whole) out.push(open(pending.take(whole), false))
+    if (out.length > 0) yield out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out)
   }
   // The last segment is shorter than a whole one (empty when the plaintext fills the others):
   // a whole one at the very end means the last was cut off.
   if (pending.length === whole) throw new EnvelopeError(storageKey, 'its last segment is missing')
-  yield open(pending, true)
+  yield open(pending.take(pending.length), true)
 }
 
 /** Reads an envelope's start from the first bytes of a stream: the header and what follows it. */
