@@ -240,7 +240,8 @@ function report(values: Values, small: SizeRun, large: SizeRun, existingMs: numb
     },
   ]
   return {
-    title: 'encryption: a large state with encryption at rest on and off, and encrypt-existing',
+    title:
+      'Cairn encryption benchmark: a large state with encryption at rest on and off, and encrypt-existing',
     facts: [
       `states of ${values['small-mib']} and ${values['size-mib']} MiB, ${values.rounds} measured rounds each after one warm-up, the two servers in turn; fs store`,
     ],

@@ -313,7 +313,8 @@ function report(
     },
   ]
   return {
-    title: 'migration: cairn import from a versioned bucket, cairn export to an archive',
+    title:
+      'Cairn migration benchmark: cairn import from a versioned bucket, cairn export to an archive',
     facts: [
       `import: ${versions} versions, ${fmtMiB(run.bytes)} MiB, from one Ceph RGW gateway into a server on fs`,
       `export: ${values['export-units']} units of one 1 KiB version each, an archive of ${fmtMiB(run.archiveBytes)} MiB`,

@@ -202,7 +202,8 @@ export class EncryptingStore implements ObjectStore {
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     const info = await this.#store.head(key)
-    if (info === undefined) return undefined
+    // Only the prefixes that carry state are ever encrypted: elsewhere the size is the stored one.
+    if (info === undefined || !this.#encrypts(key)) return info
     const start = await this.#startOf(key, info.size)
     return start === undefined
       ? info
