@@ -316,6 +316,8 @@ describe('the migration page', () => {
     expect(run.output).toContain('Imported 3 versions')
     expect(run.output).toContain('manifest.json')
     expect(run.output).toMatch(/old\/legacy\s+copy\/legacy\s+2/)
+    // The same dry run as JSON through jq: each target on a line of its own.
+    expect(run.output.split('\n')).toContain('copy/legacy/staging')
     const listed = await fetchAs(server, '/v1/units/old/legacy/versions', server.token)
     const { versions } = (await listed.json()) as { versions: { source: string }[] }
     expect(versions.map((version) => version.source)).toEqual(['import', 'import'])

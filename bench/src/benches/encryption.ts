@@ -2,17 +2,16 @@
 // with -encryption-keys, against the same server without keys in the same run; each server's
 // peak RSS at two sizes; and `cairn admin encryption encrypt-existing` of a store of many
 // versions written before encryption was on. See bench/README.md.
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { BenchError } from '../harness/bench-error'
 import { defineBench } from '../harness/bench-definition'
+import { runCli } from '../harness/cli'
 import { makeTemporaryDir } from '../harness/cleanup'
 import type { FlagValues } from '../harness/flags'
 import { fmtMiB, fmtRate, fmtRatio, fmtSeconds } from '../harness/format'
 import { pool, request } from '../harness/http'
-import { root } from '../harness/paths'
 import { memoryOf } from '../harness/proc'
 import { progress } from '../harness/progress'
 import type { BenchReport, Figure } from '../harness/report'
@@ -31,7 +30,6 @@ import { stateFile, type StateFile } from '../transfer/state-file'
 
 const UNIT = 'bench/state'
 const MiB = 1024 * 1024
-const CLI_MAIN = join(root, 'apps', 'cli', 'dist', 'main.js')
 
 const flags = {
   'size-mib': {
@@ -162,29 +160,17 @@ async function encryptExisting(values: Values, key: string): Promise<number> {
   )
   try {
     progress('cairn admin encryption encrypt-existing')
-    const started = performance.now()
-    const child = spawn(
-      process.execPath,
-      [CLI_MAIN, 'admin', 'encryption', 'encrypt-existing', '--server', server.origin, '--json'],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, CAIRN_TOKEN: token, HOME: dataDir },
-      },
+    const run = await runCli(
+      ['admin', 'encryption', 'encrypt-existing', '--server', server.origin, '--json'],
+      { CAIRN_TOKEN: token, HOME: dataDir },
     )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text))
-    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text))
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
-    const ms = performance.now() - started
-    if (code !== 0) throw new BenchError(`encrypt-existing failed: ${stderr.slice(-500)}`)
-    const total = JSON.parse(stdout) as { rewritten: number }
+    const total = JSON.parse(run.stdout) as { rewritten: number }
     if (total.rewritten < values.versions) {
       throw new BenchError(
         `encrypt-existing rewrote ${total.rewritten} objects, fewer than the ${values.versions} versions`,
       )
     }
-    return ms
+    return run.ms
   } finally {
     await server.stop()
   }

@@ -2,7 +2,7 @@
 // versions of a given size) against the same versions read straight from the bucket with the AWS
 // SDK in the same run; and `cairn export` of many units to one archive against `tar` of the
 // server's own data directory. Both with the CLI's peak resident memory. See bench/README.md.
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -16,11 +16,11 @@ import {
 } from '@aws-sdk/client-s3'
 import { BenchError } from '../harness/bench-error'
 import { defineBench } from '../harness/bench-definition'
+import { runCli, type CliRun } from '../harness/cli'
 import { makeTemporaryDir } from '../harness/cleanup'
 import type { FlagValues } from '../harness/flags'
 import { fmtMiB, fmtRatio, fmtSeconds } from '../harness/format'
 import { pool, request } from '../harness/http'
-import { root } from '../harness/paths'
 import { progress } from '../harness/progress'
 import type { BenchReport, Figure } from '../harness/report'
 import { openServerArgs, startServer } from '../harness/server-process'
@@ -28,7 +28,6 @@ import { startCeph } from './s3/ceph'
 import { s3Client } from './s3/s3-direct'
 
 const BUCKET = 'migration'
-const CLI_MAIN = join(root, 'apps', 'cli', 'dist', 'main.js')
 const MiB = 1024 * 1024
 
 const flags = {
@@ -76,36 +75,7 @@ function state(unit: number, serial: number, bytes: number): string {
   return shell.replace('"input":""', `"input":"${'x'.repeat(Math.max(0, bytes - shell.length))}"`)
 }
 
-interface Timed {
-  ms: number
-  /** Peak resident set of the process, bytes (VmHWM, read until it exited). */
-  peak: number
-}
-
-/** Runs the built CLI to its end; its time and peak memory. @throws BenchError on failure */
-async function cli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<Timed & { stdout: string }> {
-  const started = performance.now()
-  // /usr/bin/time reports the child's peak resident set (maximum resident set size, KiB).
-  const child = spawn('/usr/bin/time', ['-f', 'peak-kib=%M', process.execPath, CLI_MAIN, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text))
-  child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text))
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
-  const ms = performance.now() - started
-  if (code !== 0)
-    throw new BenchError(
-      `cairn ${args.join(' ')} failed (${code ?? 'signal'}): ${stderr.slice(-600)}`,
-    )
-  const peak = /peak-kib=(\d+)/.exec(stderr)
-  return { ms, peak: Number(peak?.[1] ?? Number.NaN) * 1024, stdout }
-}
+type Timed = Pick<CliRun, 'ms' | 'peak'>
 
 async function seedBucket(s3: S3Client, values: Values): Promise<number> {
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }))
@@ -222,7 +192,7 @@ export const migration = defineBench({
       progress('reading every version straight from the bucket (the baseline)')
       const directMs = await readDirectly(s3)
       const importer = await startServer('import target', openServerArgs(join(dir, 'import')))
-      let imported: Timed & { stdout: string }
+      let imported: CliRun
       let copyMs: number
       try {
         progress(
@@ -230,7 +200,7 @@ export const migration = defineBench({
         )
         copyMs = await copyPlainly(s3, importer.origin, values)
         progress('cairn import')
-        imported = await cli(
+        imported = await runCli(
           [
             'import',
             `s3://${BUCKET}`,
@@ -268,7 +238,7 @@ export const migration = defineBench({
         })
         progress('cairn export')
         const archive = join(dir, 'export.tar')
-        exported = await cli(['export', '--out', archive, '--server', exporter.origin])
+        exported = await runCli(['export', '--out', archive, '--server', exporter.origin])
         archiveBytes = (await stat(archive)).size
         await rm(archive)
       } finally {

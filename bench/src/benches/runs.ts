@@ -2,15 +2,15 @@
 // `cairn agent` on this machine, against `terraform apply` of the same configuration run locally
 // in the same run; and how long a line Terraform prints takes to reach the follower of the log.
 // See bench/README.md.
-import { spawn } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { BenchError } from '../harness/bench-error'
 import { defineBench } from '../harness/bench-definition'
 import { makeTemporaryDir, removeTemporaryDir, track } from '../harness/cleanup'
 import type { FlagValues } from '../harness/flags'
 import { fmtMs, fmtRatio } from '../harness/format'
-import { root } from '../harness/paths'
+import { cliMain } from '../harness/paths'
 import { progress } from '../harness/progress'
 import type { BenchReport } from '../harness/report'
 import {
@@ -33,8 +33,6 @@ const flags = {
 } as const
 
 type Values = FlagValues<typeof flags>
-
-const CLI_MAIN = join(root, 'apps', 'cli', 'dist', 'main.js')
 
 /**
  * The configuration: `count` resources whose input is the round, so every apply changes each, and
@@ -134,7 +132,7 @@ async function measure(values: Values) {
   })
   if (made.status !== 201) throw new BenchError(`cannot make an agent token: ${made.status}`)
   const agentToken = ((await made.json()) as { token: string }).token
-  const agent = spawn(process.execPath, [CLI_MAIN, 'agent', '--server', server.origin], {
+  const agent = spawn(process.execPath, [cliMain, 'agent', '--server', server.origin], {
     env: { ...env, CAIRN_AGENT_TOKEN: agentToken },
     stdio: ['ignore', 'ignore', 'ignore'],
   })
@@ -149,7 +147,7 @@ async function measure(values: Values) {
       timed(
         process.execPath,
         [
-          CLI_MAIN,
+          cliMain,
           'run',
           'apply',
           'bench/runs',

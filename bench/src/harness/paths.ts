@@ -18,6 +18,8 @@ function findRoot(): string {
 
 export const root = findRoot()
 export const serverMain = join(root, 'apps', 'server', 'dist', 'main.js')
+/** The built `cairn` CLI. */
+export const cliMain = join(root, 'apps', 'cli', 'dist', 'main.js')
 export const baselineMain = join(root, 'bench', 'dist', 'baseline-server.js')
 /** Generated states and CPU profiles, kept between runs (gitignored). */
 export const cacheDir = join(root, '.bench')

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { PreconditionFailedError, type ObjectStore } from '@cairn/core'
+import { PreconditionFailedError, type ObjectInfo, type ObjectStore } from '@cairn/core'
 import { CANARY_PREFIX } from './key-check'
 import type { EncryptingStore } from './encrypting-store'
 export type { ObjectState } from './encrypting-store'
@@ -49,25 +49,24 @@ export class EncryptionMaintenance {
   async #page(
     cursor: string | undefined,
     limit: number,
-  ): Promise<{ keys: string[]; next: string | null }> {
+  ): Promise<{ objects: ObjectInfo[]; next: string | null }> {
     const page = await this.#inner.list({
       prefix: '',
       limit,
       ...(cursor === undefined ? {} : { startAfter: cursor }),
     })
-    const keys = page.objects.map((object) => object.key)
-    const last = keys.at(-1)
+    const last = page.objects.at(-1)?.key
     return {
-      keys: keys.filter((key) => this.#store.encryptsKey(key)),
+      objects: page.objects.filter((object) => this.#store.encryptsKey(object.key)),
       next: page.cursor === undefined || last === undefined ? null : last,
     }
   }
 
   async status(cursor?: string, limit = 1000): Promise<StatusPage> {
-    const { keys, next } = await this.#page(cursor, limit)
+    const { objects, next } = await this.#page(cursor, limit)
     const page: StatusPage = { plain: 0, byKek: {}, nextCursor: next }
-    for (const key of keys) {
-      const state = await this.#store.stateOf(key)
+    for (const { key, size } of objects) {
+      const state = await this.#store.stateOf(key, size)
       if (state === undefined) continue
       if (state.kind === 'plain') page.plain += 1
       else page.byKek[state.kek] = (page.byKek[state.kek] ?? 0) + 1
@@ -76,7 +75,7 @@ export class EncryptionMaintenance {
   }
 
   async rewrite(mode: RewriteMode, cursor?: string, limit = 200): Promise<RewritePage> {
-    const { keys, next } = await this.#page(cursor, limit)
+    const { objects, next } = await this.#page(cursor, limit)
     const page: RewritePage = {
       examined: 0,
       rewritten: 0,
@@ -85,9 +84,9 @@ export class EncryptionMaintenance {
       retired: [],
     }
     const current = this.#store.currentKek
-    for (const key of keys) {
+    for (const { key, size } of objects) {
       page.examined += 1
-      const state = await this.#store.stateOf(key)
+      const state = await this.#store.stateOf(key, size)
       const wanted =
         state !== undefined &&
         (mode === 'encrypt-existing'

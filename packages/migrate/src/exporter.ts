@@ -258,9 +258,8 @@ export async function exportToS3(
   for await (const unit of client.units.listAll({ prefix: options.prefix ?? '' }))
     units.push(unit.id)
   for (const [at, id] of units.entries()) {
-    const unit = { id }
-    const key = keyOfUnit(location.prefix, unit.id)
-    const versions = await allVersions(client, unit.id)
+    const key = keyOfUnit(location.prefix, id)
+    const versions = await allVersions(client, id)
     const present = await keyVersions(s3, location.bucket, key)
     let start = 0
     while (
@@ -271,17 +270,13 @@ export async function exportToS3(
       start += 1
     report.skipped += start
     for (const version of versions.slice(start)) {
-      const line = versionLine(unit.id, version, 0)
+      const line = versionLine(id, version, 0)
       await s3.send(
         new PutObjectCommand({
           Bucket: location.bucket,
           Key: key,
           Body: Readable.from(
-            checkedBody(
-              unit.id,
-              line,
-              await client.units.download(unit.id, { version: line.timestamp }),
-            ),
+            checkedBody(id, line, await client.units.download(id, { version: line.timestamp })),
           ),
           ContentLength: version.size,
           ContentMD5: Buffer.from(version.md5, 'hex').toString('base64'),
@@ -292,7 +287,7 @@ export async function exportToS3(
       report.bytes += version.size
     }
     report.units += 1
-    options.onProgress?.({ unit: unit.id, done: at + 1, total: units.length, bytes: report.bytes })
+    options.onProgress?.({ unit: id, done: at + 1, total: units.length, bytes: report.bytes })
   }
   return report
 }

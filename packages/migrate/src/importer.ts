@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto'
 import { CairnApiError, type CairnClient } from '@cairn/sdk'
 import type { Version } from '@cairn/contract'
 import type { Mapping } from './mapping'
-import { readHeader } from './state-header'
+import { headerOf, readHeader } from './state-header'
 import type { MigrationSource, SourceUnit, SourceVersion } from './source'
+
+/** How much of a version's start tells whether it is JSON (a document's leading blanks included). */
+const HEAD_CHARS = 1024
 
 /** How many units are copied at once. */
 const UNITS_AT_ONCE = 4
@@ -175,19 +178,16 @@ async function copyUnit(
       await survey(versions, report)
       return report
     }
-    if (todo.length > 0 && unit.metadata !== undefined)
-      await createWithTags(client, target, unit.metadata.tags)
+    // Tags are given when a unit is made: before its first version creates it without them.
+    if (unit.metadata !== undefined) await createWithTags(client, target, unit.metadata.tags)
     progress(0)
     for (const version of todo) {
-      const stored = await copyVersion(client, version, target)
+      const { stored, json } = await copyVersion(client, version, target)
       report.imported += 1
       report.importedBytes += stored.size
-      if (stored.serial === null && stored.lineage === null)
-        report.notJson += await notJson(version)
+      if (!json) report.notJson += 1
       progress(report.importedBytes)
     }
-    if (todo.length === 0 && unit.metadata !== undefined)
-      await createWithTags(client, target, unit.metadata.tags)
   } catch (error) {
     report.failure = reasonOf(error)
   } finally {
@@ -222,18 +222,24 @@ async function importedIdentities(client: CairnClient, target: string): Promise<
   return found
 }
 
-/** One version from the source into the target, checked against the bytes that left the source. */
+/**
+ * One version from the source into the target, checked against the bytes that left the source;
+ * whether those bytes are JSON, from their first ones as they pass.
+ */
 async function copyVersion(
   client: CairnClient,
   version: SourceVersion,
   target: string,
-): Promise<Version> {
+): Promise<{ stored: Version; json: boolean }> {
   const body = await version.open()
   const sha256 = createHash('sha256')
   let size = 0
+  let head = ''
   async function* hashed(): AsyncGenerator<Uint8Array> {
     for await (const chunk of body) {
       sha256.update(chunk)
+      if (head.length < HEAD_CHARS)
+        head += Buffer.from(chunk.subarray(0, HEAD_CHARS)).toString('latin1')
       size += chunk.byteLength
       yield chunk
     }
@@ -255,13 +261,7 @@ async function copyVersion(
       `version ${version.id} has SHA-256 ${sent}, not the ${version.sha256} the source declares`,
     )
   }
-  return stored
-}
-
-/** 1 when the version's bytes are not JSON (rather than JSON that is no Terraform state). */
-async function notJson(version: SourceVersion): Promise<number> {
-  const header = await readHeader(await version.open())
-  return header.json ? 0 : 1
+  return { stored, json: headerOf(head).json }
 }
 
 /** A dry run reads each version's head: its serial and lineage, for the gaps and changes. */

@@ -18,16 +18,30 @@ export function checkSerial(
   if (force || current === null || next === undefined) return
   if (current.serial === null || current.lineage === null || current.lineage !== next.lineage)
     return
-  const state = { serial: current.serial, lineage: current.lineage }
-  if (next.serial < current.serial) {
+  refuseGoingBack(current.serial, current.lineage, current.sha256, next.serial, incoming.sha256, {
+    behind: `is lower than the current serial ${current.serial} of lineage ${current.lineage}; force the write to replace it`,
+    again: 'a changed state needs a higher serial, or force the write',
+  })
+}
+
+/**
+ * Refuses a state whose serial is behind the current one, or equal to it with other bytes: the
+ * two checks both rules make, each with its own remedy.
+ */
+function refuseGoingBack(
+  serial: number,
+  lineage: string,
+  sha256: string,
+  nextSerial: number,
+  nextSha256: string,
+  say: { behind: string; again: string },
+): void {
+  const state = { serial, lineage }
+  if (nextSerial < serial)
+    throw new SerialConflictError(`serial ${nextSerial} ${say.behind}`, state)
+  if (nextSerial === serial && nextSha256 !== sha256) {
     throw new SerialConflictError(
-      `serial ${next.serial} is lower than the current serial ${current.serial} of lineage ${current.lineage}; force the write to replace it`,
-      state,
-    )
-  }
-  if (next.serial === current.serial && incoming.sha256 !== current.sha256) {
-    throw new SerialConflictError(
-      `serial ${next.serial} is already stored with different content; a changed state needs a higher serial, or force the write`,
+      `serial ${nextSerial} is already stored with different content; ${say.again}`,
       state,
     )
   }
@@ -43,23 +57,15 @@ export function checkSerial(
 export function checkImportSerial(current: VersionRecord | null, incoming: InspectedState): void {
   if (current === null || current.source === 'import' || current.serial === null) return
   const next = incoming.scan.terraform
-  const state = { serial: current.serial, lineage: current.lineage ?? '' }
+  const lineage = current.lineage ?? ''
   if (next === undefined) {
     throw new SerialConflictError(
       `the unit's current state (serial ${current.serial}) was written here; an imported body that is not a Terraform state cannot follow it`,
-      state,
+      { serial: current.serial, lineage },
     )
   }
-  if (next.serial < current.serial) {
-    throw new SerialConflictError(
-      `serial ${next.serial} would go behind the current serial ${current.serial}, written here; an import only appends`,
-      state,
-    )
-  }
-  if (next.serial === current.serial && incoming.sha256 !== current.sha256) {
-    throw new SerialConflictError(
-      `serial ${next.serial} is already stored with different content; an import only appends`,
-      state,
-    )
-  }
+  refuseGoingBack(current.serial, lineage, current.sha256, next.serial, incoming.sha256, {
+    behind: `would go behind the current serial ${current.serial}, written here; an import only appends`,
+    again: 'an import only appends',
+  })
 }
