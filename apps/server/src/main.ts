@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     // everything to units, and administration still takes an administrator.
     access: accessControl(config),
     maxStateBytes: config.maxStateBytes,
+    requireClientEncryption: config.requireClientEncryption,
     lockStaleAfterMs: config.lockStaleAfterMs,
     auditRetentionMs: config.auditRetentionMs,
     indexResources: config.resourceIndex,

@@ -28,6 +28,11 @@ export const VersionSchema = v.object({
   original_created: v.optional(v.nullable(v.string())),
   /** Who the source says made the imported version; null when it does not say. */
   original_author: v.optional(v.nullable(v.string())),
+  /**
+   * `client` when OpenTofu encrypted the state on the client (DESIGN section 15): Cairn keeps it as
+   * it came and reads only its serial and lineage. Absent on states Cairn can read.
+   */
+  encrypted: v.optional(v.literal('client')),
 })
 export type Version = v.InferOutput<typeof VersionSchema>
 
@@ -53,6 +58,8 @@ export const UnitSchema = v.object({
   lock_stale: v.optional(v.boolean(), false),
   tags: v.array(v.string()),
   version_count: v.number(),
+  /** `client` when the current state is encrypted by OpenTofu on the client (as on `Version`). */
+  encrypted: v.optional(v.literal('client')),
 })
 export type Unit = v.InferOutput<typeof UnitSchema>
 

@@ -80,6 +80,11 @@ export const EdgeStatusSchema = v.object({
   output: v.optional(v.string()),
   state: v.picklist(['pending', 'unknown', 'ok']),
   since: v.optional(VersionRefSchema),
+  /**
+   * Why an `unknown` edge cannot be told: `client_encrypted` when the upstream's state is encrypted
+   * by OpenTofu on the client, so its outputs cannot be read (DESIGN section 15).
+   */
+  reason: v.optional(v.literal('client_encrypted')),
 })
 export type EdgeStatus = v.InferOutput<typeof EdgeStatusSchema>
 
@@ -147,6 +152,8 @@ export const V1_ERROR_CODES = [
   'webhook_not_found',
   'webhook_target_refused',
   'not_indexed',
+  'client_encrypted',
+  'client_encryption_required',
   'run_not_found',
   'run_conflict',
   'agent_token_not_found',

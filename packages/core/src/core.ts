@@ -1,5 +1,6 @@
 import { inlineScanners, type ScannerSource } from '@cairn/state-scan'
 import type { Authorizer } from './access/authorizer'
+import { parseScope } from './access/scope'
 import { FreezeService } from './freezes/freeze-service'
 import { FreezeStore } from './freezes/freeze-store'
 import { DependencyService } from './graph/dependency-service'
@@ -45,6 +46,12 @@ export interface CoreOptions {
   ids?: IdSource
   /** The largest state accepted, in bytes. */
   maxStateBytes?: number
+  /**
+   * Scopes (`*`, `<prefix>/*`, a unit ID) where every state written must be encrypted by OpenTofu
+   * on the client (`SVC_REQUIRE_CLIENT_ENCRYPTION`): any other state is refused with
+   * `client_encryption_required`, on every surface, restores and imports included.
+   */
+  requireClientEncryption?: readonly string[]
   /**
    * A lock held longer than this, in milliseconds, is flagged stale in lock listings and in its
    * unit's metadata (`SVC_LOCK_STALE_AFTER`; one hour by default). It is never released on its own.
@@ -164,6 +171,7 @@ export function createCore(options: CoreOptions): Core {
       writer: new StateWriter({
         kernel,
         maxStateBytes: options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES,
+        requireClientEncryption: (options.requireClientEncryption ?? []).map(parseScope),
         scanners,
         extensions,
         onExtensionError,

@@ -33,6 +33,8 @@ export type CoreErrorCode =
   | 'webhook_not_found'
   | 'webhook_target_refused'
   | 'not_indexed'
+  | 'client_encrypted'
+  | 'client_encryption_required'
   | 'run_not_found'
   | 'run_conflict'
   | 'agent_token_not_found'
@@ -414,6 +416,48 @@ export class NotIndexedError extends CoreError {
 }
 
 /**
+ * A version OpenTofu encrypted on the client: Cairn can read only its serial and lineage, so it
+ * cannot say what it holds or how it differs from another (DESIGN section 15).
+ */
+export class ClientEncryptedError extends CoreError {
+  declare readonly code: 'client_encrypted'
+  readonly version: string
+  constructor(unit: string, version: string) {
+    super(
+      'client_encrypted',
+      `version ${version} of ${unit} is encrypted by OpenTofu on the client: Cairn can read only its serial and lineage`,
+    )
+    this.name = 'ClientEncryptedError'
+    this.version = version
+  }
+
+  override details(): Record<string, unknown> {
+    return { version: this.version }
+  }
+}
+
+/**
+ * A state that is not encrypted on the client, written where the server requires client
+ * encryption (`SVC_REQUIRE_CLIENT_ENCRYPTION`): refused, and nothing is kept.
+ */
+export class ClientEncryptionRequiredError extends CoreError {
+  declare readonly code: 'client_encryption_required'
+  readonly scope: string
+  constructor(unit: string, scope: string) {
+    super(
+      'client_encryption_required',
+      `${unit} requires states encrypted on the client (scope ${scope}): configure OpenTofu's state encryption (terraform { encryption { ... } }) and write again; this state was not kept`,
+    )
+    this.name = 'ClientEncryptionRequiredError'
+    this.scope = scope
+  }
+
+  override details(): Record<string, unknown> {
+    return { scope: this.scope }
+  }
+}
+
+/**
  * Every error core throws on purpose, as one union: a `switch (error.code)` over it narrows to the
  * subclass and its data (jose's pattern), and a table over `CoreErrorCode` must name every code.
  */
@@ -446,6 +490,8 @@ export type AnyCoreError =
   | WebhookNotFoundError
   | WebhookTargetRefusedError
   | NotIndexedError
+  | ClientEncryptedError
+  | ClientEncryptionRequiredError
   | RunNotFoundError
   | RunConflictError
   | AgentTokenNotFoundError

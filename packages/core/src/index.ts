@@ -17,6 +17,8 @@ export {
   AgentTokenNotFoundError,
   WebhookTargetRefusedError,
   NotIndexedError,
+  ClientEncryptedError,
+  ClientEncryptionRequiredError,
   InvalidLockInfoError,
   InvalidRequestError,
   InvalidStateError,

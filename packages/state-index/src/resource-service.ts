@@ -3,6 +3,7 @@ import {
   demand,
   InvalidRequestError,
   NotIndexedError,
+  ClientEncryptedError,
   parseOutputs,
   toVersion,
   type ExtensionHost,
@@ -11,7 +12,7 @@ import {
   type UnitId,
   type VersionRecord,
 } from '@cairn/core'
-import type { InstanceDetail, ScannedState } from '@cairn/state-scan'
+import { CLIENT_ENCRYPTED, type InstanceDetail, type ScannedState } from '@cairn/state-scan'
 import {
   diffListing,
   type DetailScan,
@@ -118,8 +119,9 @@ export class ResourceService {
     }
     const snapshot = await this.#host.versions.unit(id)
     const version = await this.#version(id, snapshot, cursor?.version ?? options.timestamp)
-    const source = await this.#source(id, version, { signal: options.signal })
     const base = { unit: id, version: toVersion(version) }
+    if (version.encrypted === 'client') return { ...base, indexed: false, reason: CLIENT_ENCRYPTED }
+    const source = await this.#source(id, version, { signal: options.signal })
     if ('none' in source) return { ...base, indexed: false, reason: source.none }
     const listed = listEntries(
       () => source.open(options.signal),
@@ -138,6 +140,7 @@ export class ResourceService {
    * answer. The two indexes are read first, to match them, holding a few bytes per instance.
    *
    * @throws NotIndexedError when either version is not a readable Terraform state
+   * @throws ClientEncryptedError when either is encrypted by OpenTofu on the client
    * @throws InvalidRequestError (a bad limit or cursor)
    */
   async diff(
@@ -261,12 +264,13 @@ export class ResourceService {
     })
   }
 
-  /** A version's index read into a diff's table. @throws NotIndexedError */
+  /** A version's index read into a diff's table. @throws NotIndexedError, ClientEncryptedError */
   async #side(
     id: UnitId,
     version: VersionRecord,
     options: { signal?: AbortSignal | undefined; fromBody?: boolean },
   ): Promise<DiffSide> {
+    if (version.encrypted === 'client') throw new ClientEncryptedError(id, version.timestamp)
     const source = await this.#source(id, version, options)
     if ('none' in source) throw new NotIndexedError(id, version.timestamp, source.none)
     const unreadable = (error: UnreadableIndexError) => unreadableIndex(id, version, error)

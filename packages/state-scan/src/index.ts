@@ -20,5 +20,10 @@ export type { CollectedResources, InstanceDetail } from './instance-collector'
 export { compare } from './instance-collector'
 export { MAX_STATE_DEPTH } from './wasm-constants'
 export { StateScanError } from './scan-error'
-export type { ScannedState, ScanOptions, TerraformHeader } from './state-scanner'
-export { MAX_OUTPUTS_BYTES, StateScanner } from './state-scanner'
+export type {
+  ClientEncryptedHeader,
+  ScannedState,
+  ScanOptions,
+  TerraformHeader,
+} from './state-scanner'
+export { CLIENT_ENCRYPTED, MAX_OUTPUTS_BYTES, StateScanner } from './state-scanner'

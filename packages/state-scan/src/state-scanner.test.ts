@@ -182,6 +182,28 @@ describe('the state scanner', () => {
 
   it('treats JSON without all three header fields as other JSON', () => {
     expect(scan('{"serial":1,"lineage":"l","encrypted_data":"x"}').terraform).toBeUndefined()
+    expect(scan('{"serial":1,"lineage":"l","encrypted_data":"x"}').clientEncrypted).toBeUndefined()
+  })
+
+  it('reads the plain serial and lineage of a state OpenTofu encrypted on the client', () => {
+    // The shape of opentofu's internal/encryption (statedata over basedata).
+    const sealed = scan(
+      '{"serial":7,"lineage":"l-1","meta":{"key_provider.pbkdf2.k":"e30="},"encrypted_data":"AAEC","encryption_version":"v0"}',
+    )
+    expect(sealed.terraform).toBeUndefined()
+    expect(sealed.serialSpan).toBeUndefined()
+    expect(sealed.clientEncrypted).toEqual({ encryptionVersion: 'v0', serial: 7, lineage: 'l-1' })
+    expect(scan('{"encryption_version":"v0","encrypted_data":"AAEC"}').clientEncrypted).toEqual({
+      encryptionVersion: 'v0',
+    })
+    expect(() => scan('{"serial":-1,"encrypted_data":"x","encryption_version":"v0"}')).toThrow(
+      '"serial" must be a whole number',
+    )
+    // Nested, or without the ciphertext, it is other JSON.
+    expect(
+      scan('{"x":{"encryption_version":"v0","encrypted_data":"x"}}').clientEncrypted,
+    ).toBeUndefined()
+    expect(scan('{"encryption_version":"v0"}').clientEncrypted).toBeUndefined()
   })
 
   it('refuses a duplicated header field', () => {

@@ -44,6 +44,20 @@ export interface ScannedState {
    * (format 4); otherwise why there is no index.
    */
   resources?: CollectedResources | { none: string }
+  /**
+   * Set when the body is a state OpenTofu encrypted on the client (a top-level
+   * `encryption_version` beside `encrypted_data`): the format, and the `serial` and `lineage`
+   * OpenTofu keeps in plain text beside the ciphertext, when they are there.
+   */
+  clientEncrypted?: ClientEncryptedHeader
+}
+
+/** What a backend can read of an OpenTofu state encrypted on the client. */
+export interface ClientEncryptedHeader {
+  /** `encryption_version`: `v0` today. */
+  encryptionVersion: string
+  serial?: number
+  lineage?: string
 }
 
 /** What a scanner is asked to do besides checking the JSON. */
@@ -81,7 +95,18 @@ const MAX_SCALAR_BYTES = 1024
 /** The largest `attributes` kept for a detailed diff. */
 const MAX_DETAIL_ATTRIBUTES_BYTES = 1024 * 1024
 
-const INTERESTING = new Set(['version', 'serial', 'lineage', 'terraform_version', 'outputs'])
+/** Why a state OpenTofu encrypted on the client has no index (and no diff, search or outputs). */
+export const CLIENT_ENCRYPTED =
+  'client_encrypted: OpenTofu encrypted the state on the client, so only its serial and lineage can be read'
+
+const INTERESTING = new Set([
+  'version',
+  'serial',
+  'lineage',
+  'terraform_version',
+  'outputs',
+  'encryption_version',
+])
 
 interface Capture {
   key: string
@@ -601,6 +626,12 @@ export class StateScanner {
     const serial = this.#captured.get('serial')
     const lineage = this.#captured.get('lineage')
     const version = this.#captured.get('version')
+    const sealed = this.#clientEncrypted(serial?.bytes, lineage?.bytes)
+    if (sealed !== undefined) {
+      result.clientEncrypted = sealed
+      if (this.#collector !== undefined) result.resources = { none: CLIENT_ENCRYPTED }
+      return result
+    }
     if (serial === undefined || lineage === undefined || version === undefined) {
       if (this.#collector !== undefined) {
         result.resources = {
@@ -624,6 +655,25 @@ export class StateScanner {
     result.serialSpan = { start: serial.start, end: serial.end }
     if (this.#collector !== undefined) result.resources = this.#resourcesOf(result.terraform)
     return result
+  }
+
+  /**
+   * The header of an OpenTofu state encrypted on the client, when the body is one: its serial and
+   * lineage are read as a Terraform state's are (and refused as theirs are when malformed).
+   */
+  #clientEncrypted(
+    serial: Uint8Array | undefined,
+    lineage: Uint8Array | undefined,
+  ): ClientEncryptedHeader | undefined {
+    const format = this.#captured.get('encryption_version')?.bytes
+    if (!this.#encrypted || format === undefined) return undefined
+    const parsed: unknown = JSON.parse(decode(format))
+    if (typeof parsed !== 'string') return undefined
+    return {
+      encryptionVersion: parsed,
+      ...(serial === undefined ? {} : { serial: parseSerial(serial) }),
+      ...(lineage === undefined ? {} : { lineage: parseLineage(lineage) }),
+    }
   }
 
   #resourcesOf(header: TerraformHeader): CollectedResources | { none: string } {

@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       auditRetentionMs: 9600 * 3_600_000,
       tokensLoginMaxAgeMs: 720 * 3_600_000,
       resourceIndex: true,
+      requireClientEncryption: [],
       limits: {
         headersTimeoutMs: 20_000,
         idleTimeoutMs: 60_000,
@@ -467,6 +468,20 @@ describe('loadConfig', () => {
       if (!('help' in invocation)) throw new Error('expected the help text')
       expect(invocation.help).toContain('-rbac [SVC_RBAC_ENABLED]')
       expect(invocation.help).toContain('-rbac-admins value [SVC_RBAC_ADMINS]')
+    })
+  })
+
+  describe('client encryption', () => {
+    it('reads -require-client-encryption as scopes, each once, none by default', () => {
+      expect(configOf([]).requireClientEncryption).toEqual([])
+      const env = { SVC_REQUIRE_CLIENT_ENCRYPTION: ' prod/*, vault,,prod/*' }
+      expect(configOf([], env).requireClientEncryption).toEqual(['prod/*', 'vault'])
+    })
+
+    it('refuses an entry that is no scope, naming the setting', () => {
+      const message = errorOf(['-require-client-encryption', 'prod/*,prod/'])
+      expect(message).toContain('-require-client-encryption (SVC_REQUIRE_CLIENT_ENCRYPTION)')
+      expect(message).toContain('"prod/"')
     })
   })
 

@@ -1,4 +1,4 @@
-import { InvalidRequestError } from '@cairn/core'
+import { InvalidRequestError, parseScope } from '@cairn/core'
 import { parseAllowedHosts } from '@cairn/webhooks'
 import type { LogLevel } from '../log/logger'
 import { loadAuthSettings, type AuthSettings } from './auth-settings'
@@ -32,6 +32,8 @@ export interface Config {
   readonly tokensLoginMaxAgeMs: number
   /** `-encryption-keys`: the key-encryption keys, as given; undefined when encryption is off. */
   readonly encryptionKeys: string | undefined
+  /** `-require-client-encryption`: the scopes where states must be encrypted on the client. */
+  readonly requireClientEncryption: readonly string[]
   /** Index the resources of each state as it is written (diff, resources, search). */
   readonly resourceIndex: boolean
   readonly limits: ServerLimits
@@ -131,6 +133,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Inv
       tokensLoginMaxAgeMs: values['tokens-login-max-age'],
       resourceIndex: values['resource-index'],
       encryptionKeys: values['encryption-keys'],
+      requireClientEncryption: parseScopes(values['require-client-encryption']),
       limits: Object.freeze({
         headersTimeoutMs: values['headers-timeout'],
         idleTimeoutMs: values['idle-timeout'],
@@ -179,6 +182,26 @@ function runsSettings(values: SettingValues): RunsSettings | undefined {
     gitAllowed: Object.freeze(gitAllowed),
     heartbeatTimeoutMs: values['runs-heartbeat-timeout'],
   })
+}
+
+/**
+ * The scopes of `-require-client-encryption`, each checked as an RBAC scope.
+ *
+ * @throws ConfigError naming the first that is no scope
+ */
+function parseScopes(list: string): readonly string[] {
+  const entries = [...new Set(list.split(',').map((part) => part.trim()))].filter(Boolean)
+  for (const entry of entries) {
+    try {
+      parseScope(entry)
+    } catch (error) {
+      if (!(error instanceof InvalidRequestError)) throw error
+      throw new ConfigError(
+        `-require-client-encryption (SVC_REQUIRE_CLIENT_ENCRYPTION): ${error.message}`,
+      )
+    }
+  }
+  return Object.freeze(entries)
 }
 
 /**

@@ -209,6 +209,12 @@ export const SETTINGS = {
     schema: nonEmpty,
     help: 'encrypt states at rest: key-encryption keys as <id>=file:<path> or <id>=command:<path>, comma-separated; the first encrypts, all decrypt (docs/encryption.md)',
   },
+  'require-client-encryption': {
+    env: 'SVC_REQUIRE_CLIENT_ENCRYPTION',
+    default: '',
+    schema: text,
+    help: 'comma-separated scopes (*, <prefix>/*, a unit ID) where only states encrypted by OpenTofu on the client may be written; others are refused with 422 client_encryption_required',
+  },
   'tls-cert': {
     env: 'SVC_TLS_CERT_PATH',
     schema: nonEmpty,

@@ -46,6 +46,8 @@ export const STATUS = {
   oidc_not_configured: 422,
   dependency_cycle: 422,
   not_indexed: 422,
+  client_encrypted: 422,
+  client_encryption_required: 422,
   webhook_target_refused: 422,
   internal: 500,
   write_contention: 503,

@@ -119,6 +119,10 @@ const FROM_CORE = {
   webhook_not_found: 'InvalidArgument',
   webhook_target_refused: 'InvalidArgument',
   not_indexed: 'InvalidRequest',
+  client_encrypted: 'InvalidRequest',
+  // S3 has no 422. Not `InvalidRequest`: Terraform's AWS SDK reads that one as PutObject's own
+  // error shape and prints it without its message.
+  client_encryption_required: 'InvalidArgument',
   run_not_found: 'InvalidArgument',
   run_conflict: 'InvalidRequest',
   agent_token_not_found: 'InvalidArgument',

@@ -18,6 +18,8 @@ export interface GraphNode {
   readonly sha256: string | null
   /** Digests of the outputs by name; null when the outputs cannot be read. */
   readonly outputs: Readonly<Record<string, string>> | null
+  /** The current state is encrypted by OpenTofu on the client, so its outputs cannot be read. */
+  readonly clientEncrypted?: boolean
   readonly dependencies: readonly StoredEdge[]
 }
 
@@ -33,6 +35,7 @@ export function nodeOf(record: UnitRecord): GraphNode {
     version: current === null ? null : { timestamp: current.timestamp, serial: current.serial },
     sha256: current?.serial == null ? null : current.sha256,
     outputs: current?.output_digests ?? null,
+    ...(current?.encrypted === 'client' ? { clientEncrypted: true } : {}),
     dependencies: record.dependencies ?? [],
   }
 }

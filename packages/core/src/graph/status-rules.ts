@@ -63,6 +63,9 @@ export class StatusReader {
       }
       // `since` is worked out by the caller, which may read the upstream's earlier versions.
       if (shown.state === 'pending' && upstream?.version != null) shown.since = upstream.version
+      if (shown.state === 'unknown' && upstream?.clientEncrypted === true) {
+        shown.reason = 'client_encrypted'
+      }
       return shown
     })
   }

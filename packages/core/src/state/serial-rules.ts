@@ -1,11 +1,13 @@
 import { SerialConflictError } from '../errors'
 import type { VersionRecord } from '../units/unit-record'
+import { stateHeader } from './state-header'
 import type { InspectedState } from './state-inspector'
 
 /**
  * The checks HCP Terraform makes before it accepts a state (DESIGN section 4): with the same
  * lineage, a lower serial, or the same serial with other bytes, is refused unless forced. A state
- * with another lineage, or JSON that is not a Terraform state, is accepted as it is.
+ * with another lineage, or JSON that is not a Terraform state, is accepted as it is. A state OpenTofu
+ * encrypted on the client follows the rules by the serial and lineage it keeps in plain text.
  *
  * @throws SerialConflictError (`serial_conflict`) naming the current serial and lineage.
  */
@@ -14,7 +16,7 @@ export function checkSerial(
   incoming: InspectedState,
   force: boolean,
 ): void {
-  const next = incoming.scan.terraform
+  const next = stateHeader(incoming.scan)
   if (force || current === null || next === undefined) return
   if (current.serial === null || current.lineage === null || current.lineage !== next.lineage)
     return
@@ -56,7 +58,7 @@ function refuseGoingBack(
  */
 export function checkImportSerial(current: VersionRecord | null, incoming: InspectedState): void {
   if (current === null || current.source === 'import' || current.serial === null) return
-  const next = incoming.scan.terraform
+  const next = stateHeader(incoming.scan)
   const lineage = current.lineage ?? ''
   if (next === undefined) {
     throw new SerialConflictError(

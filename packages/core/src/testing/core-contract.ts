@@ -4,6 +4,7 @@ import { allowAll, type Authorizer } from '../access/authorizer'
 import type { Principal } from '../access/principal'
 import {
   ChecksumMismatchError,
+  ClientEncryptionRequiredError,
   ForbiddenError,
   InvalidRequestError,
   InvalidStateError,
@@ -272,6 +273,66 @@ export function coreContract(name: string, factory: StoreFactory): void {
         const version = await write('app', envelope)
         expect(version).toMatchObject({ serial: null, lineage: null })
         expect(await textOf((await core.versions.download(alice, id('app'))).body)).toBe(envelope)
+      })
+
+      it('keeps a state OpenTofu encrypted on the client as it is, by its plain serial and lineage', async () => {
+        // OpenTofu's shape (internal/encryption): serial and lineage stay plain beside the ciphertext.
+        const sealed = (serial: number, data = 'AAEC') =>
+          JSON.stringify({
+            serial,
+            lineage: 'l-1',
+            meta: { 'key_provider.pbkdf2.k': 'e30=' },
+            encrypted_data: data,
+            encryption_version: 'v0',
+          })
+        const first = await write('app', sealed(3))
+        expect(first).toMatchObject({ serial: 3, lineage: 'l-1', encrypted: 'client' })
+        expect(await core.units.get(alice, id('app'))).toMatchObject({
+          serial: 3,
+          encrypted: 'client',
+        })
+        expect(await textOf((await core.versions.download(alice, id('app'))).body)).toBe(sealed(3))
+        // The serial rules hold as for any state.
+        await expect(write('app', sealed(2))).rejects.toBeInstanceOf(SerialConflictError)
+        await expect(write('app', sealed(3, 'AAED'))).rejects.toBeInstanceOf(SerialConflictError)
+        // The serial a `cloud` state version declares is the plain one.
+        await write('app', sealed(4), { source: 'cloud', expected: { serial: 4, lineage: 'l-1' } })
+        // A restore keeps the body as it was: OpenTofu checks the plain serial against its own.
+        const restored = await core.states.restore(alice, id('app'), { timestamp: first.timestamp })
+        expect(restored).toMatchObject({ serial: 3, encrypted: 'client' })
+        expect(await textOf((await core.versions.download(alice, id('app'))).body)).toBe(sealed(3))
+        // Plaintext after it is another state again.
+        expect(await write('app', state(9))).not.toHaveProperty('encrypted')
+        expect(await core.units.get(alice, id('app'))).not.toHaveProperty('encrypted')
+      })
+
+      it('refuses a state not encrypted on the client where client encryption is required', async () => {
+        core = make({ requireClientEncryption: ['secure/*', 'vault'] })
+        const sealed = JSON.stringify({
+          serial: 1,
+          lineage: 'l-1',
+          meta: {},
+          encrypted_data: 'AAEC',
+          encryption_version: 'v0',
+        })
+        const refusal = await write('secure/app', state(1), { source: 'http', create: true }).catch(
+          (error: unknown) => error,
+        )
+        expect(refusal).toBeInstanceOf(ClientEncryptionRequiredError)
+        expect((refusal as ClientEncryptionRequiredError).details()).toEqual({ scope: 'secure/*' })
+        await expect(
+          write('vault', '{"a":1}', { source: 's3', create: true }),
+        ).rejects.toBeInstanceOf(ClientEncryptionRequiredError)
+        // Nothing was kept of the refused bodies.
+        expect((await storedKeys()).filter((key) => key.includes('secure'))).toEqual([])
+        await write('secure/app', sealed, { source: 'http', create: true })
+        expect((await core.units.get(alice, id('secure/app'))).encrypted).toBe('client')
+        await expect(write('secure/app', state(2))).rejects.toBeInstanceOf(
+          ClientEncryptionRequiredError,
+        )
+        // Elsewhere any state goes.
+        await write('other', state(1), { source: 'api', create: true })
+        expect(() => make({ requireClientEncryption: ['bad scope/'] })).toThrow(InvalidRequestError)
       })
 
       it('refuses a Terraform state whose serial is not a whole number', async () => {

@@ -302,14 +302,15 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
 
       it('gives unknown edges, never an error, for a state that is not Terraform or is encrypted', async () => {
         await apply('app', {})
-        const encrypted = JSON.stringify({
-          serial: 1,
-          lineage: 'l',
-          meta: { 'key_provider.pbkdf2.key': 'eyJzYWx0Ijoi' },
-          encrypted_data: 'bm90IHJlYWxseSBlbmNyeXB0ZWQ=',
-          encryption_version: 'v0',
-        })
-        await core.states.write(alice, id('sealed'), bytesOf(encrypted), {
+        const sealed = (serial: number) =>
+          JSON.stringify({
+            serial,
+            lineage: 'l',
+            meta: { 'key_provider.pbkdf2.key': 'eyJzYWx0Ijoi' },
+            encrypted_data: 'bm90IHJlYWxseSBlbmNyeXB0ZWQ=',
+            encryption_version: 'v0',
+          })
+        await core.states.write(alice, id('sealed'), bytesOf(sealed(1)), {
           source: 'api',
           create: true,
         })
@@ -320,12 +321,19 @@ export function dependencyContract(name: string, factory: StoreFactory): void {
         await depend('app', 'sealed', 'sealed:vpc', 'plain', 'plain:vpc')
         const report = await status('app')
         expect(report.status).toBe('green')
-        expect(report.edges.map((edge) => edge.state)).toEqual([
-          'unknown',
-          'unknown',
-          'unknown',
-          'unknown',
+        // A state encrypted on the client changes as a whole, by its plain serial; its outputs
+        // cannot be read, and the edge says why.
+        expect(report.edges).toEqual([
+          { from: 'plain', state: 'unknown' },
+          { from: 'plain', output: 'vpc', state: 'unknown' },
+          { from: 'sealed', state: 'ok' },
+          { from: 'sealed', output: 'vpc', state: 'unknown', reason: 'client_encrypted' },
         ])
+        await core.states.write(alice, id('sealed'), bytesOf(sealed(2)), { source: 'api' })
+        expect(await status('app')).toMatchObject({
+          status: 'red',
+          edges: [{}, {}, { from: 'sealed', state: 'pending' }, { state: 'unknown' }],
+        })
       })
 
       it('turns the edges to a deleted unit unknown, and back when it returns', async () => {

@@ -49,6 +49,8 @@ export const VersionRecordSchema = v.looseObject({
   original_author: v.optional(v.nullable(v.string())),
   /** True when the body is not JSON: only an import keeps such a body, as its source kept it. */
   opaque: v.optional(v.literal(true)),
+  /** `client` when OpenTofu encrypted the state on the client: only serial and lineage are read. */
+  encrypted: v.optional(v.literal('client')),
 })
 export type VersionRecord = v.InferOutput<typeof VersionRecordSchema>
 

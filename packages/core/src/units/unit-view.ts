@@ -17,6 +17,7 @@ export function toUnit(record: UnitRecord, aging: LockAging): Unit {
     lock_stale: isStale(record.lock, aging),
     tags: record.tags,
     version_count: record.version_count,
+    ...(record.current?.encrypted === undefined ? {} : { encrypted: record.current.encrypted }),
   }
 }
 
@@ -37,6 +38,7 @@ export function toVersion(record: VersionRecord): Version {
           original_created: record.original_created ?? null,
           original_author: record.original_author ?? null,
         }),
+    ...(record.encrypted === undefined ? {} : { encrypted: record.encrypted }),
   }
 }
 

@@ -65,6 +65,15 @@ export class StateService {
   }
 
   /**
+   * The scope that requires states encrypted on the client for `id`, if one does
+   * (`requireClientEncryption`): a surface that can ask for the body up front may say so before
+   * it is sent.
+   */
+  clientEncryptionScope(id: UnitId): string | undefined {
+    return this.#writer.clientEncryptionScope(id)
+  }
+
+  /**
    * Copies the version written at `timestamp` forward as a new version, with the serial moved past
    * the current one so the next `terraform apply` accepts it.
    *

@@ -1,7 +1,9 @@
 import { isSamePrincipal, type Principal } from '../access/principal'
 import { outputDigests } from '../state/canonical-json'
+import { scopeCovers, type Scope } from '../access/scope'
 import {
   ChecksumMismatchError,
+  ClientEncryptionRequiredError,
   InvalidStateError,
   PreconditionError,
   UnitNotFoundError,
@@ -11,6 +13,7 @@ import { iso } from '../runtime/clock'
 import { beforeAnswer } from '../runtime/request-scope'
 import { rewriteSerial } from '../state/serial-rewrite'
 import { checkImportSerial, checkSerial } from '../state/serial-rules'
+import { stateHeader } from '../state/state-header'
 import type { ScannerSource } from '@cairn/state-scan'
 import { StateInspector, type InspectedState } from '../state/state-inspector'
 import { PreconditionFailedError } from '../storage/object-store'
@@ -74,6 +77,8 @@ export interface WriteOptions extends LockGuard {
 interface StateWriterOptions {
   kernel: Kernel
   maxStateBytes: number
+  /** Where only states encrypted on the client may be written. */
+  requireClientEncryption: readonly Scope[]
   scanners: ScannerSource
   extensions: readonly WriteExtension[]
   onExtensionError: ExtensionErrorHandler
@@ -100,13 +105,16 @@ const RESTORE_ATTEMPTS = 5
  * The one write path: stream the body to a new object (hashing and checking it on the way), then
  * make it current with one conditional write of the unit record that re-checks the lock and the
  * serial rules against the record it replaces. A freeze covering the unit refuses the write, before
- * the body is read and again in the commit. A write that fails leaves the unit as it was.
+ * the body is read and again in the commit; where client encryption is required, a state that is
+ * not encrypted on the client is refused once it is read. A write that fails leaves the unit as it
+ * was.
  *
  * @internal
  */
 export class StateWriter {
   readonly #kernel: Kernel
   readonly #maxStateBytes: number
+  readonly #requireClientEncryption: readonly Scope[]
   readonly #scanners: ScannerSource
   readonly #extensions: readonly WriteExtension[]
   readonly #onExtensionError: ExtensionErrorHandler
@@ -114,6 +122,7 @@ export class StateWriter {
   constructor(options: StateWriterOptions) {
     this.#kernel = options.kernel
     this.#maxStateBytes = options.maxStateBytes
+    this.#requireClientEncryption = options.requireClientEncryption
     this.#scanners = options.scanners
     this.#extensions = options.extensions
     this.#onExtensionError = options.onExtensionError
@@ -160,6 +169,11 @@ export class StateWriter {
       throw error
     }
     return this.#commit(principal, id, staged, options, undefined)
+  }
+
+  /** The scope that requires states encrypted on the client for `id`, if one does. */
+  clientEncryptionScope(id: UnitId): Scope | undefined {
+    return this.#requireClientEncryption.find((scope) => scopeCovers(scope, id))
   }
 
   async restore(
@@ -257,6 +271,11 @@ export class StateWriter {
     expectCurrent: string | null | undefined,
   ): Promise<Version> {
     const restoring = expectCurrent !== undefined
+    const required = this.clientEncryptionScope(id)
+    if (required !== undefined && staged.inspected.scan.clientEncrypted === undefined) {
+      await this.#discard(stagedKeys(staged))
+      throw new ClientEncryptionRequiredError(id, required)
+    }
     const digests = digestsOf(staged.inspected)
     const copies: string[] = []
     let committed: string | undefined
@@ -390,14 +409,15 @@ export class StateWriter {
     const ms = Math.max(this.#kernel.clock.now(), previous + 1)
     const { inspected } = staged
     const terraform = inspected.scan.terraform
+    const header = stateHeader(inspected.scan)
     const span = inspected.scan.serialSpan
     return {
       timestamp: iso(ms),
       sha256: inspected.sha256,
       md5: inspected.md5,
       size: inspected.size,
-      serial: terraform?.serial ?? null,
-      lineage: terraform?.lineage ?? null,
+      serial: header?.serial ?? null,
+      lineage: header?.lineage ?? null,
       author: principal.subject,
       source: options.source,
       object,
@@ -405,6 +425,7 @@ export class StateWriter {
       serial_span: span === undefined ? null : [span.start, span.end],
       ...options.provenance,
       ...(inspected.opaque === undefined ? {} : { opaque: true as const }),
+      ...(inspected.scan.clientEncrypted === undefined ? {} : { encrypted: 'client' as const }),
     }
   }
 
@@ -467,7 +488,7 @@ function checkDeclared(inspected: InspectedState, options: WriteOptions): void {
     throw new ChecksumMismatchError('MD5', md5, inspected.md5)
   const expected = options.expected
   if (expected === undefined) return
-  const header = inspected.scan.terraform
+  const header = stateHeader(inspected.scan)
   if (header === undefined) {
     throw new InvalidStateError(
       `the body is not a Terraform state, but serial ${expected.serial} was declared for it`,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { StateScanner, type InstanceDetail, type ScanOptions } from '@cairn/state-scan'
+import {
+  CLIENT_ENCRYPTED,
+  StateScanner,
+  type InstanceDetail,
+  type ScanOptions,
+} from '@cairn/state-scan'
 import { buildIndex, buildIndexBytes } from './index-builder'
 import { compareInstances } from '../diff/index-diff'
 import { MAX_INDEXED_INSTANCES, type ResourceIndex } from './resource-index'
@@ -248,7 +253,10 @@ describe('the resource index of a scanned state', () => {
       none(
         '{"serial": 1, "lineage": "l", "meta": {}, "encrypted_data": "AAAA", "encryption_version": "v0"}',
       ),
-    ).toEqual({ none: 'the state is encrypted' })
+    ).toEqual({ none: CLIENT_ENCRYPTED })
+    expect(none('{"version": 4, "serial": 1, "lineage": "l", "encrypted_data": "AAAA"}')).toEqual({
+      none: 'the state is encrypted',
+    })
     expect(none('{"version": 3, "serial": 1, "lineage": "l", "modules": []}')).toEqual({
       none: 'state format 3 is not indexed (format 4 is)',
     })

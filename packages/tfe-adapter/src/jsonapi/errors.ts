@@ -50,6 +50,8 @@ const STATUS = {
   webhook_not_found: 404,
   webhook_target_refused: 422,
   not_indexed: 422,
+  client_encrypted: 422,
+  client_encryption_required: 422,
   run_not_found: 404,
   run_conflict: 409,
   agent_token_not_found: 404,

@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import * as v from 'valibot'
 import { noteAudit } from '../audit'
 import { stateVersionId, unitOfWorkspaceId } from '../ids'
+import { TfeError } from '../jsonapi/errors'
 import { MAX_INLINE_STATE_DOCUMENT_BYTES, readDocument } from '../jsonapi/request'
 import type { TfeDeps, TfeEnv } from '../tfe-env'
 import type { PendingVersions } from './pending-versions'
@@ -24,6 +25,9 @@ const CreateSchema = v.object({
     }),
   }),
 })
+
+/** What an older TFE answers to a state version created without its state, as go-tfe looks for it. */
+const INLINE_STATE_REQUIRED = 'param is missing or the value is empty: state'
 
 /**
  * `POST /workspaces/:id/state-versions`: a new state version. Announced for an upload, it is
@@ -71,6 +75,17 @@ export function createRoutes(
         deps,
         { id: stateVersionId(unit, version.timestamp), unit, version, created: version.timestamp },
         201,
+      )
+    }
+    if (core.states.clientEncryptionScope(unit) !== undefined) {
+      // Where states must be encrypted on the client, a plaintext state is refused once it is
+      // read, and a refused upload shows Terraform only its status. Asked for the state inline,
+      // as an older TFE asks (terraform-wire.md A3), Terraform sends it in this request's place
+      // and prints the refusal's reason.
+      throw new TfeError(
+        422,
+        'state required',
+        `${INLINE_STATE_REQUIRED} (this workspace accepts only states encrypted on the client, checked as they arrive: send the state inline)`,
       )
     }
     // Announced for an upload: the upload is the write, recorded when it arrives.

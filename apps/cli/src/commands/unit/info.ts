@@ -22,6 +22,9 @@ export default defineCommand({
         shown`lineage   ${unit.lineage ?? '-'}`,
         shown`size      ${bytes(unit.size)}`,
         shown`sha256    ${unit.sha256 ?? '-'}`,
+        ...(unit.encrypted === 'client'
+          ? ['encrypted client (OpenTofu): only serial and lineage can be read']
+          : []),
         shown`versions  ${unit.version_count}`,
         shown`tags      ${unit.tags.join(', ') || '-'}`,
         shown`created   ${unit.created}`,

@@ -41,7 +41,7 @@ export function describeStatus(status: UnitStatus): string {
         status.edges.map((edge) => [
           edge.from,
           edge.output ?? '(whole state)',
-          edge.state,
+          edge.reason === undefined ? edge.state : `${edge.state} (${edge.reason})`,
           edge.since === undefined
             ? ''
             : `${edge.since.timestamp}${edge.since.serial === null ? '' : ` (serial ${String(edge.since.serial)})`}`,

@@ -29,7 +29,8 @@ export default defineCommand({
         ['TIMESTAMP', 'SERIAL', 'SIZE', 'SOURCE', 'AUTHOR', 'SHA256'],
         versions.map((version) => [
           version.timestamp,
-          version.serial === null ? '-' : String(version.serial),
+          (version.serial === null ? '-' : String(version.serial)) +
+            (version.encrypted === 'client' ? ' (client-encrypted)' : ''),
           bytes(version.size),
           version.source,
           version.author,

@@ -1,5 +1,5 @@
 import { collectDiff } from '@cairn/state-index'
-import { NotIndexedError } from '@cairn/core'
+import { ClientEncryptedError, NotIndexedError } from '@cairn/core'
 import type {
   AttributeChange,
   OutputChange,
@@ -63,14 +63,14 @@ export function unitDiffRoutes(deps: DashboardDeps): Hono<AppEnv> {
         }),
       )
     } catch (error) {
-      if (!(error instanceof NotIndexedError)) throw error
+      if (!(error instanceof NotIndexedError || error instanceof ClientEncryptedError)) throw error
       return c.html(
         <Page title={`Changes of ${id}`} section="units" viewer={viewer}>
           <h1>Changes of {id}</h1>
           <p>
-            These versions cannot be compared: the version of {error.version} is not a Terraform
-            state that Cairn could read (an encrypted state, or one written in another format), so
-            it has no list of resources.
+            {error instanceof ClientEncryptedError
+              ? `These versions cannot be compared: OpenTofu encrypted the version of ${error.version} on the client, so Cairn can read only its serial and lineage.`
+              : `These versions cannot be compared: the version of ${error.version} is not a Terraform state that Cairn could read (an encrypted state, or one written in another format), so it has no list of resources.`}
           </p>
           {back}
         </Page>,

@@ -85,8 +85,8 @@ export function OutputsPanel({ outputs }: { outputs: ShownOutputs }) {
       <h2 id="outputs">Outputs</h2>
       {outputs === 'unreadable' ? (
         <p class="muted">
-          The current state's outputs cannot be read here (it is not a Terraform state, they are too
-          large, or they nest too deeply).
+          The current state's outputs cannot be read here (it is encrypted on the client or is not a
+          Terraform state, they are too large, or they nest too deeply).
         </p>
       ) : entries.length === 0 ? (
         <p class="muted">The current state has no outputs.</p>
@@ -162,6 +162,9 @@ export function DependenciesPanel({
               </td>
               <td data-label="Edge">
                 <span class={`badge ${edge.state}`}>{edge.state}</span>
+                {edge.reason === 'client_encrypted' ? (
+                  <span class="muted"> encrypted on the client</span>
+                ) : null}
               </td>
               <td data-label="Pending since">
                 {edge.since === undefined ? (

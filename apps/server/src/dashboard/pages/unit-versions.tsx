@@ -40,6 +40,11 @@ export function VersionsPanel({ id, page, current, vcursor, canWrite, now }: Ver
               </td>
               <td data-label="Serial" class="num">
                 {version.serial ?? '—'}
+                {version.encrypted === 'client' ? (
+                  <span class="badge" title="encrypted by OpenTofu on the client">
+                    client-encrypted
+                  </span>
+                ) : null}
               </td>
               <td data-label="Size" class="num">
                 {size(version.size)}

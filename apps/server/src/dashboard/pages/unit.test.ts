@@ -203,6 +203,31 @@ describe("a unit's page", () => {
     )
   })
 
+  it('marks a state OpenTofu encrypted on the client, on the unit and its versions, and will not compare them', async () => {
+    const browser = await signedInAsAdmin()
+    const sealed = (serial: number) =>
+      JSON.stringify({
+        serial,
+        lineage: 'l-1',
+        meta: { 'key_provider.pbkdf2.k': 'e30=' },
+        encrypted_data: 'AAEC',
+        encryption_version: 'v0',
+      })
+    for (const serial of [1, 2]) {
+      await fixture.core.states.write(ARRANGER, UNIT, bytesOf(sealed(serial)), {
+        source: 'http',
+        create: true,
+      })
+    }
+    const html = await browser.page(unitPage(UNIT))
+    expect(html).toContain('<dt>Encryption</dt>')
+    expect(html.match(/>client-encrypted</g)).toHaveLength(3)
+    expect(html).toContain('encrypted on the client or is not a')
+    const diff = await browser.get(`/app/unit/diff?${new URLSearchParams({ id: UNIT }).toString()}`)
+    expect(diff.status).toBe(422)
+    expect(await diff.text()).toContain('OpenTofu encrypted the version of')
+  })
+
   it('shows a unit without state without outputs or versions to restore', async () => {
     const browser = await signedInAsAdmin()
     await fixture.core.units.create(ARRANGER, UNIT, {})

@@ -77,6 +77,17 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
               <dd>{unit.serial ?? '—'}</dd>
               <dt>Lineage</dt>
               <dd class="mono">{unit.lineage ?? '—'}</dd>
+              {unit.encrypted === 'client' ? (
+                <>
+                  <dt>Encryption</dt>
+                  <dd>
+                    <span class="badge">client-encrypted</span>{' '}
+                    <span class="muted">
+                      OpenTofu encrypted this state: only its serial and lineage can be read here
+                    </span>
+                  </dd>
+                </>
+              ) : null}
               <dt>Versions</dt>
               <dd>{unit.version_count}</dd>
               <dt>Tags</dt>
