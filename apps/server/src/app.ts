@@ -133,6 +133,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       auth: identity.mode === 'disabled' ? undefined : identity.auth,
       clock: deps.clock,
       maxStateBytes: deps.maxStateBytes,
+      ...(deps.encryption === undefined ? {} : { atRest: { kek: deps.encryption.currentKek } }),
       ...(deps.maxMultipartUploads === undefined
         ? {}
         : { maxMultipartUploads: deps.maxMultipartUploads }),

@@ -9,6 +9,7 @@ import {
 import { Hono, type Context } from 'hono'
 import { requestStream, stateStream } from '../http/body'
 import { s3Authenticate } from './s3-auth'
+import { serverSideEncryption, type AtRest } from './s3-encryption'
 import { S3Error, onS3Error } from './s3-errors'
 import { addressOf, queryOf, type S3Env } from './s3-env'
 import { objectOfKey } from './s3-keys'
@@ -40,6 +41,8 @@ export interface S3RoutesDeps {
   maxStateBytes: number
   /** `SVC_MAX_MULTIPART_UPLOADS`: multipart uploads in progress per principal. */
   maxMultipartUploads?: number
+  /** Encryption at rest, when on: what server-side encryption headers are honoured against. */
+  atRest?: AtRest | undefined
 }
 
 /** The largest CompleteMultipartUpload document: 10,000 parts of about 100 bytes each. */
@@ -104,6 +107,10 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
       return bucketGet(c, core, bucket, query)
     }
     refuseSubresources(query)
+    // SSE-C on a read is refused where the refusal can say why: a HEAD's answer has no body.
+    if (c.req.method !== 'HEAD') {
+      serverSideEncryption((name) => c.req.header(name), deps.atRest, { reads: true })
+    }
     const uploadId = query.get('uploadId')
     if (uploadId !== null) return listUploadParts(c, multipart, { bucket, key, uploadId }, query)
     const { unit, kind } = objectOfKey(key)
@@ -119,6 +126,10 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
     const { unit, kind } = objectOfKey(key)
     const uploadId = query.get('uploadId')
     const partNumber = query.get('partNumber')
+    // A part is encrypted as its upload asked when it was created; SSE-C would be sent again here.
+    const encrypted = serverSideEncryption((name) => c.req.header(name), deps.atRest, {
+      reads: uploadId !== null,
+    })
     if (uploadId !== null || partNumber !== null) {
       if (uploadId === null || partNumber === null || kind === 'lock') {
         throw new S3Error('InvalidRequest', 'a part upload names uploadId and partNumber')
@@ -135,6 +146,7 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
       )
       return c.body(null, 200, { ETag: part.etag })
     }
+    for (const [name, value] of Object.entries(encrypted)) c.header(name, value)
     if (kind === 'lock') return putLockObject(c, core, unit)
     const { decodedLength } = c.var.payload
     if (decodedLength !== undefined && decodedLength > deps.maxStateBytes) {
@@ -152,7 +164,9 @@ export function s3Routes(deps: S3RoutesDeps): Hono<S3Env> {
     const { unit, kind } = objectOfKey(key)
     if (kind === 'lock') throw new S3Error('InvalidRequest', 'a lock object is put whole')
     if (query.has('uploads')) {
+      const encrypted = serverSideEncryption((name) => c.req.header(name), deps.atRest)
       const uploadId = await multipart.create(c.var.principal, key, unit)
+      for (const [name, value] of Object.entries(encrypted)) c.header(name, value)
       return xml(c, 'InitiateMultipartUploadResult', {
         Bucket: bucket,
         Key: key,
