@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
+import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { readAdminToken, startServer, type RunningServer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -13,6 +15,7 @@ import { CliUser } from './support/cairn'
  * every version still reads.
  */
 
+const run = promisify(execFile)
 const SECRET = 'hunter2-in-an-old-state'
 let dir: string
 let dataDir: string
@@ -29,6 +32,27 @@ async function keyFile(name: string): Promise<string> {
   await writeFile(path, randomBytes(32).toString('base64'))
   await chmod(path, 0o600)
   return path
+}
+
+/** Every file under `root` with its size and modification time. */
+async function snapshot(root: string): Promise<string[]> {
+  const files: string[] = []
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue
+    const path = join(entry.parentPath, entry.name)
+    const info = await stat(path)
+    files.push(`${path} ${String(info.size)} ${String(info.mtimeMs)}`)
+  }
+  return files.sort()
+}
+
+async function tarList(archive: string): Promise<string[]> {
+  const { stdout } = await run('tar', ['-tf', archive])
+  return stdout.split('\n').filter(Boolean)
+}
+
+async function tarRead(archive: string, name: string): Promise<string> {
+  return (await run('tar', ['-xOf', archive, name])).stdout
 }
 
 async function secretsOnDisk(): Promise<number> {
@@ -126,7 +150,62 @@ describe('cairn admin encryption', () => {
     expect(await secretsOnDisk()).toBe(0)
   }, 120_000)
 
+  it('exports the encrypted store in plain text with no server running, then imports it elsewhere', async () => {
+    // The store the test before left: team/old, two versions, under k2 alone.
+    const keys = `k2=file:${join(dir, 'k2.key')}`
+    const archive = join(dir, 'recovered.tar')
+    const before = await snapshot(dataDir)
+    const recover = (...more: string[]) =>
+      user.run(['admin', 'export', '--decrypt', '--data-dir', dataDir, ...more])
+    const exported = await recover('--encryption-keys', keys, '--out', archive)
+    expect(exported.code, exported.stderr).toBe(0)
+    const entries = await tarList(archive)
+    expect(entries).toEqual([
+      'manifest.json',
+      'units/team/old/unit.json',
+      'units/team/old/versions.ndjson',
+      'units/team/old/versions/000001.tfstate',
+      'units/team/old/versions/000002.tfstate',
+    ])
+    expect(await tarRead(archive, 'units/team/old/versions/000002.tfstate')).toBe(state(2))
+    // Nothing in the store was written, not even a canary.
+    expect(await snapshot(dataDir)).toEqual(before)
+
+    // Refusals, in one line each: no --decrypt, no keys, a running server holding the store.
+    const undecided = await user.run(['admin', 'export', '--data-dir', dataDir])
+    expect(undecided.code).toBe(2)
+    expect(undecided.stderr).toContain('say so with --decrypt')
+    const keyless = await recover()
+    expect(keyless.code).toBe(2)
+    expect(keyless.stderr).toContain(
+      'the store holds objects encrypted under key-encryption key k2: give -encryption-keys',
+    )
+    await withServer(keys, async () => {
+      const held = await recover('--encryption-keys', keys)
+      expect(held.code).toBe(2)
+      expect(held.stderr).toContain('is in use by process')
+    })
+
+    // The archive brings the units back into another server, as `cairn export` would have.
+    const other = await startServer({ auth: true })
+    try {
+      const imported = await user.run(['import', archive, '--server', other.url], {
+        env: { CAIRN_TOKEN: await readAdminToken(other.dataDir) },
+      })
+      expect(imported.code, imported.stderr).toBe(0)
+      const pulled = await user.run(['unit', 'pull', 'team/old', '--server', other.url], {
+        env: { CAIRN_TOKEN: await readAdminToken(other.dataDir) },
+      })
+      expect(pulled.stdout).toBe(state(2))
+    } finally {
+      await other.dispose()
+    }
+  }, 120_000)
+
   it('is refused on a server without keys, saying how to turn them on', async () => {
+    // A store of its own: the one above holds encrypted objects, which a server without keys
+    // refuses to open.
+    dataDir = join(dir, 'plain')
     await withServer(undefined, async (server) => {
       const off = await cairn(server, 'admin', 'encryption', 'status')
       expect(off.code).toBe(1)

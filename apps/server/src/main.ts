@@ -27,6 +27,12 @@ import { systemResolver } from './webhooks/http-sender'
  * stderr (exit 2) what it cannot do.
  */
 async function main(): Promise<void> {
+  if (process.argv[2] === 'export') {
+    // Loaded only here: the export needs the archive writer, which a server never does.
+    const { runOfflineExport } = await import('./export/offline-export')
+    await runOfflineExport(process.argv.slice(3), process.env)
+    return
+  }
   const config = readCommandLine(process.argv.slice(2), process.env)
   if (config === undefined) return
   const log = createLogger(config.logLevel)

@@ -1,9 +1,17 @@
+import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3'
-import { startServer, useRgw, type RunningServer, type ServerOptions } from '@cairn/testkit'
+import {
+  SERVER_MAIN,
+  startServer,
+  useRgw,
+  type RunningServer,
+  type ServerOptions,
+} from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /**
@@ -12,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
  * state's text.
  */
 
+const run = promisify(execFile)
 const SECRET = 'hunter2-in-the-bucket'
 const rgw = useRgw({ shared: true })
 let dir: string
@@ -82,6 +91,45 @@ describe('three instances over one bucket with -encryption-keys', () => {
       const text = Buffer.from((await object.Body?.transformToByteArray()) ?? []).toString('latin1')
       expect(text.includes(SECRET), name).toBe(false)
     }
+  }, 60_000)
+
+  it('exports the bucket in plain text with the key alone, writing nothing to it', async () => {
+    const s3 = new S3Client({
+      region: rgw.region,
+      endpoint: rgw.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey },
+    })
+    const keysOf = async () =>
+      ((await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'enc/' }))).Contents ?? [])
+        .map((object) => `${object.Key ?? ''} ${object.ETag ?? ''}`)
+        .sort()
+    const before = await keysOf()
+    const archive = join(dir, 'bucket.tar')
+    const { env } = options('')
+    const exported = await run(
+      process.execPath,
+      [
+        SERVER_MAIN,
+        'export',
+        '--decrypt',
+        '--out',
+        archive,
+        '-storage',
+        's3',
+        '-encryption-keys',
+        `k1=file:${key}`,
+      ],
+      { env: { ...process.env, ...env } },
+    )
+    expect(exported.stderr).toBe('')
+    const entries = (await run('tar', ['-tf', archive])).stdout.split('\n').filter(Boolean)
+    expect(entries.filter((entry) => entry.startsWith('units/team/shared/versions/'))).toHaveLength(
+      3,
+    )
+    const last = await run('tar', ['-xOf', archive, 'units/team/shared/versions/000003.tfstate'])
+    expect(JSON.parse(last.stdout)).toMatchObject({ serial: 3, lineage: 'enc' })
+    expect(await keysOf()).toEqual(before)
   }, 60_000)
 
   it('refuses a fourth instance started without the key the bucket holds objects under', async () => {

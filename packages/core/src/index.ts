@@ -49,7 +49,7 @@ export { randomIds } from './runtime/id-source'
 export type { FsStore } from './storage/fs-store'
 export { DataDirInUseError, openFsStore } from './storage/fs-store'
 export { createMemoryStore } from './storage/memory-store'
-export { upgradeLayout } from './storage/layout-upgrade'
+export { STORE_LAYOUT, storedLayout, upgradeLayout } from './storage/layout-upgrade'
 export type {
   Body,
   ByteRange,

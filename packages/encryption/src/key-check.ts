@@ -12,13 +12,15 @@ const CANARY_TEXT = 'cairn encryption canary'
 
 /**
  * Checks the keys against the store before anything is served: every KEK the store holds objects
- * under must be listed and open its canary; the first KEK's canary is written if it is new.
+ * under must be listed and open its canary; the first KEK's canary is written if it is new
+ * (unless `readOnly`: a reader of the store, such as an offline export, writes nothing).
  *
  * @throws KeySetupError in one line naming the key
  */
 export async function checkKeys(
   store: ObjectStore,
   keys: readonly KeyEncryptionKey[],
+  options: { readOnly?: boolean } = {},
 ): Promise<void> {
   const [current] = keys
   if (current === undefined) throw new KeySetupError('-encryption-keys names no key')
@@ -45,6 +47,7 @@ export async function checkKeys(
       )
     }
   }
+  if (options.readOnly === true) return
   try {
     await opener(current).put(`${CANARY_PREFIX}${current.id}`, Buffer.from(CANARY_TEXT), {
       condition: { ifNoneMatch: '*' },

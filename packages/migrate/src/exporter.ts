@@ -6,8 +6,8 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3'
-import type { CairnClient, DependencySet, StateDownload } from '@cairn/sdk'
-import type { Unit, Version } from '@cairn/contract'
+import type { CairnClient } from '@cairn/sdk'
+import type { Dependency, Unit, Version } from '@cairn/contract'
 import {
   EXPORT_FORMAT,
   EXPORT_FORMAT_VERSION,
@@ -25,6 +25,49 @@ const LOOKAHEAD = 8
 /** How many versions' downloads are asked for ahead of the one being written. */
 const WINDOW = 8
 
+/**
+ * What an export reads: a Cairn server through the SDK (`clientSource`), or, for a disaster
+ * recovery with no server running, the store itself through the server's own code.
+ */
+export interface ExportSource {
+  /** Where the units come from, for the manifest's `server`. */
+  readonly origin: string
+  /** The IDs of the units whose IDs start with `prefix`, in order. */
+  unitIds(prefix: string): AsyncIterable<string>
+  unit(id: string): Promise<Unit>
+  dependencies(id: string): Promise<{ dependencies: Dependency[] }>
+  /** A page of a unit's versions, newest first. */
+  versions(
+    id: string,
+    cursor: string | undefined,
+  ): Promise<{ versions: Version[]; next: string | undefined }>
+  /** The bytes of the version written at `timestamp`. */
+  download(id: string, timestamp: string): Promise<{ body: AsyncIterable<Uint8Array> }>
+}
+
+/** A Cairn server as an export reads it, through the SDK. */
+export function clientSource(client: CairnClient): ExportSource {
+  return {
+    origin: client.baseUrl,
+    async *unitIds(prefix) {
+      for await (const unit of client.units.listAll({ prefix })) yield unit.id
+    },
+    unit: (id) => client.units.get(id),
+    dependencies: (id) => client.units.dependencies(id),
+    async versions(id, cursor) {
+      const page = await client.units.versions(id, {
+        limit: 1000,
+        ...(cursor === undefined ? {} : { cursor }),
+      })
+      return { versions: page.versions, next: page.next_cursor ?? undefined }
+    },
+    async download(id, timestamp) {
+      const download = await client.units.download(id, { version: timestamp })
+      return { body: download.body as AsyncIterable<Uint8Array> }
+    },
+  }
+}
+
 export interface ExportOptions {
   /** Only the units whose IDs start with this. */
   prefix?: string
@@ -39,25 +82,26 @@ export interface ExportOptions {
  * way. Memory holds one unit's list of versions, never a state.
  */
 export async function* exportArchive(
-  client: CairnClient,
+  from: CairnClient | ExportSource,
   options: ExportOptions = {},
 ): AsyncGenerator<Uint8Array> {
+  const source = 'unitIds' in from ? from : clientSource(from)
   const prefix = options.prefix ?? ''
   // Only the IDs are kept (for the manifest); each unit is read again when its turn comes.
   const units: string[] = []
-  for await (const unit of client.units.listAll({ prefix })) units.push(unit.id)
+  for await (const unit of source.unitIds(prefix)) units.push(unit)
   const now = new Date()
   const manifest: Manifest = {
     format: EXPORT_FORMAT,
     format_version: EXPORT_FORMAT_VERSION,
     exported_at: now.toISOString(),
-    server: client.baseUrl,
+    server: source.origin,
     prefix,
     units,
   }
   yield* small('manifest.json', `${JSON.stringify(manifest, null, 2)}\n`, now)
   let bytes = 0
-  const plan = new ReadAhead(client, units)
+  const plan = new ReadAhead(source, units)
   for (let at = 0; at < units.length; at += 1) {
     const { unit, dependencies, lines } = await plan.unit(at)
     const file: UnitFile = {
@@ -85,9 +129,11 @@ export async function* exportArchive(
 
 interface PlannedUnit {
   unit: Unit
-  dependencies: DependencySet
+  dependencies: { dependencies: Dependency[] }
   lines: VersionLine[]
 }
+
+type Download = Awaited<ReturnType<ExportSource['download']>>
 
 /**
  * What the export will need next, asked for before it is needed: the lists of the next units
@@ -96,16 +142,16 @@ interface PlannedUnit {
  * buffers, so memory stays flat; the time is the server's, not one round trip after another.
  */
 class ReadAhead {
-  readonly #client: CairnClient
+  readonly #source: ExportSource
   readonly #units: readonly string[]
   readonly #planned = new Map<number, Promise<PlannedUnit>>()
-  readonly #downloads = new Map<string, Promise<StateDownload>>()
+  readonly #downloads = new Map<string, Promise<Download>>()
   /** The next version whose download is not asked for yet. */
   #nextUnit = 0
   #nextLine = 0
 
-  constructor(client: CairnClient, units: readonly string[]) {
-    this.#client = client
+  constructor(source: ExportSource, units: readonly string[]) {
+    this.#source = source
     this.#units = units
   }
 
@@ -128,16 +174,16 @@ class ReadAhead {
 
   async #plan(id: string): Promise<PlannedUnit> {
     const [unit, dependencies, versions] = await Promise.all([
-      this.#client.units.get(id),
-      this.#client.units.dependencies(id),
-      allVersions(this.#client, id),
+      this.#source.unit(id),
+      this.#source.dependencies(id),
+      allVersions(this.#source, id),
     ])
     const lines = versions.map((version, index) => versionLine(unit.id, version, index + 1))
     return { unit, dependencies, lines }
   }
 
   /** The download of line `index` of unit `at`, after asking for the next ones. */
-  async download(at: number, index: number): Promise<StateDownload> {
+  async download(at: number, index: number): Promise<Download> {
     while (this.#downloads.size < WINDOW && this.#nextUnit < this.#units.length) {
       if (this.#nextUnit > at + LOOKAHEAD) break
       const { unit, lines } = await this.unitPlanned(this.#nextUnit)
@@ -147,7 +193,7 @@ class ReadAhead {
         this.#nextLine = 0
         continue
       }
-      const download = this.#client.units.download(unit.id, { version: line.timestamp })
+      const download = this.#source.download(unit.id, line.timestamp)
       download.catch(() => undefined)
       this.#downloads.set(`${this.#nextUnit}/${this.#nextLine}`, download)
       this.#nextLine += 1
@@ -157,7 +203,7 @@ class ReadAhead {
     this.#downloads.delete(key)
     if (started !== undefined) return started
     const { unit, lines } = await this.unitPlanned(at)
-    return this.#client.units.download(unit.id, { version: lines[index]?.timestamp ?? '' })
+    return this.#source.download(unit.id, lines[index]?.timestamp ?? '')
   }
 
   /** A unit's plan, asked for now if it was not yet. */
@@ -169,16 +215,13 @@ class ReadAhead {
 }
 
 /** A unit's versions, oldest first. */
-async function allVersions(client: CairnClient, unit: string): Promise<Version[]> {
+async function allVersions(source: ExportSource, unit: string): Promise<Version[]> {
   const versions: Version[] = []
   let cursor: string | undefined
   do {
-    const page = await client.units.versions(unit, {
-      limit: 1000,
-      ...(cursor === undefined ? {} : { cursor }),
-    })
+    const page = await source.versions(unit, cursor)
     versions.push(...page.versions)
-    cursor = page.next_cursor ?? undefined
+    cursor = page.next
   } while (cursor !== undefined)
   return versions.reverse()
 }
@@ -198,11 +241,11 @@ function* small(name: string, text: string, mtime: Date): Generator<Uint8Array> 
 async function* checkedBody(
   unit: string,
   line: VersionLine,
-  download: StateDownload,
+  download: Download,
 ): AsyncGenerator<Uint8Array> {
   const sha256 = createHash('sha256')
   let size = 0
-  for await (const chunk of download.body as AsyncIterable<Uint8Array>) {
+  for await (const chunk of download.body) {
     size += chunk.byteLength
     if (size > line.size) break
     sha256.update(chunk)
@@ -257,9 +300,10 @@ export async function exportToS3(
   const units: string[] = []
   for await (const unit of client.units.listAll({ prefix: options.prefix ?? '' }))
     units.push(unit.id)
+  const source = clientSource(client)
   for (const [at, id] of units.entries()) {
     const key = keyOfUnit(location.prefix, id)
-    const versions = await allVersions(client, id)
+    const versions = await allVersions(source, id)
     const present = await keyVersions(s3, location.bucket, key)
     let start = 0
     while (
@@ -275,9 +319,7 @@ export async function exportToS3(
         new PutObjectCommand({
           Bucket: location.bucket,
           Key: key,
-          Body: Readable.from(
-            checkedBody(id, line, await client.units.download(id, { version: line.timestamp })),
-          ),
+          Body: Readable.from(checkedBody(id, line, await source.download(id, line.timestamp))),
           ContentLength: version.size,
           ContentMD5: Buffer.from(version.md5, 'hex').toString('base64'),
           ContentType: 'application/json',

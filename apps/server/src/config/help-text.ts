@@ -7,6 +7,8 @@ import { REQUESTS, SETTINGS, type Setting, type Variable } from './settings'
 export function helpText(): string {
   const lines = [
     'Usage: cairn-server [flags]',
+    '       cairn-server export --decrypt [--prefix <prefix>] [--out <file>] [flags]',
+    '         (the store as an export archive in plain text, with no server running: docs/encryption.md)',
     '',
     'Flags (each also -flag=value; environment in brackets):',
   ]

@@ -2,6 +2,7 @@ import {
   createMemoryStore,
   DataDirInUseError,
   openFsStore,
+  STORE_KEYS,
   upgradeLayout,
   type FsStore,
   type ObjectStore,
@@ -85,7 +86,10 @@ export async function encryptedStore(
   log: Logger,
   onRefused: (key: string, reason: string) => void,
 ): Promise<{ store: ObjectStore; maintenance?: EncryptionMaintenance }> {
-  if (config.encryptionKeys === undefined) return { store }
+  if (config.encryptionKeys === undefined) {
+    await refuseEncryptedWithoutKeys(store)
+    return { store }
+  }
   const { checkKeys, EncryptingStore, EncryptionMaintenance, KeySetupError, loadKeys } =
     await import('@cairn/encryption')
   try {
@@ -100,6 +104,21 @@ export async function encryptedStore(
   } catch (error) {
     if (error instanceof KeySetupError) refuse(error.message)
     refuse(`cannot check the encryption keys against the store: ${firstLine(error)}`)
+  }
+}
+
+/**
+ * Refuses a store that holds encrypted objects when no key is given: they would be served as
+ * bytes no client can read, or refused one by one. Every key-encryption key that has encrypted
+ * anything left a canary under `encryption/` (`@cairn/encryption`), so one listing tells.
+ */
+export async function refuseEncryptedWithoutKeys(store: ObjectStore): Promise<void> {
+  const { objects } = await store.list({ prefix: STORE_KEYS.encryption, limit: 1 })
+  const held = objects[0]?.key.split('/').at(-1)
+  if (held !== undefined) {
+    refuse(
+      `the store holds objects encrypted under key-encryption key ${held}: give -encryption-keys (SVC_ENCRYPTION_KEYS) with the keys it was written with`,
+    )
   }
 }
 

@@ -83,6 +83,17 @@ export async function upgradeLayout(store: ObjectStore): Promise<LayoutUpgrade> 
   return { from, to: STORE_LAYOUT, records, edges }
 }
 
+/**
+ * The layout a store is in, read without changing it (for a reader that must not write, such as
+ * an offline export): its marker, or 1 for a store holding what layout 1 wrote, or the current
+ * layout for a new store.
+ */
+export async function storedLayout(store: ObjectStore): Promise<number> {
+  const marker = await readRecord(store, STORE_KEYS.layout, LayoutSchema)
+  if (marker !== undefined) return marker.value.layout
+  return (await holdsLayoutOne(store)) ? 1 : STORE_LAYOUT
+}
+
 /** Whether the store holds anything layout 1 wrote that an upgrade moves: units, or the graph. */
 async function holdsLayoutOne(store: ObjectStore): Promise<boolean> {
   const [units, graph] = await Promise.all([
