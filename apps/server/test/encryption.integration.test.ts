@@ -2,10 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import {
   httpBackendConfig,
   startServer,
   TerraformWorkspace,
+  waitFor,
   type RunningServer,
 } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -40,10 +43,10 @@ async function files(root: string): Promise<string[]> {
   return found
 }
 
-async function holdingSecret(): Promise<string[]> {
+async function holdingSecret(root = dataDir): Promise<string[]> {
   const found: string[] = []
-  for (const file of await files(dataDir)) {
-    if ((await readFile(file)).includes(SECRET)) found.push(file.slice(dataDir.length + 1))
+  for (const file of await files(root)) {
+    if ((await readFile(file)).includes(SECRET)) found.push(file.slice(root.length + 1))
   }
   return found
 }
@@ -101,6 +104,76 @@ output "password" {
       expect(await holdingSecret()).toEqual([])
     } finally {
       await rotated.stop()
+    }
+  }, 120_000)
+
+  it('sends webhook payloads and keeps an audit trail that carry no state content', async () => {
+    const bodies: string[] = []
+    const receiver = createServer((request, response) => {
+      let body = ''
+      request.setEncoding('utf8').on('data', (text: string) => (body += text))
+      request.on('end', () => {
+        bodies.push(body)
+        response.writeHead(204).end()
+      })
+    })
+    await new Promise<void>((listening) => receiver.listen(0, '127.0.0.1', listening))
+    const { port } = receiver.address() as AddressInfo
+    const server = await startServer({
+      dataDir: join(dir, 'hooks'),
+      args: [
+        '-encryption-keys',
+        `k1=file:${keys['k1'] ?? ''}`,
+        '-webhook-allowed-hosts',
+        '127.0.0.1',
+      ],
+    })
+    try {
+      const subscribed = await fetch(`${server.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          url: `http://127.0.0.1:${String(port)}/hook`,
+          events: ['unit.written', 'unit.locked', 'unit.unlocked', 'status.changed'],
+        }),
+      })
+      expect(subscribed.status, await subscribed.text()).toBe(201)
+      const tf = await TerraformWorkspace.create()
+      await tf.write(
+        'main.tf',
+        `${httpBackendConfig(`${server.url}/v1/backend/team/hooked`, 'v1')}
+resource "terraform_data" "db" {
+  input = "${SECRET}"
+}
+
+output "password" {
+  value     = "${SECRET}"
+  sensitive = true
+}
+`,
+      )
+      expect((await tf.run(['init', '-no-color'])).code).toBe(0)
+      const applied = await tf.run(['apply', '-auto-approve', '-no-color'])
+      expect(applied.code, applied.stderr).toBe(0)
+      // The write, the lock and its release reach the receiver; the audit trail has them too.
+      await waitFor(
+        'the write delivered',
+        () => bodies.some((body) => body.includes('"unit.written"')),
+        20_000,
+      )
+      await waitFor(
+        'the unlock delivered',
+        () => bodies.some((body) => body.includes('"unit.unlocked"')),
+        20_000,
+      )
+      const audit = await (await fetch(`${server.url}/v1/audit?unit=team/hooked`)).text()
+      expect(audit).toContain('"state.write"')
+      for (const text of [...bodies, audit]) expect(text).not.toContain(SECRET)
+      expect(await holdingSecret(join(dir, 'hooks'))).toEqual([])
+      await tf.dispose()
+    } finally {
+      await server.stop()
+      await new Promise((closed) => receiver.close(closed))
     }
   }, 120_000)
 

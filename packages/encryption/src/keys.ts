@@ -129,6 +129,43 @@ async function fileKey(id: string, path: string): Promise<KeyEncryptionKey> {
   }
 }
 
+/** How long a data key a program unwrapped is kept in memory, and how many are. */
+export const UNWRAPPED_KEY_TTL_MS = 5 * 60_000
+export const UNWRAPPED_KEYS_KEPT = 4096
+
+/**
+ * `unwrap`, remembering what it answered: a program (a Vault or KMS round trip) runs once for an
+ * object read many times (the current state of a busy unit), and once for reads of one object at
+ * the same moment, for `UNWRAPPED_KEY_TTL_MS` and the last `UNWRAPPED_KEYS_KEPT` keys. Keyed by
+ * the wrapped key and its context, so a changed header asks again. Each caller gets its own copy.
+ */
+export function remembered(
+  unwrap: KeyEncryptionKey['unwrap'],
+  now: () => number = Date.now,
+): KeyEncryptionKey['unwrap'] {
+  const kept = new Map<string, { key: Promise<Buffer>; until: number }>()
+  return async (wrapped, context) => {
+    const name = `${context}\n${wrapped}`
+    const at = now()
+    let entry = kept.get(name)
+    if (entry !== undefined) kept.delete(name)
+    if (entry === undefined || entry.until <= at) {
+      const key = unwrap(wrapped, context)
+      entry = { key, until: at + UNWRAPPED_KEY_TTL_MS }
+      key.catch(() => {
+        if (kept.get(name)?.key === key) kept.delete(name)
+      })
+    }
+    // Newest last: the first is the least recently used.
+    kept.set(name, entry)
+    for (const oldest of kept.keys()) {
+      if (kept.size <= UNWRAPPED_KEYS_KEPT) break
+      kept.delete(oldest)
+    }
+    return Buffer.from(await entry.key)
+  }
+}
+
 /**
  * A KEK behind an external program (Vault or OpenBao transit, a cloud KMS through its CLI): it
  * reads one JSON request on stdin, `{"action": "wrap", "key_id", "context", "plaintext"}` or
@@ -182,7 +219,7 @@ async function commandKey(id: string, path: string): Promise<KeyEncryptionKey> {
         throw new KeySetupError(`key ${id}: the command ${path} answered no ciphertext`)
       return answer['ciphertext']
     },
-    unwrap: async (wrapped, context) => {
+    unwrap: remembered(async (wrapped, context) => {
       const answer = await call({
         action: 'unwrap',
         key_id: id,
@@ -197,6 +234,6 @@ async function commandKey(id: string, path: string): Promise<KeyEncryptionKey> {
           : undefined
       if (plaintext?.length !== 32) throw new UnwrapError(id, context)
       return plaintext
-    },
+    }),
   }
 }

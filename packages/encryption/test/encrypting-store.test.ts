@@ -22,7 +22,13 @@ import {
 import { describe, expect, it } from 'vitest'
 import { EncryptingStore } from '../src/encrypting-store'
 import { checkKeys } from '../src/key-check'
-import { loadKeys, KeySetupError } from '../src/keys'
+import {
+  loadKeys,
+  KeySetupError,
+  remembered,
+  UNWRAPPED_KEY_TTL_MS,
+  UNWRAPPED_KEYS_KEPT,
+} from '../src/keys'
 import { EncryptionMaintenance } from '../src/maintenance'
 import type { KeyEncryptionKey } from '../src/keys'
 
@@ -172,6 +178,127 @@ describe('an encrypting store over fs', () => {
       await expect(loadKeys(setting)).rejects.toThrow(KeySetupError)
       await expect(loadKeys(setting)).rejects.toThrow(message)
     }
+  })
+})
+
+/**
+ * A `command:` KEK as docs/encryption.md describes one: a program that wraps and unwraps data keys
+ * over stdin and stdout JSON, here with AES-256-GCM under a key in a file (a stand-in for Vault's
+ * transit engine, which cannot run here), counting its calls in a file beside it.
+ */
+async function commandKek(dir: string): Promise<{ setting: string; calls: () => Promise<number> }> {
+  const key = await keyFile(dir, 'transit.key')
+  const log = join(dir, 'calls')
+  const program = join(dir, 'transit')
+  await writeFile(
+    program,
+    `#!${process.execPath}
+const { createCipheriv, createDecipheriv, randomBytes } = require('node:crypto')
+const { appendFileSync, readFileSync } = require('node:fs')
+let input = ''
+process.stdin.setEncoding('utf8').on('data', (text) => (input += text)).on('end', () => {
+  const request = JSON.parse(input)
+  appendFileSync(${JSON.stringify(log)}, request.action + '\\n')
+  const key = Buffer.from(readFileSync(${JSON.stringify(key)}, 'utf8'), 'base64')
+  if (request.action === 'wrap') {
+    const nonce = randomBytes(12)
+    const cipher = createCipheriv('aes-256-gcm', key, nonce)
+    cipher.setAAD(Buffer.from(request.context))
+    const sealed = Buffer.concat([nonce, cipher.update(Buffer.from(request.plaintext, 'base64')), cipher.final(), cipher.getAuthTag()])
+    process.stdout.write(JSON.stringify({ ciphertext: sealed.toString('base64') }))
+    return
+  }
+  const sealed = Buffer.from(request.ciphertext, 'base64')
+  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, 12))
+  decipher.setAAD(Buffer.from(request.context))
+  decipher.setAuthTag(sealed.subarray(sealed.length - 16))
+  try {
+    const plain = Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()])
+    process.stdout.write(JSON.stringify({ plaintext: plain.toString('base64') }))
+  } catch {
+    process.exit(3)
+  }
+})
+`,
+  )
+  await chmod(program, 0o700)
+  const calls = async () => {
+    try {
+      return (await readFile(log, 'utf8')).split('\n').filter((line) => line === 'unwrap').length
+    } catch {
+      return 0
+    }
+  }
+  return { setting: `transit=command:${program}`, calls }
+}
+
+describe('a command: key-encryption key', () => {
+  it('wraps and unwraps through its program, and runs it once for an object read many times', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cairn-command-kek-'))
+    try {
+      const { setting, calls } = await commandKek(dir)
+      const keys = await loadKeys(setting)
+      const inner = createMemoryStore()
+      await checkKeys(inner, keys)
+      const store = new EncryptingStore(inner, keys, {}, encryptAll)
+      const text = terraformState({
+        serial: 1,
+        outputs: { pw: { value: 'in-transit', type: 'string' } },
+      })
+      await store.put('units/a', bytesOf(text))
+      const raw = await inner.get('units/a')
+      expect(
+        Buffer.from(await collectBytes((raw ?? { body: none() }).body)).includes('in-transit'),
+      ).toBe(false)
+      const before = await calls()
+      const reads = await Promise.all(
+        Array.from({ length: 5 }, async () => {
+          const read = await store.get('units/a')
+          return Buffer.from(await collectBytes((read ?? { body: none() }).body)).toString()
+        }),
+      )
+      expect(reads).toEqual(Array.from({ length: 5 }, () => text))
+      expect((await store.get('units/b')) === undefined).toBe(true)
+      expect((await calls()) - before).toBe(1)
+      // A program that no longer opens the wrapped key (its own key changed) is refused.
+      const other = await loadKeys(`transit=command:${join(dir, 'transit')}`)
+      await writeFile(join(dir, 'transit.key'), randomBytes(32).toString('base64'))
+      const readWhole = async (reader: EncryptingStore) => {
+        const read = await reader.get('units/a')
+        return collectBytes((read ?? { body: none() }).body)
+      }
+      await expect(readWhole(new EncryptingStore(inner, other, {}, encryptAll))).rejects.toThrow(
+        /does not open under key-encryption key transit/,
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('forgets an unwrapped key after its time, and keeps a bounded number', async () => {
+    let clock = 0
+    let asked = 0
+    const unwrap = remembered(
+      async (wrapped) => {
+        asked += 1
+        return Buffer.alloc(32, wrapped.length)
+      },
+      () => clock,
+    )
+    await unwrap('a', 'x')
+    await unwrap('a', 'x')
+    expect(asked).toBe(1)
+    clock += UNWRAPPED_KEY_TTL_MS
+    await unwrap('a', 'x')
+    expect(asked).toBe(2)
+    for (let n = 0; n <= UNWRAPPED_KEYS_KEPT; n += 1) await unwrap(`k${String(n)}`, 'x')
+    asked = 0
+    await unwrap('a', 'x')
+    expect(asked).toBe(1)
+    // A copy each time: a caller that wipes its key wipes no one else's.
+    const first = await unwrap('a', 'x')
+    first.fill(0)
+    expect((await unwrap('a', 'x'))[0]).toBe(1)
   })
 })
 
