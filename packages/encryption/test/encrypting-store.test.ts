@@ -279,9 +279,9 @@ describe('a command: key-encryption key', () => {
     let clock = 0
     let asked = 0
     const unwrap = remembered(
-      async (wrapped) => {
+      (wrapped) => {
         asked += 1
-        return Buffer.alloc(32, wrapped.length)
+        return Promise.resolve(Buffer.alloc(32, wrapped.length))
       },
       () => clock,
     )
