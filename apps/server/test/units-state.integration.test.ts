@@ -80,13 +80,35 @@ describe('/v1 state and versions against the real server', () => {
       expectError(await api.get('/v1/units/state/empty/download'), 404, 'state_not_found')
     })
 
-    it('stores other JSON, such as an OpenTofu encrypted envelope, as it is', async () => {
+    it('stores an OpenTofu encrypted envelope as it is, by its plain serial and lineage', async () => {
       await api.createUnit('state/encrypted')
       const envelope =
-        '{"serial":"not a number","encrypted_data":"q83vEjRWeJA=","encryption_version":"v0"}'
+        '{"serial":3,"lineage":"l-3","encrypted_data":"q83vEjRWeJA=","encryption_version":"v0"}'
       const version = await api.upload('state/encrypted', envelope)
-      expect(version).toMatchObject({ serial: null, lineage: null, size: envelope.length })
+      expect(version).toMatchObject({
+        serial: 3,
+        lineage: 'l-3',
+        size: envelope.length,
+        encrypted: 'client',
+      })
       expect((await api.get('/v1/units/state/encrypted/download')).text).toBe(envelope)
+      // Its plain serial is read as a Terraform state's is: one that is no number is refused.
+      await api.expectUnchangedBy('state/encrypted', async () => {
+        expectError(
+          await api.send('POST', '/v1/units/state/encrypted/upload', {
+            body: '{"serial":"4","encrypted_data":"q83vEjRWeJA=","encryption_version":"v0"}',
+          }),
+          400,
+          'invalid_state',
+        )
+      })
+      // Other JSON is stored as it is, without serial or lineage.
+      await api.createUnit('state/other-json')
+      const other = '{"serial":"not a number","encrypted_data":"q83vEjRWeJA="}'
+      expect(await api.upload('state/other-json', other)).toMatchObject({
+        serial: null,
+        lineage: null,
+      })
     })
 
     it.each([
