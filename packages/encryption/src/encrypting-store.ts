@@ -195,7 +195,9 @@ export class EncryptingStore implements ObjectStore {
       })
       const size = plaintextSize(stored.size, startBytes, header.seg)
       const events = this.#events
-      const opened = openSegments(prepend(rest, iterator), dataKey, key, kek.id, header.seg)
+      // The next chunk is read while this one is opened: the disk and the cipher work at once.
+      const sealed = readingAhead(prepend(rest, iterator))
+      const opened = openSegments(sealed, dataKey, key, kek.id, header.seg)
       // The first segment is opened before the object is handed on, so a small object that is not
       // genuine fails here, before any of it is served.
       const head = await opened.next()
@@ -246,6 +248,26 @@ async function* prepend(
 ): AsyncGenerator<Uint8Array> {
   if (first.length > 0) yield first
   for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value
+}
+
+/**
+ * The chunks of `source`, each next one asked for as soon as the one before it is handed on, so
+ * that the store reads it while the caller works on this one: one chunk ahead, no more.
+ */
+async function* readingAhead(source: AsyncIterator<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let pending = source.next()
+  try {
+    for (;;) {
+      const next = await pending
+      if (next.done === true) return
+      pending = source.next()
+      // A caller that stops early never awaits it: its failure is not theirs to hear.
+      pending.catch(() => undefined)
+      yield next.value
+    }
+  } finally {
+    await source.return?.()
+  }
 }
 
 /** A range of an object read whole: the bytes before it are read and dropped. */

@@ -14,7 +14,12 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
  * which no JSON document does, so a plaintext object is told apart by its first bytes.
  */
 export const MAGIC = Buffer.from('\0CAIRNE1', 'latin1')
-export const SEGMENT_BYTES = 64 * 1024
+/**
+ * The plaintext bytes of a segment an object is written with now (a reader takes the size its
+ * header names). Opening costs a cipher setup per segment: 256 KiB opens 100 MiB a quarter
+ * faster than 64 KiB, and memory still holds one segment.
+ */
+export const SEGMENT_BYTES = 256 * 1024
 const TAG_BYTES = 16
 /** The most header bytes a reader accepts (a wrapped key from a KMS is a few hundred bytes). */
 export const MAX_HEADER_BYTES = 16 * 1024
@@ -68,6 +73,27 @@ class ByteQueue {
     if (chunk.length === 0) return
     this.#parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
     this.length += chunk.length
+  }
+
+  /** The next `bytes` bytes as views of the chunks they lie in: nothing is copied. */
+  takeViews(bytes: number): Buffer[] {
+    const views: Buffer[] = []
+    let wanted = bytes
+    while (wanted > 0) {
+      const part = this.#parts[0]
+      if (part === undefined) throw new RangeError('taking more bytes than are queued')
+      if (part.length <= wanted) {
+        views.push(part)
+        this.#parts.shift()
+        wanted -= part.length
+      } else {
+        views.push(part.subarray(0, wanted))
+        this.#parts[0] = part.subarray(wanted)
+        wanted = 0
+      }
+    }
+    this.length -= bytes
+    return views
   }
 
   take(bytes: number): Buffer {
@@ -157,13 +183,18 @@ export async function* openSegments(
   const whole = seg + TAG_BYTES
   const pending = new ByteQueue()
   let index = 0
-  const open = (bytes: Buffer, last: boolean): Buffer => {
-    if (bytes.length < TAG_BYTES) throw new EnvelopeError(storageKey, 'a segment is cut short')
+  /**
+   * Opens the next segment of `bytes` bytes where it lies, in the chunks it spans (only its tag
+   * is copied when it spans two): the plaintext comes out in as many pieces.
+   */
+  const open = (bytes: number, last: boolean): Buffer[] => {
+    if (bytes < TAG_BYTES) throw new EnvelopeError(storageKey, 'a segment is cut short')
+    const ciphertext = pending.takeViews(bytes - TAG_BYTES)
     const decipher = createDecipheriv('aes-256-gcm', dataKey, nonceOf(index))
     decipher.setAAD(aadOf(storageKey, kek, index, last))
-    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES))
+    decipher.setAuthTag(pending.take(TAG_BYTES))
     try {
-      const plain = decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES))
+      const plain = ciphertext.map((piece) => decipher.update(piece))
       // GCM's final adds no bytes: it checks the tag, and throws when it does not hold.
       decipher.final()
       index += 1
@@ -174,15 +205,12 @@ export async function* openSegments(
   }
   for await (const chunk of sealed) {
     pending.push(chunk)
-    // What one chunk opens goes on as one buffer: fewer, larger writes downstream.
-    const out: Buffer[] = []
-    while (pending.length > whole) out.push(open(pending.take(whole), false))
-    if (out.length > 0) yield out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out)
+    while (pending.length > whole) yield* open(whole, false)
   }
   // The last segment is shorter than a whole one (empty when the plaintext fills the others):
   // a whole one at the very end means the last was cut off.
   if (pending.length === whole) throw new EnvelopeError(storageKey, 'its last segment is missing')
-  yield open(pending.take(pending.length), true)
+  yield* open(pending.length, true)
 }
 
 /** Reads an envelope's start from the first bytes of a stream: the header and what follows it. */
