@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -321,6 +322,40 @@ describe('the migration page', () => {
     const listed = await fetchAs(server, '/v1/units/old/legacy/versions', server.token)
     const { versions } = (await listed.json()) as { versions: { source: string }[] }
     expect(versions.map((version) => version.source)).toEqual(['import', 'import'])
+  })
+})
+
+describe('the encryption page, on a server started with a key', () => {
+  let keys: string
+  beforeAll(async () => {
+    keys = await mkdtemp(join(tmpdir(), 'cairn-readme-keys-'))
+    await writeFile(join(keys, 'k1.key'), randomBytes(32).toString('base64'), { mode: 0o600 })
+  })
+  afterAll(async () => {
+    await rm(keys, { recursive: true, force: true })
+  })
+  const server = useServer(() => ({
+    auth: true,
+    args: ['-encryption-keys', `k1=file:${join(keys, 'k1.key')}`],
+  }))
+  const play = readerShell(server)
+
+  it('encryption: the status, then encrypt-existing, then everything under the key', async () => {
+    const written = await fetchAs(server, '/v1/units', server.token, {
+      method: 'POST',
+      body: JSON.stringify({ id: 'team/enc' }),
+    })
+    expect(written.status).toBe(201)
+    const uploaded = await fetchAs(server, '/v1/units/team/enc/upload', server.token, {
+      method: 'POST',
+      body: JSON.stringify({ version: 4, serial: 1, lineage: 'enc', resources: [] }),
+    })
+    expect(uploaded.status).toBe(200)
+    const run = await play('encryption')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toMatch(/^KEY\s+OBJECTS$/m)
+    expect(run.output).toMatch(/^Encrypted \d+ objects of \d+ examined\.$/m)
+    expect(run.output).toContain('Everything is under k1.')
   })
 })
 
