@@ -2,7 +2,7 @@
 // point inward: apps -> adapters and capabilities -> core -> contract). `npx depcruise packages
 // apps --config .dependency-cruiser.cjs` runs it alone.
 /** Packages that plug into core: they import core, never each other. */
-const EXTENSIONS = ['state-index', 'webhooks', 'rbac', 'audit', 'runs', 'encryption']
+const EXTENSIONS = ['state-index', 'webhooks', 'rbac', 'audit', 'runs', 'encryption', 'ci-identity']
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
