@@ -38,6 +38,8 @@ import { runRoutes } from './routes/runs'
 import { healthRoutes } from './routes/health'
 import { oauthRoutes } from './routes/oauth'
 import { rbacRoutes } from './routes/rbac'
+import { trustPolicyRoutes } from './routes/trust-policies'
+import { TrustExchange, TrustPolicyStore } from '@cairn/ci-identity'
 import { unitRoutes } from './routes/units'
 import { onS3Error } from './s3/s3-errors'
 import { versionRoutes } from './version/version-route'
@@ -79,6 +81,8 @@ export interface AppDeps extends Services {
 /** The whole HTTP surface, one sub-app per surface, with one error handler. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>()
+  // Read afresh at each exchange, so a policy set on any instance applies on all.
+  const trustPolicies = new TrustPolicyStore(deps.store, deps.clock)
   const metrics = deps.metrics ?? createServerMetrics()
   // What fails before a surface's own handler (a busy server, a dot segment), or after it (work
   // the answer waited for), is still answered in that surface's dialect.
@@ -118,6 +122,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', unitRoutes({ ...deps, heavyRead }))
   app.route('/', backendRoutes(deps))
   app.route('/', rbacRoutes(deps))
+  app.route('/', trustPolicyRoutes({ ...deps, trustPolicies }))
   app.route('/', freezeRoutes(deps))
   app.route('/', encryptionRoutes(deps))
   app.route('/', auditRoutes(deps))
@@ -175,6 +180,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       config: deps.authSettings,
       stateKey,
       dashboardLogin,
+      trust: mode === 'disabled' ? undefined : new TrustExchange(trustPolicies),
     }),
   )
   app.route(

@@ -8,6 +8,12 @@ import type { JWTPayload } from 'jose'
  */
 export const LOCAL_ISSUER = 'urn:cairn:local'
 
+/**
+ * The issuer of the principals trust policies make (`policy:<name>`): Cairn vouches for them
+ * itself, from a CI platform's token; they never sign in, so they have no last login to speak with.
+ */
+export { TRUST_POLICY_ISSUER } from '@cairn/contract'
+
 /** Who a token speaks for: what Cairn's tokens carry and `GET /v1/auth/me` shows. */
 export interface Identity {
   /** The subject, unique only together with `issuer`. */

@@ -8,7 +8,7 @@ export {
   TokenVerificationError,
 } from './errors'
 export type { Identity, PresentedKind, TokenOrigin } from './identity'
-export { LOCAL_ISSUER, sameIdentity } from './identity'
+export { LOCAL_ISSUER, sameIdentity, TRUST_POLICY_ISSUER } from './identity'
 export type { KeySet, KeySetOptions, SigningKey, VerificationKey } from './keys/key-set'
 export { KeyError, loadKeySet, toJwks } from './keys/key-set'
 export { INVALID_STATE, Sealer, STATE_TTL_MS } from './sealing/sealer'

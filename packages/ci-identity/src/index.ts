@@ -21,3 +21,6 @@ export {
   ISSUER_TIMEOUT_MS,
   MAX_TOKEN_AGE_SECONDS,
 } from './ci-token-verifier'
+export type { StoredTrustPolicy } from './trust-policy-store'
+export { TrustPolicyStore } from './trust-policy-store'
+export { jobClaims, TrustExchange } from './trust-exchange'

@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   'token.create',
   'token.revoke',
   'rbac.change',
+  'trust_policy.change',
   'freeze.create',
   'freeze.delete',
   'webhook.create',

@@ -142,6 +142,7 @@ export {
   SearchPageSchema,
   StatusListSchema,
   TokenLimitSchema,
+  TRUST_POLICY_ISSUER,
   TokenPairSchema,
   UnitDiffSchema,
   UnitListSchema,

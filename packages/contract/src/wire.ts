@@ -377,6 +377,13 @@ export type Outputs = v.InferOutput<typeof OutputsSchema>
 export const TokenLimitSchema = v.object({ scope: v.string(), role: v.string() })
 export type TokenLimit = v.InferOutput<typeof TokenLimitSchema>
 
+/**
+ * The issuer of the principals trust policies make (`policy:<name>`, DESIGN section 17): a CI job
+ * that earned a policy, whose rights are the policy's role on its scope, carried as its token's
+ * limit. It never signs in.
+ */
+export const TRUST_POLICY_ISSUER = 'urn:cairn:trust-policy'
+
 /** An API token as listed: never its secret. */
 export const ApiTokenSchema = v.object({
   id: v.string(),

@@ -44,7 +44,9 @@ export function createRbac(options: RbacOptions): Rbac {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((done) => setTimeout(done, ms)))
   const policies = new PolicyStore(options.store, sleep)
   const admins = options.admins ?? []
-  const authorizer = options.enabled ? new RbacAuthorizer(policies, admins) : new OpenAccess(admins)
+  const authorizer = options.enabled
+    ? new RbacAuthorizer(policies, admins)
+    : new OpenAccess(admins, policies)
   return {
     authorizer,
     service: new RbacService({

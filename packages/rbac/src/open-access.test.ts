@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseUnitId, type Authorizer } from '@cairn/core'
+import { TRUST_POLICY_ISSUER } from '@cairn/contract'
 import { OpenAccess } from './open-access'
 
 describe('OpenAccess, the authorizer while RBAC is off', () => {
@@ -13,6 +14,20 @@ describe('OpenAccess, the authorizer while RBAC is off', () => {
     ]) {
       expect(await access.can(principal, 'unit:manage', unit)).toBe(true)
     }
+  })
+
+  it("bounds a CI job's token to its trust policy's role and scope even so", async () => {
+    const ci = {
+      subject: 'policy:deploy',
+      issuer: TRUST_POLICY_ISSUER,
+      limit: { scope: 'team/*', role: 'writer' },
+    }
+    expect(await access.can(ci, 'unit:write', unit)).toBe(true)
+    expect(await access.can(ci, 'unit:manage', unit)).toBe(false)
+    expect(await access.can(ci, 'unit:write', parseUnitId('prod/db'))).toBe(false)
+    expect(await access.can({ subject: ci.subject, issuer: ci.issuer }, 'unit:read', unit)).toBe(
+      false,
+    )
   })
 
   it.each([

@@ -5,6 +5,7 @@ import {
   type Principal,
   type UnitId,
 } from '@cairn/core'
+import { TRUST_POLICY_ISSUER } from '@cairn/contract'
 import { Administrators } from './administrators'
 import type { Policy, PolicyStore } from './policy-store'
 import { ADMIN_ROLE, BUILT_IN_ROLES, grants } from './roles'
@@ -48,6 +49,8 @@ export class RbacAuthorizer implements Authorizer {
       return false
     }
     if (this.#administers(principal, policy)) return true
+    // A CI job that earned a trust policy holds the policy's role on its scope: its limit.
+    if (principal.issuer === TRUST_POLICY_ISSUER && limit !== undefined) return true
     const grantees = granteesOf(principal)
     return policy.assignments.some(
       (assignment) =>

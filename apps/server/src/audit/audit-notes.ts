@@ -152,6 +152,9 @@ function v1Note(c: Context<AppEnv>, method: string): AuditNote | undefined {
   if (path.startsWith('/v1/rbac/') && CHANGES.has(method) && path !== '/v1/rbac/check') {
     return { action: 'rbac.change', detail: { request: `${method} ${path}` } }
   }
+  if (path.startsWith('/v1/auth/trust-policies') && CHANGES.has(method)) {
+    return { action: 'trust_policy.change' }
+  }
   if (path === '/v1/freezes' && method === 'POST') return { action: 'freeze.create' }
   if (path.startsWith('/v1/admin/encryption/') && method === 'POST') {
     return { action: 'encryption.rewrite' }

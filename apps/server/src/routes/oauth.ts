@@ -5,11 +5,13 @@ import {
   challengeOf,
   Sealer,
   TokenVerificationError,
+  TRUST_POLICY_ISSUER,
   UsedCodes,
   verifierMatches,
   type AuthService,
   type Identity,
 } from '@cairn/auth'
+import { ExchangeRefusal, jobClaims, type Exchanged, type TrustExchange } from '@cairn/ci-identity'
 import type { Clock, ObjectStore } from '@cairn/core'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
@@ -35,7 +37,17 @@ export interface OAuthRoutesDeps {
   stateKey: Buffer
   /** The dashboard's sign-in, which shares `/oauth/callback`. */
   dashboardLogin?: DashboardLogin | undefined
+  /** CI jobs' tokens exchanged under the trust policies (DESIGN section 17). */
+  trust?: TrustExchange | undefined
 }
+
+/** RFC 8693's grant, and the kinds of subject token a CI platform hands a job. */
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+const SUBJECT_TOKEN_TYPES = new Set([
+  'urn:ietf:params:oauth:token-type:id_token',
+  'urn:ietf:params:oauth:token-type:jwt',
+])
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token'
 
 /** The service spec's messages for these endpoints, word for word. */
 const INVALID_CODE = 'Invalid or expired authorization code'
@@ -180,8 +192,15 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
   app.post('/oauth/token', async (c) => {
     const form = await readForm(c, SMALL_BODY_BYTES)
     const field = (name: string): string => form.get(name) ?? ''
+    if (field('grant_type') === TOKEN_EXCHANGE && deps.trust !== undefined) {
+      return exchangeCiToken(c, deps.trust, field)
+    }
     if (field('grant_type') !== 'authorization_code') {
-      return oauthError(c, 'unsupported_grant_type', 'grant_type must be authorization_code')
+      return oauthError(
+        c,
+        'unsupported_grant_type',
+        `grant_type must be authorization_code${deps.trust === undefined ? '' : ` or ${TOKEN_EXCHANGE}`}`,
+      )
     }
     if (field('client_id') === '') return oauthError(c, 'invalid_client', INVALID_CLIENT)
     let claims: v.InferOutput<typeof CodeClaimsSchema>
@@ -230,6 +249,87 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
       scope: 'api s3',
     })
   })
+
+  /**
+   * A CI job's OIDC ID token for a Cairn token (RFC 8693): an API token of `policy:<name>`,
+   * limited to the policy's role and scope, ending with the shorter of the policy's `max_ttl` and
+   * the job token's life; it works wherever a token does, and mints S3 credentials. A refusal
+   * answers RFC 6749's error (401 for a token that earns nothing) and logs which check failed and
+   * the closest policy, never the token.
+   */
+  async function exchangeCiToken(
+    c: Context<AppEnv>,
+    trust: TrustExchange,
+    field: (name: string) => string,
+  ) {
+    if (!SUBJECT_TOKEN_TYPES.has(field('subject_token_type')) || field('subject_token') === '') {
+      return oauthError(
+        c,
+        'invalid_request',
+        'subject_token must be an ID token, with subject_token_type urn:ietf:params:oauth:token-type:id_token or jwt',
+      )
+    }
+    const requested = field('requested_token_type')
+    if (requested !== '' && requested !== ACCESS_TOKEN_TYPE) {
+      return oauthError(c, 'invalid_request', `requested_token_type must be ${ACCESS_TOKEN_TYPE}`)
+    }
+    let earned: Exchanged
+    try {
+      earned = await trust.exchange(field('subject_token'))
+    } catch (error) {
+      if (!(error instanceof ExchangeRefusal)) throw error
+      c.var.log.info('a CI token was refused', {
+        reason: error.reason,
+        ...(error.closest === undefined ? {} : { closest_policy: error.closest }),
+      })
+      noteAudit(c, { detail: { via: 'ci', oauth_error: error.error } })
+      c.header('Cache-Control', 'no-store')
+      if (error.error === 'temporarily_unavailable') c.header('Retry-After', '5')
+      const status =
+        error.error === 'invalid_request' ? 400 : error.error === 'invalid_grant' ? 401 : 503
+      return c.json(
+        {
+          error: error.error,
+          error_description:
+            error.error === 'invalid_grant'
+              ? 'the token earns no trust policy: the server log says which check failed'
+              : error.reason,
+        },
+        status,
+      )
+    }
+    const { policy, claims, expires } = earned
+    const seconds = Math.floor((expires - deps.clock.now()) / 1000)
+    if (seconds < 1) return oauthError(c, 'invalid_grant', 'the token is about to expire')
+    const identity: Identity = {
+      subject: `policy:${policy.name}`,
+      issuer: TRUST_POLICY_ISSUER,
+      groups: [],
+      roles: [],
+    }
+    const job = jobClaims(claims)
+    const created = await deps.auth.createApiToken(
+      identity,
+      `ci ${policy.name} ${job['repository'] ?? job['project_path'] ?? job['sub'] ?? ''}`.trim(),
+      { expiresInSeconds: seconds, limit: { role: policy.role, scope: policy.scope } },
+    )
+    c.set('principal', { ...identity, limit: { role: policy.role, scope: policy.scope } })
+    noteAudit(c, { detail: { via: 'ci', policy: policy.name, token_id: created.id, ...job } })
+    c.var.log.info('a CI token was exchanged', {
+      policy: policy.name,
+      token_id: created.id,
+      expires_in: seconds,
+      ...job,
+    })
+    c.header('Cache-Control', 'no-store')
+    return c.json({
+      access_token: created.token,
+      issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: 'Bearer',
+      expires_in: seconds,
+      scope: 'api s3',
+    })
+  }
 
   /**
    * Local mode: Terraform's token is an API token minted with the one the person proved, checked

@@ -1,5 +1,6 @@
 import type { Clock } from '@cairn/core'
 import { TokenVerificationError } from '../errors'
+import { TRUST_POLICY_ISSUER } from '@cairn/contract'
 import { LOCAL_ISSUER, type Identity } from '../identity'
 
 /** What the server knows of a user's last login: what the provider said of them, and when. */
@@ -76,7 +77,7 @@ export class LastLogins {
    *   removed) or their last one is older than the maximum age
    */
   async current(identity: Identity): Promise<Identity> {
-    if (identity.issuer === LOCAL_ISSUER) return identity
+    if (identity.issuer === LOCAL_ISSUER || identity.issuer === TRUST_POLICY_ISSUER) return identity
     const login = await this.#lastLogin(identity)
     if (login === undefined) {
       throw new TokenVerificationError(

@@ -30,6 +30,7 @@
  * | `search/changes/`        | state-index, search       | units changed, for every instance's search index  |
  * | `runs/`                  | runs                      | runs, their logs and configurations; agent tokens |
  * | `encryption/`            | encryption                | a canary per key-encryption key that encrypted    |
+ * | `auth/trust-policies/`   | ci-identity               | trust policies for CI jobs' tokens, one each      |
  *
  * A folder marked "staged" is kept through core's `StagedUploads` (`uploads/staged-uploads.ts`):
  * `<id>.json` per upload, and the upload's own objects, if its owner has any (an S3 multipart
@@ -60,6 +61,7 @@ export const STORE_KEYS = {
   searchChanges: 'search/changes/',
   runs: 'runs/',
   encryption: 'encryption/',
+  trustPolicies: 'auth/trust-policies/',
 } as const
 
 /** Keys of layout 1 that layout 2 no longer writes: read once by the upgrade, then deleted. */
