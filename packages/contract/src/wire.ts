@@ -384,6 +384,32 @@ export type TokenLimit = v.InferOutput<typeof TokenLimitSchema>
  */
 export const TRUST_POLICY_ISSUER = 'urn:cairn:trust-policy'
 
+/** A trust policy as `/v1/auth/trust-policies` shows it (DESIGN section 17). */
+export const TrustPolicySchema = v.object({
+  name: v.string(),
+  issuer: v.string(),
+  audience: v.string(),
+  claims: v.record(v.string(), v.string()),
+  role: v.string(),
+  scope: v.string(),
+  max_ttl: v.string(),
+  created: v.string(),
+  by: v.string(),
+})
+export type TrustPolicyView = v.InferOutput<typeof TrustPolicySchema>
+
+export const TrustPolicyListSchema = v.object({ policies: v.array(TrustPolicySchema) })
+
+/** What `POST /oauth/token` answers to a CI job's token exchanged (RFC 8693). */
+export const ExchangedTokenSchema = v.object({
+  access_token: v.string(),
+  issued_token_type: v.string(),
+  token_type: v.string(),
+  expires_in: v.number(),
+  scope: v.optional(v.string()),
+})
+export type ExchangedToken = v.InferOutput<typeof ExchangedTokenSchema>
+
 /** An API token as listed: never its secret. */
 export const ApiTokenSchema = v.object({
   id: v.string(),

@@ -2,6 +2,7 @@ import { AuditApi } from './audit'
 import { AuthApi, TokensApi } from './auth'
 import { LocksApi } from './locks'
 import { EncryptionApi } from './encryption'
+import { TrustPoliciesApi } from './trust-policies'
 import { FreezesApi } from './freezes'
 import { RbacApi } from './rbac'
 import { SearchApi } from './search'
@@ -48,6 +49,8 @@ export interface CairnClient {
   readonly freezes: FreezesApi
   /** Encryption at rest: status, encrypt-existing, rewrap (administrators). */
   readonly encryption: EncryptionApi
+  /** Trust policies for CI jobs' tokens (administrators), and a job's exchange. */
+  readonly trustPolicies: TrustPoliciesApi
   readonly audit: AuditApi
   readonly webhooks: WebhooksApi
   /** Remote runs, and the agents' tokens (when the server has runs on). */
@@ -92,6 +95,7 @@ export function createClient(options: ClientOptions): CairnClient {
     rbac: new RbacApi(transport),
     freezes: new FreezesApi(transport),
     encryption: new EncryptionApi(transport),
+    trustPolicies: new TrustPoliciesApi(transport),
     audit: new AuditApi(transport),
     webhooks: new WebhooksApi(transport),
     runs: new RunsApi(transport),

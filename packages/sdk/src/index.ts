@@ -15,6 +15,8 @@ export {
 export { LocksApi } from './locks'
 export { FreezesApi } from './freezes'
 export { EncryptionApi } from './encryption'
+export { TokenExchangeError, TrustPoliciesApi } from './trust-policies'
+export type { TrustPolicy } from './trust-policies'
 export type { EncryptionRewritePage, EncryptionStatus, EncryptionStatusPage } from './encryption'
 export type { AssignmentFilter, NewRole, Permission, RoleUpdate } from './rbac'
 export { AssignmentsApi, RbacApi, RbacUsersApi, RolesApi } from './rbac'
@@ -35,6 +37,8 @@ export type { LogPiece } from './runs'
 export { RunsApi } from './runs'
 export { jsonWithVisibleControls, visibleText } from '@cairn/contract'
 export type {
+  ExchangedToken,
+  TrustPolicyView,
   ApiToken,
   AssignmentRequest,
   AttributeChange,

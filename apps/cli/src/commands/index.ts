@@ -37,6 +37,7 @@ export const root = defineCommand({
     search: () => import('./search').then((module) => module.default),
     reindex: () => import('./reindex').then((module) => module.default),
     admin: () => import('./admin/index').then((module) => module.default),
+    'trust-policy': () => import('./trust-policy/index').then((module) => module.default),
     api: () => import('./api').then((module) => module.default),
     completion: () => import('./completion').then((module) => module.default),
     version: () => import('./version').then((module) => module.default),

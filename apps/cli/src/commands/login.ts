@@ -1,9 +1,18 @@
+import { appendFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { CairnApiError, type Me, type TokenPair } from '@cairn/sdk'
+import {
+  CairnApiError,
+  TokenExchangeError,
+  type ExchangedToken,
+  type Me,
+  type TokenPair,
+} from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { CLIError, UsageError } from '../cli-error'
 import { Credentials, type Profile } from '../config/credentials'
 import { LOCAL_SERVER, lookUpServer } from '../config/server-url'
+import { saveTerraformToken } from '../config/terraform-credentials'
+import { ciIdToken } from '../login/ci-token'
 import { openContext, type Context } from '../context'
 import { loginWithProvider } from '../login/oidc-login'
 import { identityLines } from '../output/identity'
@@ -32,8 +41,27 @@ export default defineCommand({
     },
     port: { type: 'string', description: 'the loopback port for the login redirect' },
     timeout: { type: 'string', description: 'seconds to wait for the browser login (default 300)' },
+    ci: {
+      type: 'boolean',
+      description:
+        "in a CI job: exchange its OIDC ID token (GitHub Actions, GitLab CI's id_tokens, CAIRN_ID_TOKEN) under a trust policy, and save the token for Terraform",
+    },
+    audience: {
+      type: 'string',
+      description:
+        "with --ci: the audience to ask GitHub Actions for (the trust policy's; default: the server's URL)",
+    },
+    'id-token-var': {
+      type: 'string',
+      description:
+        'with --ci: the variable holding the ID token (GitLab CI: the name under id_tokens:)',
+    },
   },
   async run({ args }) {
+    if (args.ci === true) {
+      await ciLogin(args)
+      return
+    }
     if (args['token-stdin'] === true && args.token !== undefined) {
       throw new UsageError('give --token or --token-stdin, not both')
     }
@@ -88,6 +116,54 @@ export default defineCommand({
     )
   },
 })
+
+/**
+ * `cairn login --ci`: the job's OIDC ID token for a Cairn token under a trust policy (DESIGN
+ * section 17), kept as the login (for `cairn` and `cairn creds`) and for Terraform: in
+ * `~/.terraform.d/credentials.tfrc.json` for the `cloud` block, and in GitHub Actions as
+ * `TF_HTTP_PASSWORD` for the steps after (masked in the log).
+ */
+async function ciLogin(args: {
+  server?: string | undefined
+  'ca-file'?: string | undefined
+  json?: boolean | undefined
+  audience?: string | undefined
+  'id-token-var'?: string | undefined
+}): Promise<void> {
+  const context = await openContext(args, process.env, { orLocal: true })
+  const audience = args.audience ?? context.server
+  const job = await ciIdToken(process.env, {
+    audience,
+    variable: args['id-token-var'],
+    fetch: context.fetch,
+  })
+  let exchanged: ExchangedToken
+  try {
+    exchanged = await context.connect().trustPolicies.exchange(job.token)
+  } catch (error) {
+    if (error instanceof TokenExchangeError) throw new CLIError(error.message)
+    throw error
+  }
+  const token = exchanged.access_token
+  const github = process.env['GITHUB_ACTIONS'] === 'true'
+  // Before anything else is printed: the runner hides the token from the log from here on.
+  if (github) process.stdout.write(`::add-mask::${token}\n`)
+  const me = await verify(context.connect(token).auth.me(), context.server)
+  const caFile = args['ca-file'] === undefined ? {} : { ca_file: resolve(args['ca-file']) }
+  await save(context, { access_token: token, ...caFile }, me)
+  const saved = await saveTerraformToken(context.server, token)
+  const environment = process.env['GITHUB_ENV'] ?? ''
+  if (github && environment !== '') await appendFile(environment, `TF_HTTP_PASSWORD=${token}\n`)
+  context.out.note(
+    [
+      `The token of ${job.from} was exchanged: it ends in ${String(exchanged.expires_in)} s.`,
+      `Terraform's cloud block finds it in ${saved}; cairn creds gives S3 credentials with it.`,
+      github && environment !== ''
+        ? 'The next steps have it as TF_HTTP_PASSWORD for the http backend.'
+        : 'For the http backend: export TF_HTTP_PASSWORD="$(cairn auth token)"',
+    ].join('\n'),
+  )
+}
 
 /**
  * Keeps the login and makes its server the default (as `gh auth login` makes the new account the

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { homedir } from 'node:os'
 import * as v from 'valibot'
-import { readJsonFile } from './files'
+import { readJsonFile, writePrivateJson } from './files'
 
 const TerraformCredentialsSchema = v.object({
   credentials: v.record(v.string(), v.object({ token: v.string() })),
@@ -27,4 +27,25 @@ export async function terraformToken(
 /** Where `terraform login` keeps the tokens it saved. */
 export function terraformCredentialsPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env['HOME'] ?? homedir(), '.terraform.d', 'credentials.tfrc.json')
+}
+
+/**
+ * Saves `token` for a server's host where `terraform login` would, beside the others kept there,
+ * so Terraform's `cloud` block uses it (`cairn login --ci`). The file stays readable by its owner only.
+ */
+export async function saveTerraformToken(
+  server: string,
+  token: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  const path = terraformCredentialsPath(env)
+  const parsed = v.safeParse(
+    TerraformCredentialsSchema,
+    await readJsonFile(path).catch(() => undefined),
+  )
+  const credentials = parsed.success ? parsed.output.credentials : {}
+  await writePrivateJson(path, {
+    credentials: { ...credentials, [new URL(server).host]: { token } },
+  })
+  return path
 }

@@ -11,5 +11,6 @@ export default defineCommand({
     logout: () => import('../logout').then((module) => module.default),
     status: () => import('./status').then((module) => module.default),
     switch: () => import('./switch').then((module) => module.default),
+    token: () => import('./token').then((module) => module.default),
   },
 })
