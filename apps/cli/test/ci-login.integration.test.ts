@@ -189,6 +189,9 @@ describe('cairn login --ci', () => {
     expect(await readFile(githubEnv, 'utf8')).toBe(`TF_HTTP_PASSWORD=${token}\n`)
     const whoami = await job.run(['whoami', '--server', named])
     expect(whoami.stdout).toContain('policy:deploy')
+    expect(whoami.stdout).toMatch(
+      /ci job\s+sub=repo:acme\/infra:ref:refs\/heads\/main repository=acme\/infra ref=refs\/heads\/main run_id=777/,
+    )
 
     const http = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })
     const cloud = await TerraformWorkspace.create({ SSL_CERT_FILE: tls.caPath })

@@ -160,7 +160,25 @@ for (const rbac of [false, true]) {
       // The same principal gets S3 credentials.
       expect((await as('/v1/auth/issue-s3-creds', { method: 'POST' })).status).toBe(200)
       const me = (await (await as('/v1/auth/me')).json()) as Record<string, unknown>
-      expect(me).toMatchObject({ subject: 'policy:github-main' })
+      expect(me).toMatchObject({
+        subject: 'policy:github-main',
+        issuer: 'urn:cairn:trust-policy',
+        token: {
+          kind: 'api_token',
+          limit: { role: 'writer', scope: 'team/*' },
+          ci: { repository: 'acme/infra', ref: 'refs/heads/main', run_id: '9000000001' },
+        },
+      })
+      // What the job's token wrote is recorded with the job.
+      const writes = (await (
+        await admin('/v1/audit?action=state.write&unit=team/ci-app')
+      ).json()) as {
+        records: { principal: { subject: string }; detail: Record<string, string> }[]
+      }
+      expect(writes.records[0]).toMatchObject({
+        principal: { subject: 'policy:github-main' },
+        detail: { ci_repository: 'acme/infra', ci_ref: 'refs/heads/main', ci_run_id: '9000000001' },
+      })
       // The audit trail names the policy and the job.
       const audit = (await (await admin('/v1/audit?action=login')).json()) as {
         records: { detail: Record<string, string> }[]

@@ -44,8 +44,11 @@ export interface TokenOrigin {
   family?: string
   /** The API tokens it hangs from, the presented one last when it is an API token. */
   tokens: string[]
-  /** The API token presented, when it is one: its ID and name (for the audit trail). */
-  apiToken?: { id: string; name: string }
+  /**
+   * The API token presented, when it is one: its ID and name (for the audit trail), and for a CI
+   * job's token the claims that say which job it was.
+   */
+  apiToken?: { id: string; name: string; ci?: Record<string, string> }
   /**
    * What was presented, as `GET /v1/auth/me` says: an API token, an access token standing alone
    * (`terraform login`'s), or the access token of a login that refreshes (`session`); and when it

@@ -232,6 +232,8 @@ export const MeTokenSchema = v.object({
   expires: v.nullable(v.string()),
   // Lazy: the limit's schema is declared with the API tokens, further down.
   limit: v.nullable(v.lazy(() => TokenLimitSchema)),
+  /** A CI job's token (a trust policy's, DESIGN section 17): the claims of the job it was for. */
+  ci: v.optional(v.record(v.string(), v.string())),
 })
 export type MeToken = v.InferOutput<typeof MeTokenSchema>
 

@@ -27,6 +27,11 @@ export function identityLines(me: Me, now: Date = new Date(), indent = ''): stri
         : shown`${me.token.limit.role} on ${me.token.limit.scope}`,
     ])
     rows.push(['expires', expiryText(me.token.expires, now)])
+    const job = me.token.ci
+    if (job !== undefined) {
+      const shownClaims = Object.entries(job).map(([claim, value]) => `${claim}=${value}`)
+      rows.push(['ci job', shown`${shownClaims.join(' ')}`])
+    }
   }
   return rows.map(([name, value]) => `${indent}${name.padEnd(8)} ${value}`)
 }

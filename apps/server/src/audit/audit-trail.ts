@@ -143,7 +143,11 @@ const STATUS_CODES: Record<number, string> = {
  */
 function detailOf(c: Context<AppEnv>, note: AuditNote): { detail?: Record<string, string> } {
   const forwarded = c.req.header('x-forwarded-for')?.split(',')[0]?.trim().slice(0, 128)
+  // What a CI job's token does is recorded with the job it was for (DESIGN section 17).
+  const principal = c.var.principal as AppEnv['Variables']['principal'] | undefined
+  const job = principal?.origin?.apiToken?.ci ?? {}
   const detail = {
+    ...Object.fromEntries(Object.entries(job).map(([claim, value]) => [`ci_${claim}`, value])),
     ...note.detail,
     ...(forwarded === undefined || forwarded === '' ? {} : { forwarded_for: forwarded }),
   }

@@ -180,6 +180,7 @@ function meOf(me: Identity): Me {
             expires:
               presented.expires === undefined ? null : new Date(presented.expires).toISOString(),
             limit: me.limit === undefined ? null : { role: me.limit.role, scope: me.limit.scope },
+            ...(apiToken?.ci === undefined ? {} : { ci: apiToken.ci }),
           },
         }),
   }

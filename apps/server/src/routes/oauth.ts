@@ -311,7 +311,7 @@ export function oauthRoutes(deps: OAuthRoutesDeps): Hono<AppEnv> {
     const created = await deps.auth.createApiToken(
       identity,
       `ci ${policy.name} ${job['repository'] ?? job['project_path'] ?? job['sub'] ?? ''}`.trim(),
-      { expiresInSeconds: seconds, limit: { role: policy.role, scope: policy.scope } },
+      { expiresInSeconds: seconds, limit: { role: policy.role, scope: policy.scope }, ci: job },
     )
     c.set('principal', { ...identity, limit: { role: policy.role, scope: policy.scope } })
     noteAudit(c, { detail: { via: 'ci', policy: policy.name, token_id: created.id, ...job } })

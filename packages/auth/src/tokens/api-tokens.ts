@@ -50,6 +50,8 @@ const ApiTokenRecordSchema = v.object({
   parents: v.optional(v.array(v.string())),
   /** Its bounds (a role on a scope); absent for a token with all its owner's rights, as before. */
   limit: v.optional(TokenLimitSchema),
+  /** A CI job's token exchanged under a trust policy: the claims that say which job it was. */
+  ci: v.optional(v.record(v.string(), v.string())),
 })
 type ApiTokenRecord = v.InferOutput<typeof ApiTokenRecordSchema>
 
@@ -120,6 +122,7 @@ export class ApiTokens {
       ...(family === undefined ? {} : { family }),
       ...(parents.length === 0 ? {} : { parents }),
       ...(bounds === undefined ? {} : { limit: { scope: bounds.scope, role: bounds.role } }),
+      ...(options.ci === undefined ? {} : { ci: options.ci }),
     }
     await writeRecord(this.#store, keyOf(record.id), record, { ifNoneMatch: '*' })
     return { ...infoOf(record), token }
@@ -236,7 +239,11 @@ export class ApiTokens {
         ...(expires === undefined ? {} : { expires }),
         ...(record.family === undefined ? {} : { family: record.family }),
         tokens: [...parents, record.id],
-        apiToken: { id: record.id, name: record.name },
+        apiToken: {
+          id: record.id,
+          name: record.name,
+          ...(record.ci === undefined ? {} : { ci: record.ci }),
+        },
         presented: { kind: 'api_token', ...(expires === undefined ? {} : { expires }) },
       },
     }
@@ -304,6 +311,8 @@ export interface NewTokenOptions {
   expiresInSeconds?: number
   /** Bounds narrower than the owner's rights: a role on a scope. */
   limit?: TokenLimit
+  /** The claims of the CI job it was exchanged for (repository, ref, run, ...), kept with it. */
+  ci?: Record<string, string>
 }
 
 /**
