@@ -302,6 +302,9 @@ async function playedExamples(): Promise<Set<string>> {
     for (const [, kind, scenario] of text.matchAll(/\bdocsBlocks\('(\w+)', '([\w-]+)'\)/g)) {
       played.add(`${kind} ${scenario}`)
     }
+    for (const [, scenario] of text.matchAll(/\bdocsFiles\('([\w-]+)'\)/g)) {
+      played.add(`file ${scenario}`)
+    }
   }
   return played
 }

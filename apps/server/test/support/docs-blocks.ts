@@ -52,3 +52,15 @@ export async function docsBlocks(kind: string, scenario: string): Promise<string
     .filter((block) => block.kind === kind && block.names.includes(scenario))
     .map((block) => block.body)
 }
+
+/** The files the README and `docs/` give a scenario (`file <scenario>/<path>` blocks), by path. */
+export async function docsFiles(scenario: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>()
+  for (const block of await markedBlocks()) {
+    if (block.kind !== 'file') continue
+    for (const name of block.names) {
+      if (scenarioOf(name) === scenario) files.set(name.slice(scenario.length + 1), block.body)
+    }
+  }
+  return files
+}
