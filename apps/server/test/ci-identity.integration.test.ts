@@ -194,6 +194,55 @@ for (const rbac of [false, true]) {
       )
     })
 
+    it.runIf(!rbac)(
+      'waits a bounded time for an issuer that never answers, refuses for now, and serves the rest meanwhile',
+      async () => {
+        // A host that takes the connection and says nothing.
+        const silent = createServer(() => undefined)
+        await new Promise<void>((listening) => silent.listen(0, '127.0.0.1', listening))
+        const silentUrl = `http://127.0.0.1:${String((silent.address() as AddressInfo).port)}`
+        try {
+          const set = await admin('/v1/auth/trust-policies', {
+            method: 'POST',
+            body: JSON.stringify({
+              name: 'silent',
+              issuer: silentUrl,
+              audience: 'cairn',
+              claims: { repository: 'acme/infra' },
+              role: 'reader',
+              scope: '*',
+            }),
+          })
+          expect(set.status).toBe(201)
+          const now = Math.floor(Date.now() / 1000)
+          const started = Date.now()
+          const waiting = exchange(
+            server.url,
+            await issuer.mint({
+              iss: silentUrl,
+              aud: 'cairn',
+              repository: 'acme/infra',
+              iat: now,
+              exp: now + 60,
+            }),
+          )
+          // Meanwhile the server answers everything else at once.
+          const health = await fetch(`${server.url}/healthz`)
+          expect(health.status).toBe(200)
+          expect(Date.now() - started).toBeLessThan(2000)
+          const refused = await waiting
+          expect(refused.status).toBe(503)
+          expect(refused.body['error']).toBe('temporarily_unavailable')
+          expect(Date.now() - started).toBeLessThan(9000)
+        } finally {
+          silent.closeAllConnections()
+          await new Promise((closed) => silent.close(closed))
+          await admin('/v1/auth/trust-policies/silent', { method: 'DELETE' })
+        }
+      },
+      20_000,
+    )
+
     it('refuses another repository or branch with 401, logging why and never the token', async () => {
       for (const [repository, ref] of [
         ['evil/infra', 'refs/heads/main'],
