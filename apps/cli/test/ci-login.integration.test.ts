@@ -1,9 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { TerraformWorkspace, useServer, useTestCa } from '@cairn/testkit'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import {
+  startCiIssuer,
+  TerraformWorkspace,
+  useServer,
+  useTestCa,
+  type CiIssuer,
+} from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CliUser } from './support/cairn'
 
@@ -16,71 +19,22 @@ import { CliUser } from './support/cairn'
  * a GitLab CI job's `id_tokens` variable is minted by it the same way.
  */
 
-const REQUEST_BEARER = 'job-request-token'
-
-interface Platform {
-  url: string
-  /** A job token for `claims`, as the platform would mint it. */
-  mint(claims: Record<string, unknown>): Promise<string>
-  close(): Promise<void>
-}
-
-async function startPlatform(job: () => Record<string, unknown>): Promise<Platform> {
-  const { publicKey, privateKey } = await generateKeyPair('RS256')
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'gha', alg: 'RS256', use: 'sig' }
-  let url = ''
-  const mint = (claims: Record<string, unknown>) =>
-    new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid: 'gha', typ: 'JWT' })
-      .sign(privateKey)
-  const server: Server = createServer((request, response) => {
-    const asked = new URL(request.url ?? '/', url)
-    const json = (status: number, body: unknown) => {
-      response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body))
-    }
-    if (asked.pathname === '/.well-known/openid-configuration') {
-      json(200, { issuer: url, jwks_uri: `${url}/.well-known/jwks` })
-    } else if (asked.pathname === '/.well-known/jwks') {
-      json(200, { keys: [jwk] })
-    } else if (asked.pathname === '/token-request') {
-      if (request.headers.authorization !== `bearer ${REQUEST_BEARER}`) {
-        json(401, {})
-        return
-      }
-      void mint({ ...job(), aud: asked.searchParams.get('audience') ?? url }).then((value) => {
-        json(200, { count: 1, value })
-      })
-    } else json(404, {})
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
-  return {
-    url,
-    mint,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections()
-        server.close(() => {
-          closed()
-        })
-      }),
-  }
-}
-
 const now = () => Math.floor(Date.now() / 1000)
-let platform: Platform
+let platform: CiIssuer
 const repository = 'acme/infra'
 
 beforeAll(async () => {
-  platform = await startPlatform(() => ({
-    iss: platform.url,
-    sub: `repo:${repository}:ref:refs/heads/main`,
-    repository,
-    ref: 'refs/heads/main',
-    run_id: '777',
-    iat: now() - 5,
-    exp: now() + 600,
-  }))
+  platform = await startCiIssuer({
+    requestClaims: () => ({
+      iss: platform.url,
+      sub: `repo:${repository}:ref:refs/heads/main`,
+      repository,
+      ref: 'refs/heads/main',
+      run_id: '777',
+      iat: now() - 5,
+      exp: now() + 600,
+    }),
+  })
 })
 afterAll(async () => {
   await platform.close()
@@ -175,8 +129,8 @@ describe('cairn login --ci', () => {
         env: {
           GITHUB_ACTIONS: 'true',
           GITHUB_ENV: githubEnv,
-          ACTIONS_ID_TOKEN_REQUEST_URL: `${platform.url}/token-request?api-version=2.0`,
-          ACTIONS_ID_TOKEN_REQUEST_TOKEN: REQUEST_BEARER,
+          ACTIONS_ID_TOKEN_REQUEST_URL: platform.requestUrl,
+          ACTIONS_ID_TOKEN_REQUEST_TOKEN: platform.requestBearer,
         },
       },
     )

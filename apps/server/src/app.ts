@@ -220,6 +220,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       baseUrl,
       heavyRead,
       runs: deps.runs?.service,
+      trustPolicies,
+      rbac: deps.rbac,
     }),
   )
   return app

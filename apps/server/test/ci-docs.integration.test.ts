@@ -1,12 +1,9 @@
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { fetchAs, terraformBinary, useServer } from '@cairn/testkit'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { fetchAs, startCiIssuer, terraformBinary, useServer, type CiIssuer } from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { docsBlocks, docsFiles } from './support/docs-blocks'
@@ -23,53 +20,6 @@ import { docsBlocks, docsFiles } from './support/docs-blocks'
  */
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url))
-const REQUEST_BEARER = 'runner-request-token'
-
-interface Platform {
-  url: string
-  mint(claims: Record<string, unknown>): Promise<string>
-  close(): Promise<void>
-}
-
-async function startPlatform(github: () => Record<string, unknown>): Promise<Platform> {
-  const { publicKey, privateKey } = await generateKeyPair('RS256')
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'k', alg: 'RS256', use: 'sig' }
-  let url = ''
-  const mint = (claims: Record<string, unknown>) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k', typ: 'JWT' }).sign(privateKey)
-  const server: Server = createServer((request, response) => {
-    const asked = new URL(request.url ?? '/', url)
-    const json = (status: number, body: unknown) => {
-      response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body))
-    }
-    if (asked.pathname === '/.well-known/openid-configuration') {
-      json(200, { issuer: url, jwks_uri: `${url}/.well-known/jwks` })
-    } else if (asked.pathname === '/.well-known/jwks') {
-      json(200, { keys: [jwk] })
-    } else if (
-      asked.pathname === '/token-request' &&
-      request.headers.authorization === `bearer ${REQUEST_BEARER}`
-    ) {
-      void mint({ ...github(), aud: asked.searchParams.get('audience') }).then((value) => {
-        json(200, { count: 1, value })
-      })
-    } else json(404, {})
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
-  return {
-    url,
-    mint,
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections()
-        server.close(() => {
-          closed()
-        })
-      }),
-  }
-}
-
 function bash(
   script: string,
   cwd: string,
@@ -88,20 +38,22 @@ function bash(
 }
 
 const now = () => Math.floor(Date.now() / 1000)
-let platform: Platform
+let platform: CiIssuer
 let home: string
 
 beforeAll(async () => {
-  platform = await startPlatform(() => ({
-    iss: platform.url,
-    sub: 'repo:acme/infra:ref:refs/heads/main',
-    repository: 'acme/infra',
-    ref: 'refs/heads/main',
-    workflow: 'deploy',
-    run_id: '4242',
-    iat: now() - 5,
-    exp: now() + 600,
-  }))
+  platform = await startCiIssuer({
+    requestClaims: () => ({
+      iss: platform.url,
+      sub: 'repo:acme/infra:ref:refs/heads/main',
+      repository: 'acme/infra',
+      ref: 'refs/heads/main',
+      workflow: 'deploy',
+      run_id: '4242',
+      iat: now() - 5,
+      exp: now() + 600,
+    }),
+  })
   home = await mkdtemp(join(tmpdir(), 'cairn-ci-docs-'))
 })
 afterAll(async () => {
@@ -185,8 +137,8 @@ describe('docs/ci.md', () => {
     const runner = await shell('github', {
       GITHUB_ACTIONS: 'true',
       GITHUB_ENV: githubEnv,
-      ACTIONS_ID_TOKEN_REQUEST_URL: `${platform.url}/token-request?api-version=2.0`,
-      ACTIONS_ID_TOKEN_REQUEST_TOKEN: REQUEST_BEARER,
+      ACTIONS_ID_TOKEN_REQUEST_URL: platform.requestUrl,
+      ACTIONS_ID_TOKEN_REQUEST_TOKEN: platform.requestBearer,
     })
     const ran: string[] = []
     for (const step of workflow.jobs.apply.steps) {

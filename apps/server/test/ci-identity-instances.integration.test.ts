@@ -1,18 +1,17 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   readAdminToken,
+  startCiIssuer,
   startServer,
   TerraformWorkspace,
   useRgw,
+  type CiIssuer,
   type RunningServer,
 } from '@cairn/testkit'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /**
@@ -28,38 +27,10 @@ const servers: RunningServer[] = []
 let keyDir: string
 let bucket: string
 let admin: string
-let issuer: {
-  url: string
-  mint: (claims: Record<string, unknown>) => Promise<string>
-  server: Server
-}
-
-async function startIssuer(): Promise<typeof issuer> {
-  const { publicKey, privateKey } = await generateKeyPair('ES256')
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'i', alg: 'ES256', use: 'sig' }
-  let url = ''
-  const server = createServer((request, response) => {
-    const body =
-      request.url === '/.well-known/openid-configuration'
-        ? { issuer: url, jwks_uri: `${url}/jwks` }
-        : request.url === '/jwks'
-          ? { keys: [jwk] }
-          : undefined
-    response.writeHead(body === undefined ? 404 : 200, { 'Content-Type': 'application/json' })
-    response.end(JSON.stringify(body ?? {}))
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
-  return {
-    url,
-    server,
-    mint: (claims) =>
-      new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'i' }).sign(privateKey),
-  }
-}
+let issuer: CiIssuer
 
 beforeAll(async () => {
-  issuer = await startIssuer()
+  issuer = await startCiIssuer({ alg: 'ES256' })
   keyDir = await mkdtemp(join(tmpdir(), 'cairn-ci-key-'))
   const pem = generateKeyPairSync('ed25519').privateKey.export({ format: 'pem', type: 'pkcs8' })
   await writeFile(join(keyDir, 'signing.pem'), pem, { mode: 0o400 })
@@ -90,7 +61,7 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.dispose()))
-  await new Promise((closed) => issuer.server.close(closed))
+  await issuer.close()
   await rm(keyDir, { recursive: true, force: true })
 })
 

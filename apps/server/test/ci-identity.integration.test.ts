@@ -1,7 +1,13 @@
-import { createServer, type Server } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { fetchAs, httpBackendConfig, TerraformWorkspace, useServer } from '@cairn/testkit'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import {
+  fetchAs,
+  httpBackendConfig,
+  startCiIssuer,
+  TerraformWorkspace,
+  useServer,
+  type CiIssuer,
+} from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 /**
@@ -11,47 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
  * GitHub Actions documents for its jobs' tokens.
  */
 
-interface Issuer {
-  url: string
-  mint(claims: Record<string, unknown>): Promise<string>
-  close(): Promise<void>
-}
-
-async function startIssuer(): Promise<Issuer> {
-  const { publicKey, privateKey } = await generateKeyPair('ES256')
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'ci-1', alg: 'ES256', use: 'sig' }
-  let url = ''
-  const server: Server = createServer((request, response) => {
-    const body =
-      request.url === '/.well-known/openid-configuration'
-        ? { issuer: url, jwks_uri: `${url}/.well-known/jwks` }
-        : request.url === '/.well-known/jwks'
-          ? { keys: [jwk] }
-          : undefined
-    response.writeHead(body === undefined ? 404 : 200, { 'Content-Type': 'application/json' })
-    response.end(JSON.stringify(body ?? {}))
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
-  return {
-    url,
-    mint: (claims) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: 'ES256', kid: 'ci-1', typ: 'JWT' })
-        .sign(privateKey),
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections()
-        server.close(() => {
-          closed()
-        })
-      }),
-  }
-}
-
-let issuer: Issuer
+let issuer: CiIssuer
 beforeAll(async () => {
-  issuer = await startIssuer()
+  issuer = await startCiIssuer({ alg: 'ES256' })
 })
 afterAll(async () => {
   await issuer.close()

@@ -316,6 +316,7 @@ describe('the dashboard in Chromium, in local mode with real Terraform', () => {
       `/app/unit?id=${encodeURIComponent(NETWORK)}`,
       '/app/status?prefix=team/',
       '/app/settings/tokens',
+      '/app/settings/trust-policies',
     ]) {
       await small.goto(`${server.url}${path}`)
       const overflow = await small.evaluate(

@@ -1,3 +1,4 @@
+import { ASYMMETRIC_SIGNATURE_ALGORITHMS } from '@cairn/contract'
 import {
   createRemoteJWKSet,
   decodeJwt,
@@ -9,18 +10,7 @@ import {
 import { conditionsMet, ttlOf, type TrustPolicy } from './trust-policy'
 
 /** Asymmetric algorithms only: `none` and HMAC cannot prove that the platform signed. */
-export const CI_TOKEN_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-]
+export const CI_TOKEN_ALGORITHMS = [...ASYMMETRIC_SIGNATURE_ALGORITHMS]
 
 /** How far a token's times may be off this server's clock. */
 export const CLOCK_SKEW_SECONDS = 60

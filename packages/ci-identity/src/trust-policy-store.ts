@@ -6,7 +6,7 @@ import {
   type Clock,
   type ObjectStore,
 } from '@cairn/core'
-import * as v from 'valibot'
+import { TrustPolicySchema } from '@cairn/contract'
 import type { TrustPolicy } from './trust-policy'
 
 /** A policy as kept: as given, with when and by whom it was last set. */
@@ -15,17 +15,8 @@ export interface StoredTrustPolicy extends TrustPolicy {
   by: string
 }
 
-const StoredSchema = v.object({
-  name: v.string(),
-  issuer: v.string(),
-  audience: v.string(),
-  claims: v.record(v.string(), v.string()),
-  role: v.string(),
-  scope: v.string(),
-  max_ttl: v.string(),
-  created: v.string(),
-  by: v.string(),
-})
+/** Kept as the API shows it. */
+const StoredSchema = TrustPolicySchema
 
 /**
  * The trust policies, one record each under `auth/trust-policies/`, in the store every instance

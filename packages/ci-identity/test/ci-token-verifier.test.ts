@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { InvalidRequestError } from '@cairn/core'
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose'
+import { startCiIssuer, type CiIssuer } from '@cairn/testkit'
+import { generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CiTokenVerifier, ExchangeRefusal } from '../src/ci-token-verifier'
 import { globMatches, parseTrustPolicy, type TrustPolicy } from '../src/trust-policy'
@@ -12,65 +11,9 @@ import { globMatches, parseTrustPolicy, type TrustPolicy } from '../src/trust-po
  * There is no CI platform here: the issuer stands in for one.
  */
 
-interface LocalIssuer {
-  url: string
-  /** Signs claims with the issuer's key (or another's), as a platform would for a job. */
-  mint(
-    claims: Record<string, unknown>,
-    options?: { kid?: string; key?: CryptoKey; alg?: string },
-  ): Promise<string>
-  /** The JWKS answers after this many milliseconds (a slow issuer), or not at all (-1: down). */
-  delayJwks(ms: number): void
-  publicJwk: JWK
-  close(): Promise<void>
-}
-
-async function startIssuer(): Promise<LocalIssuer> {
-  const { publicKey, privateKey } = await generateKeyPair('RS256', { extractable: true })
-  const publicJwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }
-  let delay = 0
-  let url = ''
-  const server: Server = createServer((request, response) => {
-    const answer = (status: number, body: unknown) => {
-      response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body))
-    }
-    if (request.url === '/.well-known/openid-configuration') {
-      answer(200, { issuer: url, jwks_uri: `${url}/jwks` })
-    } else if (request.url === '/jwks') {
-      if (delay < 0) {
-        request.socket.destroy()
-        return
-      }
-      setTimeout(() => {
-        answer(200, { keys: [publicJwk] })
-      }, delay)
-    } else answer(404, {})
-  })
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening))
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`
-  return {
-    url,
-    publicJwk,
-    delayJwks: (ms) => {
-      delay = ms
-    },
-    mint: (claims, options = {}) =>
-      new SignJWT(claims)
-        .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? 'k1', typ: 'JWT' })
-        .sign(options.key ?? privateKey),
-    close: () =>
-      new Promise((closed) => {
-        server.closeAllConnections()
-        server.close(() => {
-          closed()
-        })
-      }),
-  }
-}
-
-let issuer: LocalIssuer
+let issuer: CiIssuer
 beforeAll(async () => {
-  issuer = await startIssuer()
+  issuer = await startCiIssuer()
 })
 afterAll(async () => {
   await issuer.close()
@@ -216,7 +159,7 @@ describe('a CI token against trust policies', () => {
       .setProtectedHeader({ alg: 'HS256', kid: 'k1' })
       .sign(publicAsSecret)
     expect((await refusal(confused)).reason).toMatch(/signed with HS256/)
-    expect((await refusal(await issuer.mint(github(), { kid: 'k9' }))).reason).toMatch(
+    expect((await refusal(await issuer.mint(github(), { kid: 'not-in-the-jwks' }))).reason).toMatch(
       /kid not found/,
     )
     const { privateKey: stranger } = await generateKeyPair('RS256')

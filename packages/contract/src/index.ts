@@ -145,6 +145,7 @@ export {
   StatusListSchema,
   TokenLimitSchema,
   TRUST_POLICY_ISSUER,
+  ASYMMETRIC_SIGNATURE_ALGORITHMS,
   TrustPolicySchema,
   TrustPolicyListSchema,
   ExchangedTokenSchema,

@@ -386,6 +386,23 @@ export type TokenLimit = v.InferOutput<typeof TokenLimitSchema>
  */
 export const TRUST_POLICY_ISSUER = 'urn:cairn:trust-policy'
 
+/**
+ * The signature algorithms Cairn accepts on an ID token, a provider's or a CI job's: asymmetric
+ * only, since `none` and the HMAC ones cannot prove the issuer signed.
+ */
+export const ASYMMETRIC_SIGNATURE_ALGORITHMS: readonly string[] = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+]
+
 /** A trust policy as `/v1/auth/trust-policies` shows it (DESIGN section 17). */
 export const TrustPolicySchema = v.object({
   name: v.string(),

@@ -1,4 +1,6 @@
 export { awsCliBinary } from './aws-cli'
+export type { CiIssuer, CiIssuerOptions } from './ci-issuer'
+export { startCiIssuer } from './ci-issuer'
 export type { LaunchBrowserOptions } from './chromium'
 export { chromiumBinary, launchBrowser } from './chromium'
 export { CookieJar } from './cookie-jar'

@@ -78,6 +78,8 @@ const WEB_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> 
   '/app/search': { GET: 'search' },
   '/app/settings/tokens': { POST: 'token.create' },
   '/app/settings/tokens/revoke': { POST: 'token.revoke' },
+  '/app/settings/trust-policies': { POST: 'trust_policy.change' },
+  '/app/settings/trust-policies/remove': { POST: 'trust_policy.change' },
 }
 
 function webNote(c: Context<AppEnv>, method: string): AuditNote | undefined {

@@ -1,3 +1,5 @@
+import type { TrustPolicyStore } from '@cairn/ci-identity'
+import type { RbacService } from '@cairn/rbac'
 import type { RunService } from '@cairn/runs'
 import type { AuthService } from '@cairn/auth'
 import type { Clock, Core, Permission, UnitId } from '@cairn/core'
@@ -29,6 +31,10 @@ export interface DashboardDeps {
   heavyRead: MiddlewareHandler<AppEnv>
   /** Remote runs, when the server has them on. */
   runs: RunService | undefined
+  /** Trust policies for CI jobs (administrators' page). */
+  trustPolicies: TrustPolicyStore
+  /** Roles, for the trust policies' form. */
+  rbac: RbacService
 }
 
 /** The signed-in person as the page header shows them. */

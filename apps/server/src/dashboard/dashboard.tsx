@@ -16,6 +16,7 @@ import { searchRoutes } from './pages/search'
 import { statusRoutes } from './pages/status'
 import { terraformLoginRoutes } from './pages/terraform-login'
 import { tokensRoutes } from './pages/tokens'
+import { trustPolicyRoutes } from './pages/trust-policies'
 import { unitRoutes } from './pages/unit'
 import { unitsRoutes } from './pages/units'
 import { HOME, safeNext } from './safe-next'
@@ -122,6 +123,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
   app.route('/', locksRoutes(deps))
   app.route('/', searchRoutes(deps))
   app.route('/', tokensRoutes(deps))
+  app.route('/', trustPolicyRoutes(deps))
   app.all('/app/*', (c) =>
     c.html(
       <Page title="Not found" viewer={viewerOf(c, deps.mode)}>

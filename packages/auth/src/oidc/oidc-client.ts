@@ -1,3 +1,4 @@
+import { ASYMMETRIC_SIGNATURE_ALGORITHMS } from '@cairn/contract'
 import type { Clock } from '@cairn/core'
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose'
 import * as v from 'valibot'
@@ -42,18 +43,7 @@ const DiscoverySchema = v.object({
 const RETRY_AFTER_MS = 5000
 
 // Asymmetric algorithms only: `none` and the HMAC ones cannot prove the provider signed.
-const ID_TOKEN_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-]
+const ID_TOKEN_ALGORITHMS = [...ASYMMETRIC_SIGNATURE_ALGORITHMS]
 
 /**
  * Cairn's side of an OpenID Connect provider: discovery, and verification of the ID tokens that

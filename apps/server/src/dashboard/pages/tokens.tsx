@@ -23,7 +23,14 @@ export function tokensRoutes(deps: DashboardDeps): Hono<AppEnv> {
 
   app.get(TOKENS, async (c) => {
     if (deps.mode === 'disabled') return c.html(<NotNeeded c={c} deps={deps} />)
-    return c.html(<TokensPage c={c} deps={deps} tokens={await listOf(c, deps)} />)
+    return c.html(
+      <TokensPage
+        c={c}
+        deps={deps}
+        tokens={await listOf(c, deps)}
+        administers={await deps.auth.isAdministrator(c.var.principal)}
+      />,
+    )
   })
 
   app.post(TOKENS, async (c) => {
@@ -42,6 +49,7 @@ export function tokensRoutes(deps: DashboardDeps): Hono<AppEnv> {
           c={c}
           deps={deps}
           tokens={tokens}
+          administers={await deps.auth.isAdministrator(c.var.principal)}
           error={error.message}
           name={name}
           days={days}
@@ -152,7 +160,14 @@ function TokensPage({
   error,
   name,
   days,
-}: PageContext & { tokens: ApiToken[]; error?: string; name?: string; days?: string }) {
+  administers,
+}: PageContext & {
+  tokens: ApiToken[]
+  administers: boolean
+  error?: string
+  name?: string
+  days?: string
+}) {
   const now = deps.clock.now()
   const me = c.var.principal.subject
   const others = tokens.some((token) => token.subject !== me)
@@ -195,6 +210,13 @@ function TokensPage({
         <p class="muted">
           A token limited to some units and a role is made with{' '}
           <code>cairn tokens create &lt;name&gt; --scope team/* --role writer</code>.
+          {administers ? (
+            <>
+              {' '}
+              A CI job needs none: see the{' '}
+              <a href="/app/settings/trust-policies">trust policies for CI jobs</a>.
+            </>
+          ) : null}
         </p>
       </section>
       <section aria-labelledby="yours">
