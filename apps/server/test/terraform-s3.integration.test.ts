@@ -285,14 +285,19 @@ describe("Terraform's s3 backend over plain http, with cairn creds as credential
     const lockId = await client.lockThroughV1('ops@laptop')
     const before = await client.unit()
     const refusals = () => server.output().split('"status":412').length
+    // Terraform reads the lock it was refused (to name its holder) before it waits: a lock
+    // released between the two leaves it nothing to read, and it gives up, as against S3.
+    const lockReads = () =>
+      server.output().split(/"method":"GET","path":"[^"]*\.tflock","status":200/).length
     const refusedBefore = refusals()
+    const readBefore = lockReads()
     await tf.write('main.tf', configuration(server.url, 'v4'))
     const running = tf.start(['apply', '-auto-approve', '-input=false', '-lock-timeout=30s'])
     try {
-      // Release the lock once the server has refused Terraform's .tflock at least once.
+      // Release the lock once Terraform was refused its .tflock and has read the holder's.
       await waitFor(
-        'Terraform to be refused the lock once',
-        () => refusals() > refusedBefore,
+        'Terraform to be refused the lock once, and to read who holds it',
+        () => refusals() > refusedBefore && lockReads() > readBefore,
         30_000,
       )
       expect((await client.unit()).lock?.ID).toBe(lockId)

@@ -204,7 +204,9 @@ export class EncryptingStore implements ObjectStore {
       async function* body(): AsyncGenerator<Uint8Array> {
         try {
           if (head.done !== true) yield head.value
-          yield* opened
+          // The next piece is opened while this one is written out: the cipher works while the
+          // socket drains, not after.
+          yield* readingAhead(opened)
         } catch (error) {
           if (error instanceof EnvelopeError) events.refused?.(key, error.message)
           throw error
