@@ -127,4 +127,20 @@ describe('the graph page', () => {
     expect(html).toContain('This unit has no dependencies, and no unit depends on it.')
     expect(html).not.toContain('<svg')
   })
+
+  it("lists on a unit's page what depends on it, naming only the units the person may read", async () => {
+    await apply('team/ops')
+    await depend('team/ops', { from: 'team/app' })
+    await grant('reader', 'team/app')
+    await grant('reader', 'team/web')
+    const response = await pages.app.request('/app/unit?id=team%2Fapp')
+    const html = await response.text()
+    expect(response.status, html).toBe(200)
+    const named = [
+      ...html.matchAll(/<td data-label="Downstream"><a href="[^"]+">([^<]+)<\/a>/g),
+    ].map((match) => match[1])
+    expect(named).toEqual(['team/web'])
+    expect(html).toContain('And 1 unit you may not read depends on it.')
+    expect(html).not.toContain('team/ops')
+  })
 })

@@ -1,5 +1,5 @@
 import type { StateOutput } from '@cairn/core'
-import type { Unit, UnitStatus } from '@cairn/contract'
+import type { HeldLockView, Unit, UnitStatus } from '@cairn/contract'
 import { Ago, DataTable, hiddenUnits, StatusDot, unitHref } from '../view/layout'
 
 /** The longest value or type shown of an output, in characters: the page stays readable. */
@@ -16,10 +16,13 @@ export function LockPanel({
   unit,
   now,
   canManage,
+  held,
 }: {
   unit: Unit
   now: number
   canManage: boolean
+  /** The lock as the lock listing tells it: its way in and its holder; absent when unknown. */
+  held?: HeldLockView | undefined
 }) {
   const lock = unit.locked ? unit.lock : null
   return (
@@ -35,6 +38,12 @@ export function LockPanel({
             </span>
           </p>
           <LockFacts lock={lock} now={now} />
+          {held === undefined ? null : (
+            <p>
+              Taken through <strong>{held.source}</strong> by{' '}
+              <span class="mono">{held.holder.subject}</span>
+            </p>
+          )}
           {canManage ? (
             <p>
               <a
@@ -118,14 +127,26 @@ export function compact(value: unknown): string {
 }
 
 /** The unit's own status and each dependency it has, with the state of its edge. */
+/** The units that read a unit, as its page lists them. */
+export interface Downstream {
+  /** Those the person may read, by ID, with their status (null: no state yet). */
+  units: { id: string; status: UnitStatus['status'] | null }[]
+  /** How many more the person may not read. */
+  hidden: number
+  /** More were left out to keep the page short. */
+  truncated: boolean
+}
+
 export function DependenciesPanel({
   id,
   status,
   now,
+  downstream,
 }: {
   id: string
   status: UnitStatus
   now: number
+  downstream: Downstream
 }) {
   return (
     <section aria-labelledby="dependencies">
@@ -180,6 +201,31 @@ export function DependenciesPanel({
           ))}
         </DataTable>
       )}
+      <h3>Used by</h3>
+      {downstream.units.length === 0 && downstream.hidden === 0 ? (
+        <p class="muted">No unit depends on this one.</p>
+      ) : (
+        <DataTable caption="Units that depend on this unit" columns={['Downstream', 'Status']}>
+          {downstream.units.map((unit) => (
+            <tr>
+              <td data-label="Downstream">
+                <a href={unitHref(unit.id)}>{unit.id}</a>
+              </td>
+              <td data-label="Status">
+                <StatusDot status={unit.status ?? undefined} />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+      {downstream.hidden === 0 ? null : (
+        <p class="muted">
+          {downstream.units.length === 0 ? '' : 'And '}
+          {hiddenUnits(0, downstream.hidden)}
+          {downstream.hidden === 1 ? ' depends on it.' : ' depend on it.'}
+        </p>
+      )}
+      {downstream.truncated ? <p class="muted">Only the first ones are listed.</p> : null}
     </section>
   )
 }

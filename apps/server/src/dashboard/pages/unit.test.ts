@@ -171,6 +171,29 @@ describe("a unit's page", () => {
     expect(html).toContain('action="/app/unit/diff"')
   })
 
+  it("lists the units that depend on it beside those it depends on, and the lock's way in", async () => {
+    const browser = await signedInAsAdmin()
+    await arrangeShop()
+    for (const reader of ['team/web', 'team/api']) {
+      await fixture.core.units.create(ARRANGER, parseUnitId(reader), {})
+      await fixture.core.dependencies.set(ARRANGER, parseUnitId(reader), {
+        dependencies: [{ from: UNIT }],
+      })
+    }
+    const html = await browser.page(unitPage(UNIT))
+    expect(html).toContain(
+      'Taken through <strong>api</strong> by <span class="mono">test-arranger</span>',
+    )
+    expect(html).toContain('<h3>Used by</h3>')
+    const downstream = [
+      ...html.matchAll(/<td data-label="Downstream"><a href="[^"]+">([^<]+)<\/a>/g),
+    ].map((match) => match[1])
+    expect(downstream).toEqual(['team/api', 'team/web'])
+    const alone = await browser.page(unitPage(parseUnitId('team/web')))
+    expect(alone).toContain('No unit depends on this one.')
+    expect(alone).not.toContain('Taken through')
+  })
+
   it('lists the versions 20 a page, with a link to the older ones', async () => {
     const browser = await signedInAsAdmin()
     await fixture.core.units.create(ARRANGER, UNIT, {})

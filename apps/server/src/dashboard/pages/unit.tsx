@@ -6,6 +6,7 @@ import {
   type Principal,
   type UnitId,
 } from '@cairn/core'
+import type { HeldLockView } from '@cairn/contract'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { flashed, may, queryOf, viewerOf, type DashboardDeps } from '../context'
@@ -13,7 +14,13 @@ import { Ago, Notice, Page, size, StatusDot, TagLinks } from '../view/layout'
 import { unitActionRoutes } from './unit-actions'
 import { unitDiffRoutes } from './unit-diff'
 import { unitIdOf } from './unit-query'
-import { DependenciesPanel, LockPanel, OutputsPanel, type ShownOutputs } from './unit-sections'
+import {
+  DependenciesPanel,
+  LockPanel,
+  OutputsPanel,
+  type Downstream,
+  type ShownOutputs,
+} from './unit-sections'
 import { runRoutes, RunsPanel, unitRuns } from './runs'
 import { VersionsPanel } from './unit-versions'
 
@@ -42,6 +49,10 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
       may(c, core, 'unit:manage', id),
       may(c, core, 'unit:write', id),
       unitRuns(deps, c, id),
+    ])
+    const [held, downstream] = await Promise.all([
+      heldLock(core, principal, id, unit.lock?.ID),
+      downstreamOf(core, principal, id),
     ])
     const now = deps.clock.now()
     // Only the first page of versions starts with the current one.
@@ -100,7 +111,7 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
               </dd>
             </dl>
           </section>
-          <LockPanel unit={unit} now={now} canManage={canManage} />
+          <LockPanel unit={unit} now={now} canManage={canManage} held={held} />
         </div>
         <OutputsPanel outputs={outputs} />
         <VersionsPanel
@@ -111,7 +122,7 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
           canWrite={canWrite}
           now={now}
         />
-        <DependenciesPanel id={id} status={status} now={now} />
+        <DependenciesPanel id={id} status={status} now={now} downstream={downstream} />
         {runs === undefined ? null : <RunsPanel runs={runs} now={now} />}
       </Page>,
     )
@@ -136,4 +147,38 @@ async function outputsOf(core: Core, principal: Principal, id: UnitId): Promise<
     if (error instanceof InvalidStateError) return 'unreadable'
     throw error
   }
+}
+
+/** Downstream units listed on a unit's page, at most this many. */
+const DOWNSTREAM_SHOWN = 100
+
+/**
+ * The units that read `id`, one edge downstream, as the graph page finds them: those the person
+ * may read by ID with their status, and how many more they may not.
+ */
+async function downstreamOf(core: Core, principal: Principal, id: UnitId): Promise<Downstream> {
+  const graph = await core.dependencies.neighbourhood(principal, id, {
+    depth: 1,
+    limit: DOWNSTREAM_SHOWN + 1,
+  })
+  const below = graph.nodes.filter((node) => node.level === 1)
+  return {
+    units: below.flatMap((node) =>
+      node.id === null ? [] : [{ id: node.id, status: node.status }],
+    ),
+    hidden: below.filter((node) => node.hidden).length,
+    truncated: graph.truncated,
+  }
+}
+
+/** The lock held on `id` as the lock listing tells it (its way in, its holder), if it still is. */
+async function heldLock(
+  core: Core,
+  principal: Principal,
+  id: UnitId,
+  lockId: string | undefined,
+): Promise<HeldLockView | undefined> {
+  if (lockId === undefined) return undefined
+  const page = await core.locks.list(principal, { prefix: id, limit: 50 })
+  return page.items.find((view) => view.unit === id && view.lock.ID === lockId)
 }
