@@ -117,7 +117,14 @@ async function main(): Promise<void> {
     encryption: maintenance,
   })
   early.serve(getRequestListener(app.fetch))
-  const background = startBackgroundWork({ config, services, webhookTargets, metrics, log })
+  const background = startBackgroundWork({
+    config,
+    services,
+    webhookTargets,
+    metrics,
+    log,
+    ...(identity.mode === 'disabled' ? {} : { auth: identity.auth }),
+  })
   stopOnSignals(early.server, config.shutdownTimeoutMs, log, async () => {
     await background.stop()
     if (metricsServer !== undefined) await closeServer(metricsServer)

@@ -1,7 +1,7 @@
 import type { Clock, ObjectStore } from '@cairn/core'
 import type { ApiToken, CreatedApiToken, TokenPair } from '@cairn/contract'
 import { AuthError, TokenVerificationError } from './errors'
-import { identityOfClaims, LOCAL_ISSUER, type Identity } from './identity'
+import { identityOfClaims, LOCAL_ISSUER, TRUST_POLICY_ISSUER, type Identity } from './identity'
 import { toJwks, type KeySet } from './keys/key-set'
 import type { OidcClient } from './oidc/oidc-client'
 import { ApiTokens, isApiToken, type NewTokenOptions } from './tokens/api-tokens'
@@ -48,6 +48,9 @@ export interface AuthServiceOptions {
    */
   logins?: { directory: LoginDirectory; maxAgeMs: number; cacheMs?: number }
 }
+
+/** How long past its expiry a CI job's token is kept before it is swept. */
+const CI_TOKEN_SWEEP_GRACE_MS = 3_600_000
 
 /** The role Cairn gives the local admin, which manages every API token without an authorizer. */
 const ADMIN_ROLE = 'admin'
@@ -291,6 +294,14 @@ export class AuthService {
     options: NewTokenOptions = {},
   ): Promise<CreatedApiToken> {
     return this.apiTokens.create(owner, name, options)
+  }
+
+  /**
+   * Deletes the API tokens of CI jobs (trust policies' principals) that expired more than an hour
+   * ago; answers how many. The server runs it on a timer.
+   */
+  sweepExpiredCiTokens(): Promise<number> {
+    return this.apiTokens.sweepExpired(TRUST_POLICY_ISSUER, CI_TOKEN_SWEEP_GRACE_MS)
   }
 
   /** Whether an identity administers the server (the `isAdmin` option decides). */

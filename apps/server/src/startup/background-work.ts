@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os'
 import { Agent, LocalAgentApi } from '@cairn/runs'
+import type { AuthService } from '@cairn/auth'
 import type { WebhookTargets } from '@cairn/webhooks'
 import type { Config } from '../config/config'
 import type { Logger } from '../log/logger'
@@ -26,6 +27,8 @@ export function startBackgroundWork(options: {
   webhookTargets: WebhookTargets
   metrics: ServerMetrics
   log: Logger
+  /** Identity, when authentication is on: its CI jobs' expired tokens are swept. */
+  auth?: AuthService | undefined
 }): BackgroundWork {
   const { config, services, webhookTargets, metrics, log } = options
   const deliveries = services.webhooks.worker({
@@ -58,11 +61,45 @@ export function startBackgroundWork(options: {
     log.warn('the search index could not be loaded; the first search tries again', { error })
   })
   const runs = startRuns(options)
+  const ciTokens = sweepCiTokens(options.auth, log)
   return {
     stop: async () => {
+      ciTokens.stop()
       await runs.stop()
       await deliveries.stop()
       await sweeper.stop()
+    },
+  }
+}
+
+/** How often the API tokens of CI jobs that expired are swept. */
+const CI_TOKEN_SWEEP_MS = 3_600_000
+
+/**
+ * Every hour, on every instance (each delete is conditional, so instances sweeping at once do no
+ * harm), the tokens CI jobs were given that expired are deleted: one per job, they would pile up.
+ */
+function sweepCiTokens(auth: AuthService | undefined, log: Logger): { stop(): void } {
+  if (auth === undefined) return { stop: () => undefined }
+  let sweeping: Promise<void> | undefined
+  const sweep = () => {
+    sweeping ??= auth
+      .sweepExpiredCiTokens()
+      .then((removed) => {
+        if (removed > 0) log.info('expired CI job tokens swept', { removed })
+      })
+      .catch((error: unknown) => {
+        log.warn('a sweep of expired CI job tokens failed; the next one tries again', { error })
+      })
+      .finally(() => {
+        sweeping = undefined
+      })
+  }
+  const timer = setInterval(sweep, CI_TOKEN_SWEEP_MS)
+  timer.unref()
+  return {
+    stop: () => {
+      clearInterval(timer)
     },
   }
 }

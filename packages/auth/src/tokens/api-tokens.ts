@@ -3,6 +3,7 @@ import {
   type Clock,
   listAllKeys,
   type ObjectStore,
+  PreconditionFailedError,
   readRecord,
   scopeCovers,
   STORE_KEYS,
@@ -247,6 +248,31 @@ export class ApiTokens {
         presented: { kind: 'api_token', ...(expires === undefined ? {} : { expires }) },
       },
     }
+  }
+
+  /**
+   * Deletes the records of the tokens of `issuer` that expired more than `graceMs` ago, and
+   * answers how many: a CI job's token is made per job and is of no use once expired, so they are
+   * swept rather than kept forever (people's expired tokens stay listed, marked expired). Each is
+   * deleted on the version read, so a record replaced meanwhile stays; several instances may sweep
+   * at once.
+   */
+  async sweepExpired(issuer: string, graceMs: number): Promise<number> {
+    const now = this.#clock.now()
+    let removed = 0
+    for await (const key of listAllKeys(this.#store, API_TOKENS_PREFIX)) {
+      const stored = await readRecord(this.#store, key, ApiTokenRecordSchema).catch(() => undefined)
+      const record = stored?.value
+      if (stored === undefined || record?.issuer !== issuer || record.expires === null) continue
+      if (Date.parse(record.expires) + graceMs > now) continue
+      try {
+        await this.#store.delete(key, { ifMatch: stored.etag })
+        removed += 1
+      } catch (error) {
+        if (!(error instanceof PreconditionFailedError)) throw error
+      }
+    }
+    return removed
   }
 
   /**
