@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { promisify } from 'node:util'
@@ -180,6 +181,8 @@ describe('cairn admin encryption', () => {
     expect(keyless.stderr).toContain(
       'the store holds objects encrypted under key-encryption key k2: give -encryption-keys',
     )
+    // A refusal releases the data directory it opened.
+    expect(existsSync(join(dataDir, '.lock'))).toBe(false)
     await withServer(keys, async () => {
       const held = await recover('--encryption-keys', keys)
       expect(held.code).toBe(2)

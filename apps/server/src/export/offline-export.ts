@@ -14,7 +14,7 @@ import {
 import { exportArchive, type ExportSource } from '@cairn/migrate'
 import { loadConfig, type Config } from '../config/config'
 import { ConfigError } from '../config/config-error'
-import { openStore, refuseEncryptedWithoutKeys } from '../startup/open-store'
+import { encryptedWithoutKeys, openStore } from '../startup/open-store'
 import { firstLine, refuse } from '../startup/refuse'
 import { createLogger } from '../log/logger'
 import { readOnly } from './read-only-store'
@@ -65,11 +65,17 @@ export async function runOfflineExport(
   // Its lines go to stderr: stdout may be the archive.
   const log = createLogger('warn', (line) => process.stderr.write(line))
   const opened = await openStore(config, log)
+  // A refusal once the store is open releases it first (the data directory's lock).
+  const refuseClosing = async (message: string): Promise<never> => {
+    await opened.close()
+    refuse(message)
+  }
   try {
     const store = await openKeys(config, readOnly(opened.store))
+    if (typeof store === 'string') return await refuseClosing(store)
     const layout = await storedLayout(store)
     if (layout !== STORE_LAYOUT) {
-      refuse(
+      return await refuseClosing(
         `the store is in layout ${String(layout)}; this version reads layout ${String(STORE_LAYOUT)}: export it with the version that wrote it, or start this version's server on it once`,
       )
     }
@@ -84,12 +90,12 @@ export async function runOfflineExport(
   }
 }
 
-/** The store with its keys: every KEK listed opens what it wrapped; nothing is written. */
-async function openKeys(config: Config, store: ObjectStore): Promise<ObjectStore> {
-  if (config.encryptionKeys === undefined) {
-    await refuseEncryptedWithoutKeys(store)
-    return store
-  }
+/**
+ * The store with its keys: every KEK listed opens what it wrapped; nothing is written. Why it
+ * cannot be opened, as one line, when the keys do not fit it.
+ */
+async function openKeys(config: Config, store: ObjectStore): Promise<ObjectStore | string> {
+  if (config.encryptionKeys === undefined) return (await encryptedWithoutKeys(store)) ?? store
   const { checkKeys, EncryptingStore, KeySetupError, loadKeys } = await import('@cairn/encryption')
   try {
     const keys = await loadKeys(config.encryptionKeys)
@@ -100,8 +106,8 @@ async function openKeys(config: Config, store: ObjectStore): Promise<ObjectStore
       },
     })
   } catch (error) {
-    if (error instanceof KeySetupError) refuse(error.message)
-    refuse(`cannot check the encryption keys against the store: ${firstLine(error)}`)
+    if (error instanceof KeySetupError) return error.message
+    return `cannot check the encryption keys against the store: ${firstLine(error)}`
   }
 }
 

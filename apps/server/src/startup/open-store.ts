@@ -113,13 +113,17 @@ export async function encryptedStore(
  * anything left a canary under `encryption/` (`@cairn/encryption`), so one listing tells.
  */
 export async function refuseEncryptedWithoutKeys(store: ObjectStore): Promise<void> {
+  const refusal = await encryptedWithoutKeys(store)
+  if (refusal !== undefined) refuse(refusal)
+}
+
+/** Why a store cannot be read without keys, when it holds encrypted objects; else undefined. */
+export async function encryptedWithoutKeys(store: ObjectStore): Promise<string | undefined> {
   const { objects } = await store.list({ prefix: STORE_KEYS.encryption, limit: 1 })
   const held = objects[0]?.key.split('/').at(-1)
-  if (held !== undefined) {
-    refuse(
-      `the store holds objects encrypted under key-encryption key ${held}: give -encryption-keys (SVC_ENCRYPTION_KEYS) with the keys it was written with`,
-    )
-  }
+  return held === undefined
+    ? undefined
+    : `the store holds objects encrypted under key-encryption key ${held}: give -encryption-keys (SVC_ENCRYPTION_KEYS) with the keys it was written with`
 }
 
 /** Brings the store to the layout this version reads, before anything is served from it. */
