@@ -116,6 +116,10 @@ describe('cairn audit (against the wire contract)', () => {
       'ann',
       '--action',
       'force_unlock',
+      '--surface',
+      'web',
+      '--outcome',
+      'refused',
       '--since',
       '7d',
       '--until',
@@ -128,6 +132,8 @@ describe('cairn audit (against the wire contract)', () => {
         prefix: 'team/',
         principal: 'ann',
         action: 'force_unlock',
+        surface: 'web',
+        outcome: 'refused',
         since: '2026-11-16T12:00:00.000Z',
         until: '2026-11-23T11:00:00.000Z',
         limit: '100',
@@ -188,6 +194,8 @@ describe('cairn audit (against the wire contract)', () => {
     ],
     [['--limit', '0'], '--limit must be a whole number from 1'],
     [['--action', 'state.delete'], expect.stringMatching(/^--action must be one of state\.read, /)],
+    [['--surface', 'ftp'], '--surface must be one of api, http, cloud, s3, oauth, web'],
+    [['--outcome', 'bad'], '--outcome must be one of ok, refused, failed'],
   ])('refuses %j as a usage error before sending anything', async (flags, message) => {
     const stub = trail(1)
     routeTo(stub, [])

@@ -222,6 +222,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       runs: deps.runs?.service,
       trustPolicies,
       rbac: deps.rbac,
+      audit: deps.audit,
+      webhooks: deps.webhooks,
+      adminTokenFile: deps.identity.adminTokenFile,
     }),
   )
   return app

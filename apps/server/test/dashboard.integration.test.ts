@@ -69,7 +69,12 @@ async function shoot(page: Page, name: string): Promise<void> {
 
 describe('the dashboard in Chromium, in local mode with real Terraform', () => {
   // Runs on, with an agent inside the server: the run pages are tested here too.
-  const server = useServer({ auth: true, args: ['-runs', '-runs-local-agent'] })
+  // Webhooks may send to the test's receiver on this machine's loopback address.
+  const server = useServer({
+    auth: true,
+    args: ['-runs', '-runs-local-agent'],
+    env: { SVC_WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
+  })
   let browser: Browser
   let context: BrowserContext
   let page: Page
@@ -303,6 +308,82 @@ describe('the dashboard in Chromium, in local mode with real Terraform', () => {
     await api(`/v1/units/${NETWORK}/unlock?force=true`, { method: 'DELETE', body: '{}' })
   })
 
+  it('administers from its pages: a freeze stops Terraform, a webhook delivers, the trail shows both', async () => {
+    // A real receiver of webhooks on this machine.
+    const received: string[] = []
+    const port = await freePort()
+    const receiver: Server = createServer((request, response) => {
+      let body = ''
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()))
+      request.on('end', () => {
+        received.push(body)
+        response.end('ok')
+      })
+    })
+    await new Promise<void>((done) => receiver.listen(port, '127.0.0.1', done))
+    try {
+      await page.goto(`${server.url}/app/admin/webhooks`)
+      await page.locator('input[name="url"]').fill(`http://127.0.0.1:${port}/hook`)
+      await page.locator('input[name="prefix"]').fill('team/*')
+      await page.getByLabel('unit.locked').check()
+      await page.getByRole('button', { name: 'Create webhook' }).click()
+      const secret = ((await page.textContent('.secret')) ?? '').trim()
+      expect(secret).toMatch(/^whsec_/)
+
+      // Freeze the prefix from the form, through the page that asks.
+      await page.goto(`${server.url}/app/admin/freezes`)
+      await page.locator('input[name="prefix"]').fill('team/*')
+      await page.locator('input[name="reason"]').fill('release 2026.12 in progress')
+      await page.getByRole('button', { name: 'Freeze…' }).click()
+      expect(await page.textContent('h1')).toBe('Freeze team/*?')
+      await page.getByRole('button', { name: 'Freeze team/*' }).click()
+      expect(await page.textContent('main')).toContain('release 2026.12 in progress')
+      await shoot(page, 'freezes')
+      const frozen = await network.run(['apply', '-auto-approve', '-input=false'])
+      expect(frozen.code).not.toBe(0)
+      expect(frozen.stderr).toContain('release 2026.12 in progress')
+
+      await page.getByRole('link', { name: 'Lift team/*' }).click()
+      await page.getByRole('button', { name: 'Lift the freeze of team/*' }).click()
+      expect(await page.textContent('main')).toContain('Nothing is frozen.')
+      const lifted = await network.run(['apply', '-auto-approve', '-input=false'])
+      expect(lifted.code, lifted.stderr).toBe(0)
+
+      // The apply locked the unit: the receiver got it, and the webhook's page says so.
+      await expect.poll(() => received.some((body) => body.includes('"unit.locked"'))).toBe(true)
+      await page.goto(`${server.url}/app/admin/webhooks`)
+      await page.getByRole('link', { name: `http://127.0.0.1:${port}/hook` }).click()
+      await expect
+        .poll(
+          async () => {
+            await page.reload()
+            return page.textContent('main')
+          },
+          { timeout: 30_000, interval: 500 },
+        )
+        .toMatch(/delivered/)
+      expect(await page.textContent('main')).toContain('HTTP 200')
+      expect(await page.textContent('main')).not.toContain(secret)
+      await shoot(page, 'webhook')
+    } finally {
+      await new Promise((done) => receiver.close(done))
+    }
+
+    // The trail: the freeze and its refusal, filtered from the form.
+    await page.goto(`${server.url}/app/audit`)
+    await page.locator('select[name="outcome"]').selectOption('refused')
+    await page.locator('select[name="surface"]').selectOption('http')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    const refusals = (await page.textContent('tbody')) ?? ''
+    expect(refusals).toContain('unit_frozen')
+    await page.goto(`${server.url}/app/audit?prefix=team/`)
+    await shoot(page, 'audit')
+    await page.goto(`${server.url}/app/audit?action=freeze.create`)
+    expect(await page.locator('tbody tr').count()).toBe(1)
+    await page.getByText(/^Record /).click()
+    expect(await page.textContent('tbody')).toContain('release 2026.12 in progress')
+  })
+
   it('fits a phone screen, in the dark too, with no page wider than the screen', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },
@@ -317,6 +398,10 @@ describe('the dashboard in Chromium, in local mode with real Terraform', () => {
       '/app/status?prefix=team/',
       '/app/settings/tokens',
       '/app/settings/trust-policies',
+      '/app/audit',
+      '/app/admin/freezes',
+      '/app/admin/webhooks',
+      '/app/admin/access',
     ]) {
       await small.goto(`${server.url}${path}`)
       const overflow = await small.evaluate(
@@ -442,6 +527,56 @@ describe('the dashboard in Chromium, signing in through the OpenID provider, wit
     expect(await page.getByRole('link', { name: 'Force unlock' }).count()).toBe(0)
     await page.goto(`${server.url}/app/locks`)
     expect(await page.textContent('main')).not.toContain('platform/dns')
+    await context.close()
+  })
+  it("an administrator gives a reader a scope on the access page: the reader sees it and no administrators' page", async () => {
+    // Both have signed in once (the tests above): the access page lists them.
+    const { context, page } = await signIn('alice')
+    const watch = await watchPage(page)
+    await page.goto(`${server.url}/app/admin/access`)
+    expect(await page.textContent('main')).toContain('bob@example.test')
+    await page.locator('input[name="principal"]').fill('user:bob')
+    await page.locator('select[name="role"]').selectOption('reader')
+    await page.locator('input[name="scope"]').fill('platform/dns')
+    await page.getByRole('button', { name: 'Give role' }).click()
+    expect(await page.textContent('main')).toContain('Gave user:bob reader on platform/dns.')
+    await shoot(page, 'access')
+    await watch.settle()
+    expect(watch.violations()).toEqual([])
+    expect(watch.errors()).toEqual([])
+
+    const asBob = await signIn('bob')
+    const bobWatch = await watchPage(asBob.page)
+    await asBob.page.reload()
+    expect(await asBob.page.locator('tbody tr').count()).toBe(1)
+    expect(await asBob.page.textContent('tbody')).toContain('platform/dns')
+    expect(await asBob.page.locator('nav[aria-label="Administration"]').count()).toBe(0)
+    for (const path of [
+      '/app/audit',
+      '/app/admin/freezes',
+      '/app/admin/webhooks',
+      '/app/admin/access',
+      '/app/settings/trust-policies',
+    ]) {
+      const answer = await asBob.page.goto(`${server.url}${path}`)
+      expect(answer?.status(), path).toBe(403)
+      expect(await asBob.page.textContent('h1'), path).toBe('Not allowed')
+    }
+    await bobWatch.settle()
+    expect(bobWatch.violations()).toEqual([])
+    // The only errors are the refusals' status, as Chromium reports a 403 page.
+    expect(bobWatch.errors().filter((error) => !error.includes('status of 403'))).toEqual([])
+
+    // Taken back through the page that asks: bob reads nothing again.
+    await page.goto(`${server.url}/app/admin/access`)
+    await page
+      .getByRole('row', { name: /user:bob/ })
+      .getByRole('link', { name: 'Remove' })
+      .click()
+    await page.getByRole('button', { name: 'Remove the assignment' }).click()
+    await asBob.page.goto(`${server.url}/app/units`)
+    expect(await asBob.page.locator('tbody tr').count()).toBe(0)
+    await asBob.context.close()
     await context.close()
   })
 })

@@ -95,12 +95,22 @@ describe.each(drivers)('the audit log on the %s store', (_name, open) => {
     ],
     ['principal', { principal: 'bob' }, ['team/app/prod', 'other']],
     ['action', { action: 'lock' as const }, ['team/app']],
+    ['surface', { surface: 'web' as const }, ['other']],
+    ['outcome refused (4xx)', { outcome: 'refused' as const }, ['team/apply']],
+    ['outcome failed (5xx)', { outcome: 'failed' as const }, ['other']],
   ])('filters by %s', async (_filter, query, units) => {
     const { clock, log } = await setup()
     const appended: [Partial<AuditEntry>][] = [
       [{ unit: 'team/app', action: 'lock' }],
       [{ unit: 'team/app/prod', principal: { subject: 'bob' } }],
-      [{ unit: 'other', principal: { subject: 'bob' } }],
+      [
+        {
+          unit: 'other',
+          principal: { subject: 'bob' },
+          surface: 'web',
+          outcome: { status: 503, error: 'storage_unavailable' },
+        },
+      ],
       [{ unit: 'team/apply', principal: null, outcome: { status: 401, error: 'unauthorized' } }],
     ]
     for (const [fields] of appended) {

@@ -37,7 +37,7 @@ import {
   type AuditEntry,
   type AuditRecord,
 } from './audit-record'
-import { AuditQuerySchema, type AuditQuery } from '@cairn/contract'
+import { AuditQuerySchema, outcomeClass, type AuditQuery } from '@cairn/contract'
 
 const DAY_MS = 24 * 3600 * 1000
 
@@ -265,7 +265,9 @@ export class AuditLog {
       (q.unit === undefined || record.unit === q.unit) &&
       (q.prefix === undefined || (record.unit?.startsWith(q.prefix) ?? false)) &&
       (q.principal === undefined || record.principal?.subject === q.principal) &&
-      (q.action === undefined || record.action === q.action)
+      (q.action === undefined || record.action === q.action) &&
+      (q.surface === undefined || record.surface === q.surface) &&
+      (q.outcome === undefined || outcomeClass(record.outcome.status) === q.outcome)
 
     const inWindow = (record: AuditRecord): boolean => {
       const ms = Date.parse(record.time)

@@ -72,6 +72,19 @@ export const AuditRecordSchema = v.object({
 })
 export type AuditRecord = v.InferOutput<typeof AuditRecordSchema>
 
+/**
+ * How a request ended, as the trail's `outcome` filter names it: `ok` below 400, `refused` for a
+ * 4xx (the caller's fault: not allowed, locked, frozen, bad input), `failed` for a 5xx.
+ */
+export const AUDIT_OUTCOMES = ['ok', 'refused', 'failed'] as const
+export type AuditOutcomeClass = (typeof AUDIT_OUTCOMES)[number]
+
+/** The class of an HTTP status, as the `outcome` filter names it. */
+export function outcomeClass(status: number): AuditOutcomeClass {
+  if (status >= 500) return 'failed'
+  return status >= 400 ? 'refused' : 'ok'
+}
+
 /** The largest page of `AuditLog.query`. */
 export const MAX_AUDIT_PAGE = 1000
 
@@ -90,7 +103,7 @@ const Filter = v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_AUDIT_FIELD))
 /**
  * The filters of `GET /v1/audit`: every one given must hold. `unit` is the record's unit exactly;
  * `prefix` any unit that starts with it (by characters, as unit listings do); `principal` the
- * principal's subject. `since` is inclusive and `until` exclusive, so adjacent windows never
+ * principal's subject; `surface` where it came in; `outcome` how it ended (`AUDIT_OUTCOMES`). `since` is inclusive and `until` exclusive, so adjacent windows never
  * share a record.
  */
 export const AuditQuerySchema = v.strictObject({
@@ -98,6 +111,8 @@ export const AuditQuerySchema = v.strictObject({
   prefix: v.optional(Filter),
   principal: v.optional(Filter),
   action: v.optional(AuditActionSchema),
+  surface: v.optional(AuditSurfaceSchema),
+  outcome: v.optional(v.picklist(AUDIT_OUTCOMES)),
   since: v.optional(Timestamp),
   until: v.optional(Timestamp),
   limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_AUDIT_PAGE))),

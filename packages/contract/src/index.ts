@@ -4,9 +4,10 @@
  *
  * @module
  */
-export type { AuditAction, AuditQuery, AuditRecord, AuditSurface } from './audit'
+export type { AuditAction, AuditOutcomeClass, AuditQuery, AuditRecord, AuditSurface } from './audit'
 export {
   AUDIT_ACTIONS,
+  AUDIT_OUTCOMES,
   AUDIT_SURFACES,
   AuditActionSchema,
   AuditQuerySchema,
@@ -14,6 +15,7 @@ export {
   AuditSurfaceSchema,
   MAX_AUDIT_FIELD,
   MAX_AUDIT_PAGE,
+  outcomeClass,
 } from './audit'
 export type { LockInfo, LockRequest } from './locks'
 export { LockInfoSchema, LockRequestSchema } from './locks'

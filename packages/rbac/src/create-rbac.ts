@@ -53,6 +53,7 @@ export function createRbac(options: RbacOptions): Rbac {
       store: options.store,
       policies,
       authorizer,
+      enforced: options.enabled,
       clock: options.clock ?? systemClock,
       ids: options.ids ?? randomIds,
     }),

@@ -38,6 +38,8 @@ interface RbacServiceOptions {
   store: ObjectStore
   policies: PolicyStore
   authorizer: Authorizer
+  /** Whether roles and assignments decide (RBAC on), or are only kept (off: open access). */
+  enforced: boolean
   clock: Clock
   ids: IdSource
 }
@@ -53,8 +55,11 @@ export class RbacService {
   readonly #authorizer: Authorizer
   readonly #clock: Clock
   readonly #ids: IdSource
+  /** Whether roles and assignments decide who may do what (RBAC on); kept but unused when off. */
+  readonly enforced: boolean
 
   constructor(options: RbacServiceOptions) {
+    this.enforced = options.enforced
     this.#users = new SeenUsers(options.store, options.clock)
     this.#policies = options.policies
     this.#authorizer = options.authorizer

@@ -1,4 +1,10 @@
-import { AUDIT_ACTIONS, MAX_AUDIT_PAGE, type AuditAction, type AuditRecord } from '@cairn/sdk'
+import {
+  AUDIT_ACTIONS,
+  AUDIT_OUTCOMES,
+  AUDIT_SURFACES,
+  MAX_AUDIT_PAGE,
+  type AuditRecord,
+} from '@cairn/sdk'
 import { defineCommand } from 'citty'
 import { UsageError } from '../cli-error'
 import { openContext } from '../context'
@@ -22,6 +28,14 @@ export default defineCommand({
       type: 'string',
       description: `only this action: ${AUDIT_ACTIONS.join(', ')}`,
     },
+    surface: {
+      type: 'string',
+      description: `only what came in this way: ${AUDIT_SURFACES.join(', ')}`,
+    },
+    outcome: {
+      type: 'string',
+      description: 'only what ended so: ok (below 400), refused (4xx), failed (5xx)',
+    },
     since: {
       type: 'string',
       description: 'only from this time on: RFC 3339, or how long ago (1h, 7d)',
@@ -37,7 +51,15 @@ export default defineCommand({
       ...(args.unit === undefined ? {} : { unit: args.unit }),
       ...(args.prefix === undefined ? {} : { prefix: args.prefix }),
       ...(args.principal === undefined ? {} : { principal: args.principal }),
-      ...(args.action === undefined ? {} : { action: action(args.action) }),
+      ...(args.action === undefined
+        ? {}
+        : { action: oneOf(args.action, AUDIT_ACTIONS, '--action') }),
+      ...(args.surface === undefined
+        ? {}
+        : { surface: oneOf(args.surface, AUDIT_SURFACES, '--surface') }),
+      ...(args.outcome === undefined
+        ? {}
+        : { outcome: oneOf(args.outcome, AUDIT_OUTCOMES, '--outcome') }),
       ...(args.since === undefined ? {} : { since: pointInTime(args.since, '--since') }),
       ...(args.until === undefined ? {} : { until: pointInTime(args.until, '--until') }),
     }
@@ -57,11 +79,10 @@ export default defineCommand({
   },
 })
 
-function action(text: string): AuditAction {
-  const known: readonly string[] = AUDIT_ACTIONS
-  if (!known.includes(text))
-    throw new UsageError(`--action must be one of ${AUDIT_ACTIONS.join(', ')}`)
-  return text as AuditAction
+function oneOf<T extends string>(text: string, known: readonly T[], flag: string): T {
+  if (!(known as readonly string[]).includes(text))
+    throw new UsageError(`${flag} must be one of ${known.join(', ')}`)
+  return text as T
 }
 
 /** One row per record: the refusals show their error code beside the status. */

@@ -80,6 +80,15 @@ const WEB_ACTIONS: Record<string, Partial<Record<string, AuditNote['action']>>> 
   '/app/settings/tokens/revoke': { POST: 'token.revoke' },
   '/app/settings/trust-policies': { POST: 'trust_policy.change' },
   '/app/settings/trust-policies/remove': { POST: 'trust_policy.change' },
+  '/app/admin/freezes': { POST: 'freeze.create' },
+  '/app/admin/freezes/lift': { POST: 'freeze.delete' },
+  '/app/admin/webhooks': { POST: 'webhook.create' },
+  '/app/admin/webhooks/delete': { POST: 'webhook.delete' },
+  '/app/admin/access/roles': { POST: 'rbac.change' },
+  '/app/admin/access/roles/delete': { POST: 'rbac.change' },
+  '/app/admin/access/assignments': { POST: 'rbac.change' },
+  '/app/admin/access/assignments/remove': { POST: 'rbac.change' },
+  '/app/admin/access/users/remove': { POST: 'rbac.change' },
 }
 
 function webNote(c: Context<AppEnv>, method: string): AuditNote | undefined {

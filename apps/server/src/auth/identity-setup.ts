@@ -34,6 +34,11 @@ export interface IdentitySetup {
   mode: AuthMode
   auth: AuthService
   keys: KeySet
+  /**
+   * Local mode: where the administrator's token is kept, as the sign-in page tells it; `shared`
+   * when instances share the store (then it is in the data directory of the first to start).
+   */
+  adminTokenFile?: { path: string; shared: boolean }
 }
 
 /**

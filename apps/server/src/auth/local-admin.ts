@@ -20,6 +20,11 @@ export const LOCAL_ADMIN: Identity = Object.freeze({
 })
 
 const FILE = 'admin.token'
+
+/** Where local mode keeps the admin token in a data directory. */
+export function adminTokenPath(dataDir: string): string {
+  return join(dataDir, FILE)
+}
 const NAME = 'local admin'
 /**
  * Which token the file holds, kept in the store beside the token records: when the record is
@@ -50,7 +55,7 @@ interface LocalAdminOptions {
  */
 export async function ensureLocalAdmin(options: LocalAdminOptions): Promise<void> {
   const { auth, log } = options
-  const path = join(options.dataDir, FILE)
+  const path = adminTokenPath(options.dataDir)
   const existing = await readAdminFile(path)
   if (existing === undefined) {
     if (options.shared === true) await createSharedAdmin(options, path)

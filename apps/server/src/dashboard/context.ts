@@ -1,4 +1,6 @@
+import type { AuditLog } from '@cairn/audit'
 import type { TrustPolicyStore } from '@cairn/ci-identity'
+import type { WebhookService } from '@cairn/webhooks'
 import type { RbacService } from '@cairn/rbac'
 import type { RunService } from '@cairn/runs'
 import type { AuthService } from '@cairn/auth'
@@ -33,8 +35,14 @@ export interface DashboardDeps {
   runs: RunService | undefined
   /** Trust policies for CI jobs (administrators' page). */
   trustPolicies: TrustPolicyStore
-  /** Roles, for the trust policies' form. */
+  /** Roles, assignments and the users seen at login (the access page, the trust policies' form). */
   rbac: RbacService
+  /** The audit trail. */
+  audit: AuditLog
+  /** Webhook subscriptions and their deliveries. */
+  webhooks: WebhookService
+  /** Local mode: where the administrator's token is kept, for the sign-in page. */
+  adminTokenFile: { path: string; shared: boolean } | undefined
 }
 
 /** The signed-in person as the page header shows them. */
@@ -44,6 +52,7 @@ export function viewerOf(c: Context<AppEnv>, mode: AuthMode): Viewer {
     name: principal.email ?? principal.subject,
     csrf: c.var.session.csrf,
     canSignOut: mode !== 'disabled',
+    administrator: c.var.administrator,
   }
 }
 

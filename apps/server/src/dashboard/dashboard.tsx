@@ -9,7 +9,11 @@ import { ANONYMOUS } from '../http/principal'
 import { viewerOf, type DashboardDeps } from './context'
 import { loginNoticeText, type LoginNotice } from './login-notices'
 import { sameText } from './oidc-login'
+import { accessRoutes } from './pages/access'
+import { auditRoutes } from './pages/audit'
+import { freezeRoutes } from './pages/freezes'
 import { LoginPage } from './pages/login'
+import { webhookRoutes } from './pages/webhooks'
 import { graphRoutes } from './pages/graph'
 import { locksRoutes } from './pages/locks'
 import { searchRoutes } from './pages/search'
@@ -60,7 +64,7 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
         csrf={session.csrf}
         next={safeNext(c.req.query('next'))}
         oidc={deps.login !== undefined}
-        local={deps.mode === 'local'}
+        adminTokenFile={deps.mode === 'local' ? deps.adminTokenFile : undefined}
         error={loginNoticeText(c.req.query('error'))}
       />,
     )
@@ -124,6 +128,10 @@ export function dashboardRoutes(deps: DashboardDeps): Hono<AppEnv> {
   app.route('/', searchRoutes(deps))
   app.route('/', tokensRoutes(deps))
   app.route('/', trustPolicyRoutes(deps))
+  app.route('/', auditRoutes(deps))
+  app.route('/', freezeRoutes(deps))
+  app.route('/', webhookRoutes(deps))
+  app.route('/', accessRoutes(deps))
   app.all('/app/*', (c) =>
     c.html(
       <Page title="Not found" viewer={viewerOf(c, deps.mode)}>
@@ -162,6 +170,8 @@ function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
     if (deps.mode === 'disabled') {
       c.set('principal', ANONYMOUS)
       const visitor = deps.sessions.readOrStart(c)
+      // Before the session: a page that fails shows the header only once both are known.
+      c.set('administrator', await deps.core.authorizer.isAdmin(ANONYMOUS))
       c.set('session', deps.sessions.settle(c, visitor, visitor))
       await next()
       return
@@ -178,6 +188,7 @@ function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
       c.var.log.info('dashboard session refused', { reason: error.reason })
       return toLogin(c, deps)
     }
+    c.set('administrator', await deps.core.authorizer.isAdmin(c.var.principal))
     c.set('session', deps.sessions.settle(c, read, session))
     await next()
     return

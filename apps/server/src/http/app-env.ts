@@ -49,6 +49,8 @@ export interface AppEnv {
     signedAt: number | undefined
     /** `/app` only: the dashboard's session, once its pages have read and refreshed it. */
     session: Session
+    /** `/app` only: whether the signed-in person administers the server (the admin pages). */
+    administrator: boolean
     /** A state upload's slot, taken before its caller is known (see `uploadSlots`). */
     uploadSlot: Slot
   }

@@ -10,6 +10,7 @@ import {
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
 import { noteAudit } from '../audit/audit-trail'
+import { removeUser } from '../auth/remove-user'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { HttpError } from '../http/errors'
@@ -70,30 +71,19 @@ export function rbacRoutes(deps: RbacRoutesDeps): Hono<AppEnv> {
   // once (tokens, logins and what was minted from them), and the assignments naming them go. A
   // user the provider still lets in may sign in again: remove them there too.
   app.delete('/v1/rbac/users/:subject', async (c) => {
-    const user = await rbac.findUser(
+    const removed = await removeUser(
+      { rbac, auth: deps.identity.auth },
       c.var.principal,
       c.req.param('subject'),
       queryText(c, 'issuer'),
     )
-    const ended = await deps.identity.auth.endUser(c.var.principal, user)
-    const assignments = await rbac.forgetUser(c.var.principal, user)
-    const removed: RemovedUser = {
-      subject: user.subject,
-      issuer: user.issuer ?? null,
-      tokens_revoked: ended.tokens,
-      logins_revoked: ended.logins,
-      assignments_removed: assignments.removed,
-      assignments_kept: assignments.kept,
-    }
-    noteAudit(c, {
-      detail: {
-        ...c.var.audit?.detail,
-        tokens_revoked: String(ended.tokens),
-        logins_revoked: String(ended.logins),
-        assignments_removed: String(assignments.removed.length),
-      },
+    noteAudit(c, { detail: { ...c.var.audit?.detail, ...removedDetail(removed) } })
+    c.var.log.info('user removed', {
+      user: removed.subject,
+      by: c.var.principal.subject,
+      tokens: removed.tokens_revoked,
+      logins: removed.logins_revoked,
     })
-    c.var.log.info('user removed', { user: user.subject, by: c.var.principal.subject, ...ended })
     return c.json(removed)
   })
 
@@ -161,5 +151,14 @@ function roleView(role: Role): RoleView {
     permissions: role.permissions,
     description: role.description,
     built_in: role.builtIn,
+  }
+}
+
+/** What a user's removal did, as its audit record keeps it. */
+export function removedDetail(removed: RemovedUser): Record<string, string> {
+  return {
+    tokens_revoked: String(removed.tokens_revoked),
+    logins_revoked: String(removed.logins_revoked),
+    assignments_removed: String(removed.assignments_removed.length),
   }
 }

@@ -1,5 +1,5 @@
 import { systemClock, type ObjectStore } from '@cairn/core'
-import { ensureLocalAdmin, reportLocalAdmin } from '../auth/local-admin'
+import { adminTokenPath, ensureLocalAdmin, reportLocalAdmin } from '../auth/local-admin'
 import { loginDirectory } from '../auth/login-directory'
 import { setUpIdentity, type IdentitySetup } from '../auth/identity-setup'
 import type { Config } from '../config/config'
@@ -46,6 +46,10 @@ export async function startIdentity(options: {
         print: (text) => process.stderr.write(text),
         shared: config.storage === 's3',
       })
+      identity.adminTokenFile = {
+        path: adminTokenPath(config.dataDir),
+        shared: config.storage === 's3',
+      }
     } else if (identity.mode === 'oidc') {
       await reportLocalAdmin({ dataDir: config.dataDir, accepted: config.auth.localAdmin, log })
     }

@@ -9,7 +9,7 @@ import { composeServices, type Services } from '../services'
 import { accessControl } from '../auth/access-control'
 import { loginDirectory } from '../auth/login-directory'
 import { setUpIdentity } from '../auth/identity-setup'
-import { ensureLocalAdmin } from '../auth/local-admin'
+import { adminTokenPath, ensureLocalAdmin } from '../auth/local-admin'
 import { loadAuthSettings } from '../config/auth-settings'
 import type { AppEnv } from '../http/app-env'
 import { createLogger } from '../log/logger'
@@ -116,7 +116,8 @@ export async function inProcessApp(options: InProcessOptions = {}): Promise<InPr
     let adminToken: string | undefined
     if (dataDir !== undefined) {
       await ensureLocalAdmin({ auth: identity.auth, store, dataDir, log, print: () => undefined })
-      adminToken = (await readFile(join(dataDir, 'admin.token'), 'utf8')).trim()
+      identity.adminTokenFile = { path: adminTokenPath(dataDir), shared: false }
+      adminToken = (await readFile(identity.adminTokenFile.path, 'utf8')).trim()
     }
     const app = createApp({
       store,

@@ -11,6 +11,27 @@ import type { FreezeStore } from './freeze-store'
 /** The longest reason a freeze may give: it is shown whole in Terraform's error. */
 export const MAX_FREEZE_REASON = 500
 
+/**
+ * A freeze's prefix and reason as `create` takes them, checked without freezing anything (the
+ * dashboard asks before it freezes).
+ *
+ * @throws InvalidRequestError
+ */
+export function parseFreezeRequest(request: { prefix: unknown; reason: unknown }): {
+  prefix: string
+  reason: string
+} {
+  const prefix = parsePrefix(request.prefix)
+  const reason = typeof request.reason === 'string' ? request.reason.trim() : ''
+  if (reason === '' || reason.length > MAX_FREEZE_REASON) {
+    throw new InvalidRequestError(`reason must be 1 to ${MAX_FREEZE_REASON} characters`)
+  }
+  if (hasControlCharacters(reason)) {
+    throw new InvalidRequestError('reason must not hold control characters')
+  }
+  return { prefix, reason }
+}
+
 interface FreezeServiceOptions {
   freezes: FreezeStore
   authorizer: Authorizer
@@ -44,14 +65,7 @@ export class FreezeService {
    */
   async create(principal: Principal, request: { prefix: unknown; reason: unknown }) {
     await demandAdmin(this.#authorizer, principal, 'freeze units')
-    const prefix = parsePrefix(request.prefix)
-    const reason = typeof request.reason === 'string' ? request.reason.trim() : ''
-    if (reason === '' || reason.length > MAX_FREEZE_REASON) {
-      throw new InvalidRequestError(`reason must be 1 to ${MAX_FREEZE_REASON} characters`)
-    }
-    if (hasControlCharacters(reason)) {
-      throw new InvalidRequestError('reason must not hold control characters')
-    }
+    const { prefix, reason } = parseFreezeRequest(request)
     const freeze: Freeze = {
       id: `frz-${this.#ids.token()}`,
       prefix,

@@ -8,7 +8,8 @@ export function LoginPage(props: {
   csrf: string
   next: string
   oidc: boolean
-  local: boolean
+  /** Local mode: where the administrator's token is kept. */
+  adminTokenFile: { path: string; shared: boolean } | undefined
   error: string | undefined
 }) {
   return (
@@ -32,12 +33,11 @@ export function LoginPage(props: {
         ) : null}
         <section class="panel" aria-labelledby="with-token">
           <h2 id="with-token">With an API token</h2>
-          {props.local ? (
+          {props.adminTokenFile === undefined ? null : (
             <p class="muted">
-              This server runs in local mode: its administrator’s token is in{' '}
-              <code>&lt;data-dir&gt;/admin.token</code>.
+              This server runs in local mode: <AdminTokenFile file={props.adminTokenFile} />
             </p>
-          ) : null}
+          )}
           <form method="post" action="/app/login">
             <CsrfField csrf={props.csrf} />
             <input type="hidden" name="next" value={props.next} />
@@ -58,5 +58,16 @@ export function LoginPage(props: {
         </section>
       </div>
     </Page>
+  )
+}
+
+/** Where local mode keeps the administrator's token, as a sentence of the sign-in pages. */
+export function AdminTokenFile({ file }: { file: { path: string; shared: boolean } }) {
+  return (
+    <>
+      its administrator’s token is in the file <code>{file.path}</code> on the server
+      {file.shared ? ' that started first of those sharing this storage' : ''}, printed when it
+      first started.
+    </>
   )
 }

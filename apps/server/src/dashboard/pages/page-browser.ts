@@ -50,9 +50,11 @@ export class Browser {
   }
 
   async #keep(answer: Response): Promise<Seen> {
-    const set = answer.headers.get('set-cookie')
-    const session = set === null ? undefined : /cairn_session=([^;]*)/.exec(set)?.[1]
-    if (session !== undefined) this.cookie = `cairn_session=${session}`
+    // As a browser does: of several cookies of one name in an answer, the last one holds.
+    for (const set of answer.headers.getSetCookie()) {
+      const session = /^cairn_session=([^;]*)/.exec(set)?.[1]
+      if (session !== undefined) this.cookie = `cairn_session=${session}`
+    }
     const html = await answer.text()
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1]
     if (csrf !== undefined) this.csrf = csrf

@@ -16,6 +16,7 @@ import { sameText } from '../oidc-login'
 import { Sessions } from '../session'
 import type { Session } from '../session-record'
 import { CsrfField, Notice, Page } from '../view/layout'
+import { AdminTokenFile } from './login'
 
 export const TERRAFORM_LOGIN = '/app/login/terraform'
 
@@ -111,6 +112,7 @@ async function answer(
       callback={new URL(props.request.redirect).origin}
       who={who === undefined ? undefined : (who.email ?? who.subject)}
       error={props.error}
+      adminTokenFile={deps.adminTokenFile}
     />,
     status,
   )
@@ -175,6 +177,7 @@ function TerraformLoginPage(props: {
   callback: string
   who: string | undefined
   error: string | undefined
+  adminTokenFile: { path: string; shared: boolean } | undefined
 }) {
   return (
     <Page title="Give Terraform a token">
@@ -203,9 +206,12 @@ function TerraformLoginPage(props: {
             {props.who === undefined ? 'With an API token' : 'Or with another API token'}
           </h2>
           <p class="muted">
-            On a server in local mode the administrator’s token is in{' '}
-            <code>&lt;data-dir&gt;/admin.token</code>; a token made for the purpose (
-            <code>cairn tokens create terraform</code>) is better.
+            {props.adminTokenFile === undefined ? null : (
+              <>
+                In local mode, <AdminTokenFile file={props.adminTokenFile} />{' '}
+              </>
+            )}
+            A token made for the purpose (<code>cairn tokens create terraform</code>) is better.
           </p>
           <form method="post" action={TERRAFORM_LOGIN}>
             <CsrfField csrf={props.csrf} />

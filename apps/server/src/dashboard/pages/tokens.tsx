@@ -7,7 +7,7 @@ import { CreateApiTokenRequestSchema, type CreateApiTokenRequest } from '../../a
 import type { AppEnv } from '../../http/app-env'
 import { postedForm } from '../posted-form'
 import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, CsrfField, DataTable, Notice, Page } from '../view/layout'
+import { Ago, CsrfField, DataTable, Notice, Page, ShownOnce } from '../view/layout'
 
 const TOKENS = '/app/settings/tokens'
 const DAY_S = 24 * 60 * 60
@@ -293,17 +293,12 @@ function CreatedPage({ c, deps, created }: PageContext & { created: CreatedApiTo
   return (
     <Page title="Token created" section="tokens" viewer={viewerOf(c, deps.mode)}>
       <h1>Token {created.name} created</h1>
-      <p class="notice" role="status">
-        Copy the token now: it is shown this once, and Cairn keeps only its hash.
-      </p>
-      <p id="new-token" class="secret">
-        {created.token}
-      </p>
-      <p>
-        <button type="button" data-copy="new-token">
-          Copy the token
-        </button>
-      </p>
+      <ShownOnce
+        id="new-token"
+        secret={created.token}
+        notice="Copy the token now: it is shown this once, and Cairn keeps only its hash."
+        copy="Copy the token"
+      />
       <dl class="facts">
         <dt>ID</dt>
         <dd class="mono">{created.id}</dd>

@@ -6,6 +6,7 @@ import type { AppEnv } from '../../http/app-env'
 import { HttpError } from '../../http/errors'
 import { postedForm } from '../posted-form'
 import { flashed, queryOf, viewerOf, type DashboardDeps } from '../context'
+import { ConfirmPage } from '../view/confirm'
 import { Ago, CsrfField, DataTable, Notice, Page } from '../view/layout'
 
 export const TRUST_POLICIES = '/app/settings/trust-policies'
@@ -84,26 +85,22 @@ export function trustPolicyRoutes(deps: DashboardDeps): Hono<AppEnv> {
     if (policy === undefined)
       throw new HttpError('not_found', `no trust policy ${name.slice(0, 100)}`)
     return c.html(
-      <Page title="Remove a trust policy" section="tokens" viewer={viewerOf(c, deps.mode)}>
-        <h1>Remove trust policy {policy.name}?</h1>
+      <ConfirmPage
+        title="Remove a trust policy"
+        heading={`Remove trust policy ${policy.name}?`}
+        section="access"
+        viewer={viewerOf(c, deps.mode)}
+        action={`${TRUST_POLICIES}/remove`}
+        fields={{ name: policy.name }}
+        button={`Remove trust policy ${policy.name}`}
+        back={TRUST_POLICIES}
+      >
         <PolicyFacts policy={policy} now={deps.clock.now()} />
         <p>
           No CI job earns a token under it any more. Tokens it gave already live out their time (at
           most {policy.max_ttl}).
         </p>
-        <form method="post" action={`${TRUST_POLICIES}/remove`}>
-          <CsrfField csrf={c.var.session.csrf} />
-          <input type="hidden" name="name" value={policy.name} />
-          <p>
-            <button class="danger" type="submit">
-              Remove trust policy {policy.name}
-            </button>{' '}
-            <a class="button secondary" href={TRUST_POLICIES}>
-              Cancel
-            </a>
-          </p>
-        </form>
-      </Page>,
+      </ConfirmPage>,
     )
   })
 
@@ -141,7 +138,7 @@ async function listPage(c: Context<AppEnv>, deps: DashboardDeps, draft: Draft, e
   const roles = await deps.rbac.roles()
   const now = deps.clock.now()
   return (
-    <Page title="Trust policies" section="tokens" viewer={viewerOf(c, deps.mode)}>
+    <Page title="Trust policies" section="access" viewer={viewerOf(c, deps.mode)}>
       <h1>Trust policies for CI jobs</h1>
       <Notice {...flashed(c)} />
       <Notice text={error} error />

@@ -10,7 +10,8 @@ import type { HeldLockView } from '@cairn/contract'
 import { Hono } from 'hono'
 import type { AppEnv } from '../../http/app-env'
 import { flashed, may, queryOf, viewerOf, type DashboardDeps } from '../context'
-import { Ago, Notice, Page, size, StatusDot, TagLinks } from '../view/layout'
+import { At, Notice, Page, size, StatusDot, TagLinks } from '../view/layout'
+import { AUDIT } from './audit'
 import { unitActionRoutes } from './unit-actions'
 import { unitDiffRoutes } from './unit-diff'
 import { unitIdOf } from './unit-query'
@@ -55,10 +56,11 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
       downstreamOf(core, principal, id),
     ])
     const now = deps.clock.now()
+    const viewer = viewerOf(c, deps.mode)
     // Only the first page of versions starts with the current one.
     const current = vcursor === undefined ? versions.items[0]?.timestamp : undefined
     return c.html(
-      <Page title={id} section="units" viewer={viewerOf(c, deps.mode)}>
+      <Page title={id} section="units" viewer={viewer}>
         <p class="muted">
           <a href="/app/units">Units</a> /
         </p>
@@ -76,11 +78,11 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
               </dd>
               <dt>Created</dt>
               <dd>
-                <Ago iso={unit.created} now={now} />
+                <At iso={unit.created} now={now} />
               </dd>
               <dt>Updated</dt>
               <dd>
-                <Ago iso={unit.updated} now={now} />
+                <At iso={unit.updated} now={now} />
               </dd>
               <dt>Size</dt>
               <dd>{unit.version_count === 0 ? '—' : size(unit.size)}</dd>
@@ -110,6 +112,13 @@ export function unitRoutes(deps: DashboardDeps): Hono<AppEnv> {
                 )}
               </dd>
             </dl>
+            {canManage || viewer.administrator ? (
+              <p>
+                <a href={`${AUDIT}?${new URLSearchParams({ unit: id }).toString()}`}>
+                  Audit trail of this unit
+                </a>
+              </p>
+            ) : null}
           </section>
           <LockPanel unit={unit} now={now} canManage={canManage} held={held} />
         </div>

@@ -33,6 +33,7 @@ header.top { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; align-items: ce
 header.top .brand { font-weight: 700; text-decoration: none; color: var(--fg); font-size: 1.1rem; }
 header.top nav { display: flex; flex-wrap: wrap; gap: .25rem .9rem; }
 header.top nav a { text-decoration: none; padding: .15rem 0; }
+header.top nav.admin { padding-left: .9rem; border-left: 1px solid var(--line); }
 header.top nav a[aria-current="page"] { font-weight: 600; border-bottom: 2px solid var(--accent); }
 header.top .who { margin-left: auto; display: flex; gap: .6rem; align-items: center; color: var(--muted); }
 main { padding: 1rem 1.25rem 3rem; max-width: 78rem; margin: 0 auto; }
@@ -54,6 +55,9 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .badge.locked { border-color: var(--yellow); color: var(--yellow); }
 .badge.stale { border-color: var(--red); color: var(--red); }
 form.inline { display: inline; }
+fieldset { border: 1px solid var(--line); border-radius: .5rem; margin: 0 0 1rem; }
+label.check { flex-direction: row; align-items: center; gap: .35rem; color: var(--fg); }
+details summary { cursor: pointer; color: var(--link); }
 .filters { display: flex; flex-wrap: wrap; gap: .6rem; align-items: end; margin-bottom: 1rem; }
 label { display: flex; flex-direction: column; gap: .2rem; font-size: .85rem; color: var(--muted); }
 input, select, textarea { font: inherit; color: var(--fg); background: var(--bg);
@@ -99,6 +103,7 @@ ul.reasons { margin: 0; padding-left: 1.1rem; }
 @media (max-width: 40rem) {
   main { padding: .75rem; }
   header.top .who { margin-left: 0; width: 100%; }
+  header.top nav.admin { padding-left: 0; border-left: 0; }
   table.stack thead { display: none; }
   table.stack tr { display: block; border-bottom: 1px solid var(--line); padding: .4rem 0; }
   table.stack td { display: flex; justify-content: space-between; border: 0; padding: .15rem .25rem; }

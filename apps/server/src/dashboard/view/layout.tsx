@@ -9,7 +9,15 @@ export const SECTIONS = [
   { key: 'search', label: 'Search', href: '/app/search' },
   { key: 'tokens', label: 'Tokens', href: '/app/settings/tokens' },
 ] as const
-export type Section = (typeof SECTIONS)[number]['key']
+
+/** The administrators' sections, shown only to them, after the others. */
+export const ADMIN_SECTIONS = [
+  { key: 'audit', label: 'Audit', href: '/app/audit' },
+  { key: 'freezes', label: 'Freezes', href: '/app/admin/freezes' },
+  { key: 'webhooks', label: 'Webhooks', href: '/app/admin/webhooks' },
+  { key: 'access', label: 'Access', href: '/app/admin/access' },
+] as const
+export type Section = (typeof SECTIONS)[number]['key'] | (typeof ADMIN_SECTIONS)[number]['key']
 
 /** Who is signed in, as the page header shows it; undefined on the sign-in page. */
 export interface Viewer {
@@ -19,6 +27,8 @@ export interface Viewer {
   csrf: string
   /** Whether there is a session to end (not when authentication is disabled). */
   canSignOut: boolean
+  /** Whether they administer the server: the navigation shows the administrators' pages. */
+  administrator: boolean
 }
 
 export interface PageProps {
@@ -63,6 +73,16 @@ export function Page({ title, section, viewer, children, refreshSeconds }: PageP
               ))}
             </nav>
           )}
+          {viewer?.administrator === true ? (
+            <nav aria-label="Administration" class="admin">
+              <span class="muted">Admin</span>
+              {ADMIN_SECTIONS.map((item) => (
+                <a href={item.href} aria-current={item.key === section ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              ))}
+            </nav>
+          ) : null}
           {viewer === undefined ? null : (
             <div class="who">
               <span>
@@ -162,24 +182,47 @@ export function StatusDot({ status }: { status: 'red' | 'yellow' | 'green' | und
   return <span class={`status ${status}`}>{status}</span>
 }
 
-/** An ISO time, shown as how long ago, with the exact time on hover and for readers. */
+/** An ISO time, shown as how long ago, with the exact time (UTC) on hover and for readers. */
 export function Ago({ iso, now }: { iso: string; now: number }) {
   return (
-    <time datetime={iso} title={iso}>
+    <time datetime={iso} title={exact(iso)}>
       {ago(Date.parse(iso), now)}
     </time>
   )
 }
 
+/** An ISO time shown exactly (UTC, to the second), with how long ago beside it. */
+export function At({ iso, now }: { iso: string; now: number }) {
+  return (
+    <>
+      <time datetime={iso}>{exact(iso)}</time>{' '}
+      <span class="muted">({ago(Date.parse(iso), now)})</span>
+    </>
+  )
+}
+
+/** `2026-11-30 14:05:09 UTC`: an ISO time as people read it, to the second. */
+export function exact(iso: string): string {
+  const ms = Date.parse(iso)
+  if (Number.isNaN(ms)) return iso
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+}
+
+/** How long ago a time was (`47 s ago`), or, a second or more ahead, how soon (`in 5 min`). */
 export function ago(then: number, now: number): string {
   if (Number.isNaN(then)) return 'unknown'
-  const seconds = Math.max(0, Math.round((now - then) / 1000))
-  if (seconds < 60) return `${seconds} s ago`
+  const ahead = then - now >= 1000
+  const span = spanOf(Math.round(Math.abs(now - then) / 1000))
+  return ahead ? `in ${span}` : `${span} ago`
+}
+
+function spanOf(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`
   const minutes = Math.round(seconds / 60)
-  if (minutes < 60) return `${minutes} min ago`
+  if (minutes < 60) return `${minutes} min`
   const hours = Math.round(minutes / 60)
-  if (hours < 48) return `${hours} h ago`
-  return `${Math.round(hours / 24)} days ago`
+  if (hours < 48) return `${hours} h`
+  return `${Math.round(hours / 24)} days`
 }
 
 /** Bytes as people read them. */
@@ -203,4 +246,33 @@ export function hiddenUnits(named: number, hidden: number | undefined): string {
   if (hidden === undefined) return ''
   const units = `${hidden} ${hidden === 1 ? 'unit' : 'units'} you may not read`
   return named === 0 ? units : ` and ${units}`
+}
+
+/**
+ * A secret in the one answer that shows it: what to do with it, the secret, and a button that
+ * copies it (beside `actions`, when given).
+ */
+export function ShownOnce(props: {
+  id: string
+  secret: string
+  notice: Child
+  copy: string
+  actions?: Child
+}) {
+  return (
+    <>
+      <p class="notice" role="status">
+        {props.notice}
+      </p>
+      <p id={props.id} class="secret">
+        {props.secret}
+      </p>
+      <p>
+        <button type="button" data-copy={props.id}>
+          {props.copy}
+        </button>
+        {props.actions === undefined ? null : <> {props.actions}</>}
+      </p>
+    </>
+  )
 }
