@@ -34,6 +34,7 @@ header.top .brand { font-weight: 700; text-decoration: none; color: var(--fg); f
 header.top nav { display: flex; flex-wrap: wrap; gap: .25rem .9rem; }
 header.top nav a { text-decoration: none; padding: .15rem 0; }
 header.top nav.admin { padding-left: .9rem; border-left: 1px solid var(--line); }
+header.top nav.admin span { padding: .15rem 0; }
 header.top nav a[aria-current="page"] { font-weight: 600; border-bottom: 2px solid var(--accent); }
 header.top .who { margin-left: auto; display: flex; gap: .6rem; align-items: center; color: var(--muted); }
 main { padding: 1rem 1.25rem 3rem; max-width: 78rem; margin: 0 auto; }
