@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { inProcessApp } from '../../testing/in-process'
+import { Browser } from './page-browser'
 import { useSignedInFixture } from './page-fixture'
 
 const PAGE = '/app/admin/access'
@@ -128,5 +130,20 @@ describe('the access control page', () => {
     expect((await reader.get(`${PAGE}/users/remove?subject=local-admin`)).status).toBe(403)
     expect((await reader.get('/app/settings/trust-policies')).status).toBe(403)
     expect(await fixture.app.rbac.assignments({ subject: 'x', roles: ['admin'] })).toHaveLength(1)
+  })
+})
+
+describe('the access control page with RBAC off', () => {
+  it('says that roles and assignments are kept but do not decide', async () => {
+    const fixture = await inProcessApp({ auth: 'local' })
+    try {
+      const browser = new Browser(fixture)
+      await browser.signIn(fixture.adminToken ?? '')
+      const { status, html } = await browser.get(PAGE)
+      expect(status).toBe(200)
+      expect(html).toContain('RBAC is off on this server')
+    } finally {
+      await fixture.close()
+    }
   })
 })
