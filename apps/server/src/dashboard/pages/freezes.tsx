@@ -160,7 +160,9 @@ async function listPage(
         <h2 id="freeze">Freeze a prefix</h2>
         <form class="filters" method="get" action={`${FREEZES}/new`}>
           <label>
-            Prefix (<code>*</code>, <code>team/*</code> or one unit)
+            <span>
+              Prefix (<code>*</code>, <code>team/*</code> or one unit)
+            </span>
             <input name="prefix" required value={draft.prefix} placeholder="prod/*" />
           </label>
           <label>

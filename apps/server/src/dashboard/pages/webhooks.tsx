@@ -220,7 +220,9 @@ async function listPage(c: Context<AppEnv>, deps: DashboardDeps, draft: Draft, e
               />
             </label>
             <label>
-              Prefix (<code>*</code>, <code>team/*</code> or one unit)
+              <span>
+                Prefix (<code>*</code>, <code>team/*</code> or one unit)
+              </span>
               <input name="prefix" value={draft.prefix} placeholder="*" />
             </label>
             <label>
