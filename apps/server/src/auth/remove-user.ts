@@ -27,3 +27,12 @@ export async function removeUser(
     assignments_kept: assignments.kept,
   }
 }
+
+/** What a user's removal did, as its audit record keeps it. */
+export function removedDetail(removed: RemovedUser): Record<string, string> {
+  return {
+    tokens_revoked: String(removed.tokens_revoked),
+    logins_revoked: String(removed.logins_revoked),
+    assignments_removed: String(removed.assignments_removed.length),
+  }
+}

@@ -170,7 +170,7 @@ function signedIn(deps: DashboardDeps): MiddlewareHandler<AppEnv> {
     if (deps.mode === 'disabled') {
       c.set('principal', ANONYMOUS)
       const visitor = deps.sessions.readOrStart(c)
-      // Before the session: a page that fails shows the header only once both are known.
+      // Set before the session: a page that fails shows its header once the session is set.
       c.set('administrator', await deps.core.authorizer.isAdmin(ANONYMOUS))
       c.set('session', deps.sessions.settle(c, visitor, visitor))
       await next()

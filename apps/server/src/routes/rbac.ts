@@ -1,16 +1,11 @@
 import type { AuthService } from '@cairn/auth'
 import { InvalidRequestError, validate } from '@cairn/core'
 import type { RbacService, Role } from '@cairn/rbac'
-import {
-  AssignmentRequestSchema,
-  RoleRequestSchema,
-  type RemovedUser,
-  type RoleView,
-} from '@cairn/contract'
+import { AssignmentRequestSchema, RoleRequestSchema, type RoleView } from '@cairn/contract'
 import { Hono, type Context } from 'hono'
 import * as v from 'valibot'
 import { noteAudit } from '../audit/audit-trail'
-import { removeUser } from '../auth/remove-user'
+import { removedDetail, removeUser } from '../auth/remove-user'
 import type { AppEnv } from '../http/app-env'
 import { readJsonObject, SMALL_BODY_BYTES } from '../http/body'
 import { HttpError } from '../http/errors'
@@ -151,14 +146,5 @@ function roleView(role: Role): RoleView {
     permissions: role.permissions,
     description: role.description,
     built_in: role.builtIn,
-  }
-}
-
-/** What a user's removal did, as its audit record keeps it. */
-export function removedDetail(removed: RemovedUser): Record<string, string> {
-  return {
-    tokens_revoked: String(removed.tokens_revoked),
-    logins_revoked: String(removed.logins_revoked),
-    assignments_removed: String(removed.assignments_removed.length),
   }
 }
