@@ -29,7 +29,7 @@ describe("the CLI README's own commands", () => {
     await user.dispose()
   })
 
-  it('runs: login, auth status and switch, --version, cairn api', async () => {
+  it('runs: login, auth status and switch, --version, cairn audit, cairn api', async () => {
     const blocks = blocksOf(
       await readFile(new URL('../README.md', import.meta.url), 'utf8'),
       server.port,
