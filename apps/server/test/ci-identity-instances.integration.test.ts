@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   readAdminToken,
+  s3BackendBlock,
   startCiIssuer,
   startServer,
   TerraformWorkspace,
@@ -137,18 +138,7 @@ describe('trust policies over three instances sharing one bucket', () => {
       await tf.write(
         'main.tf',
         `terraform {
-  backend "s3" {
-    bucket                      = "tfstate"
-    key                         = "team/ci-s3/terraform.tfstate"
-    region                      = "auto"
-    endpoints                   = { s3 = "${on(0).url}/s3" }
-    use_path_style              = true
-    use_lockfile                = true
-    skip_credentials_validation = true
-    skip_requesting_account_id  = true
-    skip_metadata_api_check     = true
-    skip_region_validation      = true
-  }
+${s3BackendBlock(on(0).url, 'team/ci-s3/terraform.tfstate')}
 }
 
 resource "terraform_data" "app" {

@@ -4,7 +4,13 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PutObjectCommand } from '@aws-sdk/client-s3'
-import { httpsRequest, TerraformWorkspace, useServer, useTestCa } from '@cairn/testkit'
+import {
+  httpsRequest,
+  s3BackendBlock,
+  TerraformWorkspace,
+  useServer,
+  useTestCa,
+} from '@cairn/testkit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CliSession } from './support/cairn-cli'
 import { openState, sealState } from './support/opentofu-state'
@@ -317,26 +323,12 @@ resource "terraform_data" "app" {
 
     it("s3: Terraform prints S3's error with the reason", async () => {
       const credentials = await s3Credentials()
-      const output = await refused(
-        `  backend "s3" {
-    bucket                      = "tfstate"
-    key                         = "secure/tf-s3/terraform.tfstate"
-    region                      = "auto"
-    endpoints                   = { s3 = "${server.url}/s3" }
-    use_path_style              = true
-    use_lockfile                = true
-    skip_credentials_validation = true
-    skip_requesting_account_id  = true
-    skip_metadata_api_check     = true
-    skip_region_validation      = true
-  }`,
-        {
-          AWS_ACCESS_KEY_ID: credentials.AccessKeyId,
-          AWS_SECRET_ACCESS_KEY: credentials.SecretAccessKey,
-          AWS_SESSION_TOKEN: credentials.SessionToken,
-          AWS_CA_BUNDLE: tls.caPath,
-        },
-      )
+      const output = await refused(s3BackendBlock(server.url, 'secure/tf-s3/terraform.tfstate'), {
+        AWS_ACCESS_KEY_ID: credentials.AccessKeyId,
+        AWS_SECRET_ACCESS_KEY: credentials.SecretAccessKey,
+        AWS_SESSION_TOKEN: credentials.SessionToken,
+        AWS_CA_BUNDLE: tls.caPath,
+      })
       expect(output).toContain(
         'api error InvalidArgument: secure/tf-s3 requires states encrypted on the client',
       )

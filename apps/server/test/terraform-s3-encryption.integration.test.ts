@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { TerraformWorkspace, useServer, type SuiteServer } from '@cairn/testkit'
+import { s3BackendBlock, TerraformWorkspace, useServer, type SuiteServer } from '@cairn/testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { issueS3Credentials } from './support/s3'
 
@@ -31,19 +31,7 @@ afterAll(async () => {
 
 function configuration(url: string, unit: string, options: string): string {
   return `terraform {
-  backend "s3" {
-    bucket                      = "tfstate"
-    key                         = "${unit}/terraform.tfstate"
-    region                      = "auto"
-    endpoints                   = { s3 = "${url}/s3" }
-    use_path_style              = true
-    use_lockfile                = true
-    skip_credentials_validation = true
-    skip_requesting_account_id  = true
-    skip_metadata_api_check     = true
-    skip_region_validation      = true
-${options}
-  }
+${s3BackendBlock(url, `${unit}/terraform.tfstate`, [options.trim()])}
 }
 
 output "password" {

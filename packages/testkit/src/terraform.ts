@@ -175,3 +175,26 @@ resource "terraform_data" "${name}" {
 }
 `
 }
+
+/**
+ * Terraform's `s3` backend block on Cairn's `/s3` at `url` (path style, a lock file, none of the
+ * AWS account checks) for the state at `key`, with `extra` lines inside it: goes inside
+ * `terraform { }`. Credentials come from the environment (`AWS_ACCESS_KEY_ID`, ...).
+ */
+export function s3BackendBlock(url: string, key: string, extra: readonly string[] = []): string {
+  return [
+    '  backend "s3" {',
+    '    bucket                      = "tfstate"',
+    `    key                         = "${key}"`,
+    '    region                      = "auto"',
+    `    endpoints                   = { s3 = "${url}/s3" }`,
+    '    use_path_style              = true',
+    '    use_lockfile                = true',
+    '    skip_credentials_validation = true',
+    '    skip_requesting_account_id  = true',
+    '    skip_metadata_api_check     = true',
+    '    skip_region_validation      = true',
+    ...extra.map((line) => `    ${line}`),
+    '  }',
+  ].join('\n')
+}
